@@ -1,0 +1,1 @@
+//! The Crest API server.

@@ -1,0 +1,7 @@
+//! The embedded backend (placeholder until implemented).
+use crate::*;
+
+#[derive(Clone, Debug, Default)]
+pub struct EmbeddedOptions {}
+
+pub struct EmbeddedStore {}

@@ -103,18 +103,26 @@ pub struct FieldError {
     pub field: FieldPath,
     /// The offending value; `None` when Kubernetes omits it from the message.
     pub value: Option<Value>,
+    /// How the value prints when Go would not print it as JSON (e.g. `0x0` for a uint64 `%#v`).
+    pub value_repr: Option<String>,
     pub detail: String,
 }
 
 impl FieldError {
     fn make(error_type: ErrorType, field: &FieldPath, value: Option<Value>, detail: impl Into<String>) -> Self {
-        FieldError { error_type, field: field.clone(), value, detail: detail.into() }
+        FieldError { error_type, field: field.clone(), value, value_repr: None, detail: detail.into() }
     }
     pub fn required(field: &FieldPath, detail: impl Into<String>) -> Self {
         Self::make(ErrorType::Required, field, None, detail)
     }
     pub fn invalid(field: &FieldPath, value: impl Into<Value>, detail: impl Into<String>) -> Self {
         Self::make(ErrorType::Invalid, field, Some(value.into()), detail)
+    }
+    /// An `Invalid value` whose value prints verbatim (`repr`), as Go's `%#v` of non-JSON types.
+    pub fn invalid_repr(field: &FieldPath, repr: &str, detail: impl Into<String>) -> Self {
+        let mut e = Self::make(ErrorType::Invalid, field, None, detail);
+        e.value_repr = Some(repr.to_string());
+        e
     }
     pub fn forbidden(field: &FieldPath, detail: impl Into<String>) -> Self {
         Self::make(ErrorType::Forbidden, field, None, detail)
@@ -160,6 +168,9 @@ impl FieldError {
                 self.error_type.as_str().to_string()
             }
             _ => match &self.value {
+                _ if self.value_repr.is_some() => {
+                    format!("{}: {}", self.error_type.as_str(), self.value_repr.as_deref().unwrap_or_default())
+                }
                 None => self.error_type.as_str().to_string(),
                 Some(v) => format!("{}: {}", self.error_type.as_str(), go_value(v)),
             },

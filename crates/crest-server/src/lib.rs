@@ -1,1 +1,262 @@
-//! The Crest API server.
+//! The Crest API server: one generic resource pipeline behind a Kubernetes-compatible HTTP API.
+//!
+//! Module map (request order): [`http`] routes and renders -> [`negotiate`] picks formats ->
+//! [`handlers`] maps verbs to the [`registry`] pipeline (with a per-resource [`strategy`]) ->
+//! `crest_storage::Storage`. Reads are served from the [`cache`]; [`resources`] is the served set
+//! derived from CRDs; [`discovery`], [`table`], [`watch`], [`selectors`] and [`openapi`] render
+//! the API's views; [`controllers`] run CRD naming/finalization and namespace deletion.
+
+pub mod cache;
+pub mod controllers;
+pub mod discovery;
+pub mod handlers;
+pub mod http;
+pub mod negotiate;
+pub mod openapi;
+pub mod registry;
+pub mod request;
+pub mod resources;
+pub mod selectors;
+pub mod strategy;
+pub mod table;
+pub mod watch;
+
+use cache::{Cache, CacheEvent, CachedObject};
+use crest_storage::{RangeRequest, Revision, Storage};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use registry::Registry;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The Kubernetes version Crest's API behaves as.
+pub const KUBERNETES_VERSION: &str = "v1.32.0";
+
+pub fn version_info() -> Value {
+    json!({
+        "major": "1",
+        "minor": "32",
+        "gitVersion": KUBERNETES_VERSION,
+        "gitCommit": "crest",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": format!("crest-{}", env!("CARGO_PKG_VERSION")),
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, if std::env::consts::ARCH == "x86_64" { "amd64" } else { std::env::consts::ARCH }),
+    })
+}
+
+/// Server settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// How long watch history is kept before compaction (etcd clusters keep 5 minutes).
+    pub history_retention: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { listen: SocketAddr::from(([127, 0, 0, 1], 6443)), history_retention: Duration::from_secs(300) }
+    }
+}
+
+/// Shared state of a running server.
+pub struct App {
+    pub registry: Arc<Registry>,
+    pub openapi: openapi::OpenApiCache,
+    /// `host:port` clients reach the server at.
+    pub address: String,
+    pub shutdown: tokio::sync::watch::Sender<bool>,
+}
+
+/// A started server.
+pub struct Running {
+    pub local_addr: SocketAddr,
+    app: Arc<App>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops accepting, ends watches, lets in-flight requests finish (bounded), closes storage.
+    pub async fn shutdown(self) {
+        let _ = self.app.shutdown.send(true);
+        for t in self.tasks {
+            let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
+        }
+        self.app.registry.storage.close().await;
+    }
+}
+
+const REGISTRY_PREFIX: &str = "/registry/";
+
+/// Loads the cache, ensures the default namespaces, binds and starts serving.
+pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result<Running> {
+    let cache = Cache::new();
+    let io_err = |e: crest_api::ApiError| std::io::Error::other(e.message);
+    let loaded = storage
+        .range(RangeRequest { prefix: REGISTRY_PREFIX.into(), ..Default::default() })
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let objects: Vec<CachedObject> = loaded
+        .kvs
+        .into_iter()
+        .map(|kv| CachedObject::from_stored(kv.key, &kv.value, kv.create_revision, kv.mod_revision))
+        .collect();
+    cache.load(objects, loaded.revision);
+    let registry = Registry::new(storage.clone(), cache.clone());
+    registry.rebuild_resources();
+
+    let (shutdown, _) = tokio::sync::watch::channel(false);
+    let mut tasks = vec![];
+    tasks.push(tokio::spawn(feed_cache(registry.clone(), loaded.revision, shutdown.subscribe())));
+    ensure_default_namespaces(&registry).await.map_err(io_err)?;
+
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let local_addr = listener.local_addr()?;
+    let app = Arc::new(App {
+        registry: registry.clone(),
+        openapi: openapi::OpenApiCache::default(),
+        address: local_addr.to_string(),
+        shutdown,
+    });
+    tasks.push(tokio::spawn(controllers::run(registry.clone(), app.shutdown.subscribe())));
+    tasks.push(tokio::spawn(compact_history(registry.clone(), config.history_retention, app.shutdown.subscribe())));
+    tasks.push(tokio::spawn(accept_loop(app.clone(), listener)));
+    Ok(Running { local_addr, app, tasks })
+}
+
+async fn ensure_default_namespaces(registry: &Registry) -> Result<(), crest_api::ApiError> {
+    let res = registry.resources();
+    let Some(def) = res.lookup("", "v1", "namespaces") else { return Ok(()) };
+    for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        if registry.cache.get(&def.key(None, name)).is_some() {
+            continue;
+        }
+        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        match registry.create(&def, None, obj, &registry::WriteOptions::default()).await {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Keeps the cache current from one storage watch; rebuilds the served resources when a CRD
+/// changes, before the change becomes visible.
+async fn feed_cache(registry: Arc<Registry>, from: Revision, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+    let mut from = from;
+    loop {
+        let mut stream = match registry.storage.watch(REGISTRY_PREFIX, from) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(error = %e, "cache watch failed");
+                return;
+            }
+        };
+        loop {
+            let first = tokio::select! {
+                _ = shutdown.changed() => return,
+                ev = stream.recv() => ev,
+            };
+            let Some(Ok(first)) = first else { break };
+            let mut batch = vec![first];
+            while batch.len() < 1024 {
+                match stream.rx.try_recv() {
+                    Ok(Ok(ev)) => batch.push(ev),
+                    _ => break,
+                }
+            }
+            let events: Vec<CacheEvent> = batch
+                .into_iter()
+                .map(|ev| {
+                    let rev = ev.kv.mod_revision;
+                    let prev = ev.prev_kv.as_ref().map(|p| {
+                        Arc::new(CachedObject::from_stored(p.key.clone(), &p.value, p.create_revision, p.mod_revision))
+                    });
+                    let object = match ev.event_type {
+                        crest_storage::EventType::Put => Arc::new(CachedObject::from_stored(
+                            ev.kv.key.clone(),
+                            &ev.kv.value,
+                            ev.kv.create_revision,
+                            rev,
+                        )),
+                        crest_storage::EventType::Delete => prev.clone().unwrap_or_else(|| {
+                            Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
+                        }),
+                    };
+                    CacheEvent { event_type: ev.event_type, key: ev.kv.key, revision: rev, object, prev }
+                })
+                .collect();
+            from = events.last().map(|e| e.revision).unwrap_or(from);
+            let crd_changed = events.iter().any(|e| e.key.starts_with(resources::CRD_PREFIX));
+            registry.cache.apply(events, |_| {
+                if crd_changed {
+                    registry.rebuild_resources();
+                }
+            });
+        }
+        // The watch ended (fell behind or store closed): resume from the last applied revision.
+        if *shutdown.borrow() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Compacts history older than `retention`, sampling the revision once a minute.
+async fn compact_history(registry: Arc<Registry>, retention: Duration, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+    let step = (retention / 5).max(Duration::from_secs(1));
+    let mut samples: std::collections::VecDeque<(Instant, Revision)> = Default::default();
+    let mut ticker = tokio::time::interval(step);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = ticker.tick() => {}
+        }
+        let now = Instant::now();
+        samples.push_back((now, registry.storage.current_revision()));
+        let mut target = None;
+        while let Some(&(t, rev)) = samples.front() {
+            if now.duration_since(t) >= retention {
+                target = Some(rev);
+                samples.pop_front();
+            } else {
+                break;
+            }
+        }
+        if let Some(rev) = target.filter(|r| *r > registry.storage.compacted_revision()) {
+            if let Err(e) = registry.storage.compact(rev).await {
+                tracing::warn!(error = %e, "compaction failed");
+            }
+        }
+    }
+}
+
+async fn accept_loop(app: Arc<App>, listener: tokio::net::TcpListener) {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = app.shutdown.subscribe();
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = shutdown.changed() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |req| http::serve(app.clone(), req));
+        let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(3), graceful.shutdown()).await;
+}

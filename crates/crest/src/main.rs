@@ -1,1 +1,145 @@
-fn main() {}
+//! `crest serve`: starts the API server on the embedded store and writes an admin kubeconfig.
+//!
+//! The CLI (`serve`, `--data-dir`, `--listen`, `DIR/kubeconfig`) is a stable contract that outside
+//! tooling relies on.
+
+use clap::{Parser, Subcommand};
+use crest_storage::{EmbeddedOptions, EmbeddedStore};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(name = "crest", version, about = "A Kubernetes-compatible API server for CustomResourceDefinitions")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the Kubernetes API on the embedded store.
+    Serve {
+        /// Where objects and the kubeconfig are kept.
+        #[arg(long, default_value = "./crest-data")]
+        data_dir: PathBuf,
+        /// Address to listen on (port 0 picks a free port; the kubeconfig names the real one).
+        #[arg(long, default_value = "127.0.0.1:6443")]
+        listen: SocketAddr,
+        /// How long watch history is kept before compaction, in seconds.
+        #[arg(long, default_value_t = 300)]
+        history_retention_seconds: u64,
+    },
+}
+
+fn kubeconfig(server: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: crest
+  cluster:
+    server: {server}
+contexts:
+- name: crest
+  context:
+    cluster: crest
+    user: crest-admin
+    namespace: default
+current-context: crest
+users:
+- name: crest-admin
+  user: {{}}
+preferences: {{}}
+"
+    )
+}
+
+/// Writes the kubeconfig atomically so a reader never sees a half-written file.
+fn write_kubeconfig(dir: &Path, addr: SocketAddr) -> std::io::Result<PathBuf> {
+    let path = dir.join("kubeconfig");
+    let tmp = dir.join("kubeconfig.tmp");
+    let host = match addr.ip() {
+        ip if ip.is_unspecified() => "127.0.0.1".to_string(),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+        ip => ip.to_string(),
+    };
+    std::fs::write(&tmp, kubeconfig(&format!("http://{host}:{}", addr.port())))?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+async fn serve(data_dir: PathBuf, listen: SocketAddr, retention: Duration) -> Result<(), String> {
+    let started = Instant::now();
+    std::fs::create_dir_all(&data_dir).map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
+    let store = EmbeddedStore::open(&data_dir, EmbeddedOptions::default())
+        .map_err(|e| format!("cannot open the store in {}: {e}", data_dir.display()))?;
+    let storage: Arc<dyn crest_storage::Storage> = store;
+    let config = crest_server::Config { listen, history_retention: retention };
+    let running = crest_server::start(config, storage).await.map_err(|e| format!("cannot start: {e}"))?;
+    let kubeconfig = write_kubeconfig(&data_dir, running.local_addr)
+        .map_err(|e| format!("cannot write kubeconfig in {}: {e}", data_dir.display()))?;
+    tracing::info!(
+        listen = %running.local_addr,
+        kubeconfig = %kubeconfig.display(),
+        startup_ms = started.elapsed().as_millis() as u64,
+        "crest is serving; use: kubectl --kubeconfig {}",
+        kubeconfig.display()
+    );
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    running.shutdown().await;
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("crest: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let result = match cli.command {
+        Command::Serve { data_dir, listen, history_retention_seconds } => {
+            runtime.block_on(serve(data_dir, listen, Duration::from_secs(history_retention_seconds)))
+        }
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("crest: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

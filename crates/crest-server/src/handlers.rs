@@ -1,0 +1,397 @@
+//! Resource request handlers: map (verb, path) to the generic registry and render the result.
+//! The same code serves namespaces, CRDs and every custom resource.
+
+use crate::http::{error_response, full, read_body, render, Body, Payload};
+use crate::negotiate::{body_format, decode_object, negotiate, BodyFormat, Capabilities, Output};
+use crate::registry::{check_identity, check_namespace, Preconditions, UpdateMode, WriteOptions};
+use crate::request::{Query, ResourcePath};
+use crate::resources::ResourceDef;
+use crate::table::{self, IncludeObject};
+use crate::{watch, App};
+use bytes::{BufMut, Bytes, BytesMut};
+use crest_api::{meta, ApiError};
+use http::{Method, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+pub async fn resource(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    rp: ResourcePath,
+    query: &Query,
+    accept: Option<&str>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let Some(def) = app.registry.lookup(&rp.group, &rp.version, &rp.resource).await? else {
+        return Err(ApiError::path_not_found());
+    };
+    let ns = rp.namespace.as_deref();
+    // Wrong scope is a 404, as no such route exists upstream.
+    if ns.is_some() && !def.api.namespaced {
+        return Err(ApiError::path_not_found());
+    }
+    if def.api.namespaced && ns.is_none() && (rp.name.is_some() || req.method() != Method::GET) {
+        return Err(ApiError::path_not_found());
+    }
+    if let Some(sub) = &rp.subresource {
+        if !def.api.subresources.iter().any(|s| s == sub) {
+            return Err(ApiError::path_not_found());
+        }
+    }
+    let method = req.method().clone();
+    let read_caps = Capabilities { table: true, metadata: true, aggregated_discovery: false };
+    let write_caps = Capabilities::default();
+    let ctx = Ctx { app: app.clone(), def: def.clone(), query, pretty };
+    match (&method, rp.name.as_deref()) {
+        (&Method::GET, Some(name)) => {
+            let out = negotiate(accept, read_caps)?;
+            ctx.get(ns, name, out).await
+        }
+        (&Method::GET, None) => {
+            let out = negotiate(accept, read_caps)?;
+            if query.bool("watch")? {
+                return watch::serve(app, def, ns.map(str::to_string), query, out).await;
+            }
+            ctx.list(ns, out).await
+        }
+        (&Method::POST, None) => {
+            let ctype = req.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let out = negotiate(accept, write_caps)?;
+            let body = read_body(req.into_body()).await;
+            ctx.create(ns, body?, body_format(ctype.as_deref()), out).await
+        }
+        _ => {
+            let ctype = req.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let out = negotiate(accept, write_caps)?;
+            let name = rp.name.clone().unwrap_or_default();
+            let sub = rp.subresource.as_deref();
+            match method {
+                Method::PUT if rp.name.is_some() => {
+                    let body = read_body(req.into_body()).await?;
+                    ctx.update(ns, &name, sub, body, body_format(ctype.as_deref()), out).await
+                }
+                Method::PATCH if rp.name.is_some() => {
+                    let body = read_body(req.into_body()).await?;
+                    ctx.patch(ns, &name, sub, body, body_format(ctype.as_deref()), out).await
+                }
+                Method::DELETE if rp.name.is_some() && sub.is_none() => {
+                    let body = read_body(req.into_body()).await?;
+                    ctx.delete(ns, &name, body, out).await
+                }
+                Method::DELETE if rp.name.is_none() => {
+                    let body = read_body(req.into_body()).await?;
+                    ctx.delete_collection(ns, body, out).await
+                }
+                _ => Err(ApiError::method_not_supported(&def.api.group_resource(), &verb_name(&method))),
+            }
+        }
+    }
+}
+
+fn verb_name(m: &Method) -> String {
+    match *m {
+        Method::POST => "create".into(),
+        Method::PUT => "update".into(),
+        Method::PATCH => "patch".into(),
+        Method::DELETE => "delete".into(),
+        _ => m.as_str().to_ascii_lowercase(),
+    }
+}
+
+struct Ctx<'a> {
+    app: Arc<App>,
+    def: Arc<ResourceDef>,
+    query: &'a Query,
+    pretty: bool,
+}
+
+fn status_code(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::OK)
+}
+
+impl Ctx<'_> {
+    fn render(&self, code: u16, payload: Payload, out: Output) -> Result<Response<Body>, ApiError> {
+        Ok(render(status_code(code), payload, out, self.pretty))
+    }
+
+    fn decode(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
+        match fmt {
+            BodyFormat::Json => decode_object(body, false),
+            BodyFormat::Yaml => decode_object(body, true),
+            _ => Err(ApiError::unsupported_media_type(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+            )),
+        }
+    }
+
+    /// The body's apiVersion and kind must name this resource's kind in this version.
+    fn check_type(&self, obj: &Value) -> Result<(), ApiError> {
+        let a = &self.def.api;
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let snippet = || {
+            let s = obj.to_string();
+            s.chars().take(500).collect::<String>()
+        };
+        if kind.is_empty() {
+            return Err(ApiError::bad_request(format!("Object 'Kind' is missing in '{}'", snippet())));
+        }
+        if api_version.is_empty() {
+            return Err(ApiError::bad_request(format!("Object 'apiVersion' is missing in '{}'", snippet())));
+        }
+        if api_version != a.api_version() {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({api_version}) does not match the expected API version ({})",
+                a.api_version()
+            )));
+        }
+        if kind != a.kind {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({kind}) does not match the expected kind ({})",
+                a.kind
+            )));
+        }
+        Ok(())
+    }
+
+    fn write_options(&self, kind: &str) -> Result<WriteOptions, ApiError> {
+        self.query.field_validation()?;
+        Ok(WriteOptions { dry_run: self.query.dry_run(kind)? })
+    }
+
+    async fn get(&self, ns: Option<&str>, name: &str, out: Output) -> Result<Response<Body>, ApiError> {
+        let obj = self.app.registry.get(&self.def, ns, name).await?;
+        let bytes = self.app.registry.serve(&self.def, &obj)?;
+        match out {
+            Output::Table { v1beta1 } => {
+                let include = IncludeObject::parse(self.query.get("includeObject"))?;
+                let v: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+                let row = table::row(&self.def.table, &v, include, v1beta1);
+                let t = table::table(&self.def.table, vec![row], json!({"resourceVersion": meta::resource_version(&v)}), v1beta1);
+                self.render(200, Payload::Value(t), Output::Json)
+            }
+            Output::Metadata { v1beta1 } => {
+                let v: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+                self.render(200, Payload::Value(table::partial_object_metadata(&v, v1beta1)), Output::Json)
+            }
+            _ => self.render(200, Payload::Json(bytes), out),
+        }
+    }
+
+    async fn list(&self, ns: Option<&str>, out: Output) -> Result<Response<Body>, ApiError> {
+        let filter = crate::selectors::ListFilter::parse(self.query, &self.def)?;
+        let snap = self.app.registry.list(&self.def, ns).await?;
+        let rv = snap.revision.to_string();
+        let mut items: Vec<Bytes> = Vec::with_capacity(snap.objects.len());
+        for o in &snap.objects {
+            let b = self.app.registry.serve(&self.def, o)?;
+            if filter.is_empty() || filter.matches_bytes(&b)? {
+                items.push(b);
+            }
+        }
+        match out {
+            Output::Table { v1beta1 } => {
+                let include = IncludeObject::parse(self.query.get("includeObject"))?;
+                let mut rows = Vec::with_capacity(items.len());
+                for b in &items {
+                    let v: Value = serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
+                    rows.push(table::row(&self.def.table, &v, include, v1beta1));
+                }
+                let t = table::table(&self.def.table, rows, json!({"resourceVersion": rv}), v1beta1);
+                self.render(200, Payload::Value(t), Output::Json)
+            }
+            Output::Metadata { v1beta1 } => {
+                let mut metas = Vec::with_capacity(items.len());
+                for b in &items {
+                    let v: Value = serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
+                    metas.push(table::partial_object_metadata(&v, v1beta1));
+                }
+                let list = json!({
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": if v1beta1 { "meta.k8s.io/v1beta1" } else { "meta.k8s.io/v1" },
+                    "metadata": {"resourceVersion": rv},
+                    "items": metas,
+                });
+                self.render(200, Payload::Value(list), Output::Json)
+            }
+            _ => {
+                // Assembled from the cached bytes: keys in the order serde_json sorts them.
+                let total: usize = items.iter().map(Bytes::len).sum::<usize>() + items.len() + 256;
+                let mut buf = BytesMut::with_capacity(total);
+                buf.put_slice(b"{\"apiVersion\":");
+                buf.put_slice(json_str(&self.def.api.api_version()).as_bytes());
+                buf.put_slice(b",\"items\":[");
+                for (i, b) in items.iter().enumerate() {
+                    if i > 0 {
+                        buf.put_u8(b',');
+                    }
+                    buf.put_slice(b);
+                }
+                buf.put_slice(b"],\"kind\":");
+                buf.put_slice(json_str(&self.def.api.list_kind).as_bytes());
+                buf.put_slice(b",\"metadata\":{\"resourceVersion\":");
+                buf.put_slice(json_str(&rv).as_bytes());
+                buf.put_slice(b"}}");
+                self.render(200, Payload::Json(buf.freeze()), out)
+            }
+        }
+    }
+
+    async fn create(&self, ns: Option<&str>, body: Bytes, fmt: BodyFormat, out: Output) -> Result<Response<Body>, ApiError> {
+        let obj = self.decode(&body, fmt)?;
+        self.check_type(&obj)?;
+        check_namespace(&self.def, ns, &obj)?;
+        let opts = self.write_options("CreateOptions")?;
+        let created = self.app.registry.create(&self.def, ns, obj, &opts).await?;
+        self.render(201, Payload::Value(created), out)
+    }
+
+    async fn update(&self, ns: Option<&str>, name: &str, sub: Option<&str>, body: Bytes, fmt: BodyFormat, out: Output) -> Result<Response<Body>, ApiError> {
+        let obj = self.decode(&body, fmt)?;
+        self.check_type(&obj)?;
+        check_identity(&self.def, ns, name, &obj)?;
+        let opts = self.write_options("UpdateOptions")?;
+        let mode = UpdateMode::from_subresource(sub);
+        if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
+            let updated = self.app.registry.update(&self.def, ns, name, obj, mode, &opts).await?;
+            return self.render(200, Payload::Value(updated), out);
+        }
+        Err(ApiError::path_not_found())
+    }
+
+    async fn patch(&self, ns: Option<&str>, name: &str, sub: Option<&str>, body: Bytes, fmt: BodyFormat, out: Output) -> Result<Response<Body>, ApiError> {
+        let opts = self.write_options("PatchOptions")?;
+        let builtin = self.def.crd_name.is_none();
+        let patch: Value = match fmt {
+            BodyFormat::MergePatch | BodyFormat::JsonPatch => serde_json::from_slice(&body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
+            // Built-in kinds accept strategic merge patches; custom resources do not.
+            BodyFormat::StrategicMergePatch if builtin => serde_json::from_slice(&body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
+            _ => {
+                let accepted = if builtin {
+                    "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
+                } else {
+                    "application/json-patch+json, application/merge-patch+json"
+                };
+                return Err(ApiError::unsupported_media_type(format!(
+                    "the body of the request was in an unknown format - accepted media types include: {accepted}"
+                )));
+            }
+        };
+        let mode = UpdateMode::from_subresource(sub);
+        let apply = |current: &Value| -> Result<Value, ApiError> {
+            let mut doc = current.clone();
+            match fmt {
+                BodyFormat::JsonPatch => {
+                    let p: json_patch::Patch = serde_json::from_value(patch.clone())
+                        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+                    json_patch::patch(&mut doc, &p).map_err(|e| {
+                        ApiError::new(422, crest_api::Reason::Invalid, format!("the server rejected our request due to an error in our request: {e}"))
+                    })?;
+                }
+                BodyFormat::StrategicMergePatch => {
+                    json_patch::merge(&mut doc, &strip_directives(&patch));
+                }
+                _ => {
+                    if !patch.is_object() {
+                        return Err(ApiError::bad_request("json: cannot unmarshal patch: merge patch must be a JSON object"));
+                    }
+                    json_patch::merge(&mut doc, &patch);
+                }
+            }
+            Ok(doc)
+        };
+        let patched = self.app.registry.patch(&self.def, ns, name, mode, &opts, apply).await?;
+        self.render(200, Payload::Value(patched), out)
+    }
+
+    async fn delete(&self, ns: Option<&str>, name: &str, body: Bytes, out: Output) -> Result<Response<Body>, ApiError> {
+        let (pre, dry_run) = delete_options(&body, self.query)?;
+        let opts = WriteOptions { dry_run };
+        let d = self.app.registry.delete(&self.def, ns, name, &pre, &opts).await?;
+        if d.gone && self.def.crd_name.is_some() {
+            let status = crest_api::error::success_status(name, &self.def.api.group_resource(), meta::uid(&d.object));
+            return self.render(200, Payload::Value(status), out);
+        }
+        self.render(200, Payload::Value(d.object), out)
+    }
+
+    async fn delete_collection(&self, ns: Option<&str>, body: Bytes, out: Output) -> Result<Response<Body>, ApiError> {
+        if !self.def.api.verbs.iter().any(|v| v == "deletecollection") {
+            return Err(ApiError::method_not_supported(&self.def.api.group_resource(), "deletecollection"));
+        }
+        let (_, dry_run) = delete_options(&body, self.query)?;
+        let filter = crate::selectors::ListFilter::parse(self.query, &self.def)?;
+        let items = self
+            .app
+            .registry
+            .delete_collection(&self.def, ns, &WriteOptions { dry_run }, |v| filter.matches(v))
+            .await?;
+        let list = json!({
+            "apiVersion": self.def.api.api_version(),
+            "kind": self.def.api.list_kind,
+            "metadata": {"resourceVersion": self.app.registry.storage.current_revision().to_string()},
+            "items": items,
+        });
+        self.render(200, Payload::Value(list), out)
+    }
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// Strategic-merge directives (`$patch`, `$setElementOrder/...`, `$retainKeys`, ...) carry no data
+/// for the built-in kinds Crest serves; dropping them leaves the merge patch they describe.
+fn strip_directives(p: &Value) -> Value {
+    match p {
+        Value::Object(m) => Value::Object(
+            m.iter().filter(|(k, _)| !k.starts_with('$')).map(|(k, v)| (k.clone(), strip_directives(v))).collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Parses DeleteOptions from the body (optional) and the query.
+fn delete_options(body: &[u8], query: &Query) -> Result<(Preconditions, bool), ApiError> {
+    let mut pre = Preconditions::default();
+    let mut dry_run = query.dry_run("DeleteOptions")?;
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let v: Value = serde_json::from_slice(body)
+            .or_else(|_| serde_yaml_ng::from_slice(body))
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        if let Some(p) = v.get("preconditions") {
+            pre.uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
+            pre.resource_version = p.get("resourceVersion").and_then(Value::as_str).map(str::to_string);
+        }
+        if let Some(d) = v.get("dryRun").and_then(Value::as_array) {
+            if !d.is_empty() {
+                if d.iter().all(|x| x == "All") {
+                    dry_run = true;
+                } else {
+                    return Err(ApiError::bad_request(format!("dryRun: Unsupported value: {d:?}: supported values: \"All\"")));
+                }
+            }
+        }
+        if let Some(pp) = v.get("propagationPolicy").and_then(Value::as_str) {
+            if !matches!(pp, "Orphan" | "Background" | "Foreground") {
+                return Err(ApiError::bad_request(format!(
+                    "propagationPolicy: Unsupported value: {pp:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+                )));
+            }
+        }
+    }
+    Ok((pre, dry_run))
+}
+
+/// Used by the watch endpoint for its errors before streaming starts.
+pub fn early_error(e: &ApiError) -> Response<Body> {
+    error_response(e, Output::Json)
+}
+
+#[allow(dead_code)]
+fn empty() -> Body {
+    full(Bytes::new())
+}

@@ -1,0 +1,183 @@
+//! Content negotiation: which representation a response takes (Accept) and how a request body
+//! is decoded (Content-Type), as kube-apiserver's negotiation package decides.
+
+use crest_api::ApiError;
+use serde_json::Value;
+
+/// What a response is rendered as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    Json,
+    Yaml,
+    /// `meta.k8s.io/v1` (or v1beta1) Table.
+    Table { v1beta1: bool },
+    /// `PartialObjectMetadata` / `PartialObjectMetadataList`.
+    Metadata { v1beta1: bool },
+    /// `apidiscovery.k8s.io/v2` (or v2beta1) APIGroupDiscoveryList.
+    AggregatedDiscovery { v2beta1: bool },
+}
+
+/// What the endpoint can produce beyond plain JSON/YAML.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Capabilities {
+    pub table: bool,
+    pub metadata: bool,
+    pub aggregated_discovery: bool,
+}
+
+struct MediaRange<'a> {
+    essence: String,
+    params: Vec<(String, &'a str)>,
+    q: f32,
+}
+
+fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
+    let mut out: Vec<MediaRange> = accept
+        .split(',')
+        .filter_map(|part| {
+            let mut it = part.split(';');
+            let essence = it.next()?.trim().to_ascii_lowercase();
+            if essence.is_empty() {
+                return None;
+            }
+            let mut params = vec![];
+            let mut q = 1.0;
+            for p in it {
+                let Some((k, v)) = p.split_once('=') else { continue };
+                let k = k.trim().to_ascii_lowercase();
+                let v = v.trim().trim_matches('"');
+                if k == "q" {
+                    q = v.parse().unwrap_or(1.0);
+                } else {
+                    params.push((k, v));
+                }
+            }
+            Some(MediaRange { essence, params, q })
+        })
+        .collect();
+    // Stable: equal q keeps the client's order.
+    out.sort_by(|a, b| b.q.partial_cmp(&a.q).unwrap_or(std::cmp::Ordering::Equal));
+    out
+}
+
+/// Picks the response representation. `None` Accept means JSON.
+pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, ApiError> {
+    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
+        return Ok(Output::Json);
+    };
+    for m in parse_accept(accept) {
+        if m.q <= 0.0 {
+            continue;
+        }
+        let param = |name: &str| m.params.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+        let json_like = matches!(m.essence.as_str(), "application/json" | "application/*" | "*/*");
+        if let Some(as_) = param("as") {
+            if m.essence != "application/json" {
+                continue;
+            }
+            let (g, v) = (param("g").unwrap_or(""), param("v").unwrap_or(""));
+            match (as_, g, v) {
+                ("Table", "meta.k8s.io", "v1" | "v1beta1") if caps.table => {
+                    return Ok(Output::Table { v1beta1: v == "v1beta1" })
+                }
+                ("PartialObjectMetadata" | "PartialObjectMetadataList", "meta.k8s.io", "v1" | "v1beta1") if caps.metadata => {
+                    return Ok(Output::Metadata { v1beta1: v == "v1beta1" })
+                }
+                ("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2" | "v2beta1") if caps.aggregated_discovery => {
+                    return Ok(Output::AggregatedDiscovery { v2beta1: v == "v2beta1" })
+                }
+                _ => continue,
+            }
+        }
+        if json_like {
+            return Ok(Output::Json);
+        }
+        if matches!(m.essence.as_str(), "application/yaml" | "text/yaml" | "application/x-yaml") {
+            return Ok(Output::Yaml);
+        }
+    }
+    Err(ApiError::not_acceptable(
+        "only the following media types are accepted: application/json, application/yaml",
+    ))
+}
+
+/// Request body formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyFormat {
+    Json,
+    Yaml,
+    MergePatch,
+    JsonPatch,
+    StrategicMergePatch,
+    ApplyPatch,
+    Protobuf,
+    Other,
+}
+
+pub fn body_format(content_type: Option<&str>) -> BodyFormat {
+    let essence = content_type
+        .and_then(|c| c.split(';').next())
+        .map(|c| c.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    match essence.as_str() {
+        "" | "application/json" | "*/*" => BodyFormat::Json,
+        "application/yaml" | "text/yaml" | "application/x-yaml" => BodyFormat::Yaml,
+        "application/merge-patch+json" => BodyFormat::MergePatch,
+        "application/json-patch+json" => BodyFormat::JsonPatch,
+        "application/strategic-merge-patch+json" => BodyFormat::StrategicMergePatch,
+        "application/apply-patch+yaml" => BodyFormat::ApplyPatch,
+        "application/vnd.kubernetes.protobuf" => BodyFormat::Protobuf,
+        _ => BodyFormat::Other,
+    }
+}
+
+/// Decodes a JSON or YAML object body with the decoder's message on failure.
+pub fn decode_object(body: &[u8], yaml: bool) -> Result<Value, ApiError> {
+    let v: Value = if yaml {
+        serde_yaml_ng::from_slice(body).map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?
+    } else {
+        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error_message(&e)))?
+    };
+    if !v.is_object() {
+        let snippet = String::from_utf8_lossy(&body[..body.len().min(200)]).to_string();
+        return Err(ApiError::bad_request(format!(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}: {snippet}",
+            go_type_name(&v)
+        )));
+    }
+    Ok(v)
+}
+
+fn go_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+pub fn json_error_message(e: &serde_json::Error) -> String {
+    format!("couldn't get version/kind; json parse error: {e}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_get_asks_for_table() {
+        let caps = Capabilities { table: true, metadata: true, aggregated_discovery: false };
+        let a = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(negotiate(Some(a), caps).unwrap(), Output::Table { v1beta1: false });
+        assert_eq!(negotiate(Some(a), Capabilities::default()).unwrap(), Output::Json);
+        assert!(negotiate(Some("application/vnd.kubernetes.protobuf"), caps).is_err());
+        assert_eq!(
+            negotiate(Some("application/vnd.kubernetes.protobuf, application/json"), caps).unwrap(),
+            Output::Json
+        );
+        assert_eq!(negotiate(Some("application/yaml"), caps).unwrap(), Output::Yaml);
+    }
+}

@@ -1,0 +1,164 @@
+//! Parsing of API paths and query parameters (kube-apiserver's RequestInfo).
+
+use crest_api::ApiError;
+use std::collections::HashMap;
+
+/// What a resource path addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourcePath {
+    pub group: String,
+    pub version: String,
+    pub namespace: Option<String>,
+    pub resource: String,
+    pub name: Option<String>,
+    pub subresource: Option<String>,
+}
+
+/// A parsed API path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApiPath {
+    /// `/api` or `/apis`.
+    Root { core: bool },
+    /// `/apis/G`.
+    Group(String),
+    /// `/api/v1`, `/apis/G/V`.
+    GroupVersion { group: String, version: String },
+    Resource(ResourcePath),
+}
+
+fn decode_segment(s: &str) -> String {
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+}
+
+/// Parses `/api/...` and `/apis/...` paths; `None` for anything else.
+pub fn parse_api_path(path: &str) -> Option<ApiPath> {
+    let trimmed = path.trim_end_matches('/');
+    let parts: Vec<String> = trimmed.split('/').skip(1).map(decode_segment).collect();
+    let (group, version, rest) = match parts.first().map(String::as_str) {
+        Some("api") => match parts.len() {
+            1 => return Some(ApiPath::Root { core: true }),
+            _ => (String::new(), parts[1].clone(), &parts[2..]),
+        },
+        Some("apis") => match parts.len() {
+            1 => return Some(ApiPath::Root { core: false }),
+            2 => return Some(ApiPath::Group(parts[1].clone())),
+            _ => (parts[1].clone(), parts[2].clone(), &parts[3..]),
+        },
+        _ => return None,
+    };
+    if rest.is_empty() {
+        return Some(ApiPath::GroupVersion { group, version });
+    }
+    let is_namespace_sub = |p: &[String]| p.len() == 3 && (p[2] == "status" || p[2] == "finalize");
+    let (namespace, rest) = if rest[0] == "namespaces" && rest.len() >= 3 && !is_namespace_sub(rest) {
+        (Some(rest[1].clone()), &rest[2..])
+    } else {
+        (None, rest)
+    };
+    if rest.len() > 3 || rest.iter().any(String::is_empty) {
+        return None;
+    }
+    Some(ApiPath::Resource(ResourcePath {
+        group,
+        version,
+        namespace,
+        resource: rest[0].clone(),
+        name: rest.get(1).cloned(),
+        subresource: rest.get(2).cloned(),
+    }))
+}
+
+/// Query parameters (last value wins, as Go's `url.Values.Get` returns the first; kube uses the first).
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    values: HashMap<String, Vec<String>>,
+}
+
+impl Query {
+    pub fn parse(q: Option<&str>) -> Self {
+        let mut values: HashMap<String, Vec<String>> = HashMap::new();
+        if let Some(q) = q {
+            for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+                values.entry(k.into_owned()).or_default().push(v.into_owned());
+            }
+        }
+        Query { values }
+    }
+
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.values.get(k).and_then(|v| v.first()).map(String::as_str)
+    }
+
+    pub fn all(&self, k: &str) -> &[String] {
+        self.values.get(k).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Go's `strconv.ParseBool` on a parameter (absent = false).
+    pub fn bool(&self, k: &str) -> Result<bool, ApiError> {
+        match self.get(k) {
+            None | Some("") => Ok(false),
+            Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Ok(true),
+            Some("0" | "f" | "F" | "false" | "FALSE" | "False") => Ok(false),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "strconv.ParseBool: parsing {other:?}: invalid syntax"
+            ))),
+        }
+    }
+
+    /// `dryRun`: only `All` is defined.
+    pub fn dry_run(&self, kind: &str) -> Result<bool, ApiError> {
+        let vals = self.all("dryRun");
+        if vals.is_empty() {
+            return Ok(false);
+        }
+        if vals.iter().all(|v| v == "All") {
+            return Ok(true);
+        }
+        let list: Vec<String> = vals.iter().map(|v| format!("{v:?}")).collect();
+        let err = crest_api::FieldError::not_supported(&crest_api::FieldPath::new("dryRun"), serde_json::Value::Null, &["All"]);
+        let mut e = ApiError::invalid(&crest_api::GroupKind::new("meta.k8s.io", kind), "", &[err]);
+        e.message = format!(
+            "{kind}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{{{}}}: supported values: \"All\"",
+            list.join(", ")
+        );
+        Err(e)
+    }
+
+    /// `fieldValidation`: Ignore, Warn (default) or Strict.
+    pub fn field_validation(&self) -> Result<&str, ApiError> {
+        match self.get("fieldValidation") {
+            None | Some("") => Ok("Warn"),
+            Some(v @ ("Ignore" | "Warn" | "Strict")) => Ok(v),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation parameter unsupported: {other}"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res(p: &str) -> ResourcePath {
+        match parse_api_path(p) {
+            Some(ApiPath::Resource(r)) => r,
+            other => panic!("{p}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(parse_api_path("/api"), Some(ApiPath::Root { core: true }));
+        assert_eq!(parse_api_path("/apis/"), Some(ApiPath::Root { core: false }));
+        let r = res("/apis/stable.example.com/v1/namespaces/default/crontabs/x");
+        assert_eq!((r.namespace.as_deref(), r.resource.as_str(), r.name.as_deref()), (Some("default"), "crontabs", Some("x")));
+        let r = res("/api/v1/namespaces/foo");
+        assert_eq!((r.namespace, r.resource.as_str(), r.name.as_deref()), (None, "namespaces", Some("foo")));
+        let r = res("/api/v1/namespaces/foo/status");
+        assert_eq!((r.name.as_deref(), r.subresource.as_deref()), (Some("foo"), Some("status")));
+        let r = res("/apis/g.io/v1/crontabs");
+        assert_eq!((r.namespace, r.name), (None, None));
+        assert_eq!(parse_api_path("/version"), None);
+    }
+}

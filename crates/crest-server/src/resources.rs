@@ -1,0 +1,330 @@
+//! The set of resources the server serves, derived from the built-ins and the established CRDs.
+//!
+//! It is rebuilt (never mutated in place) whenever a CRD changes in the cache, so a request holds
+//! one consistent `Arc<Resources>` for its whole life.
+
+use crate::strategy::{CustomResourceStrategy, NamespaceStrategy, Strategy};
+use crest_api::gvk::all_verbs;
+use crest_api::{ApiResource, GroupVersion};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+pub const CRD_GROUP: &str = "apiextensions.k8s.io";
+pub const CRD_PREFIX: &str = "/registry/apiextensions.k8s.io/customresourcedefinitions/";
+pub const NAMESPACE_PREFIX: &str = "/registry/namespaces/";
+
+/// How a resource renders as a `meta.k8s.io/v1 Table`.
+#[derive(Clone, Debug)]
+pub enum TableStyle {
+    /// Name, Status (phase), Age: the built-in namespace printer.
+    Namespace,
+    /// Name, Created At: kube-apiserver's default table convertor (used for CRDs).
+    Default,
+    /// Name, then the CRD's printer columns (Age from creationTimestamp when none are declared).
+    Columns(Vec<PrinterColumn>),
+}
+
+#[derive(Clone, Debug)]
+pub struct PrinterColumn {
+    pub name: String,
+    pub column_type: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i64,
+    pub json_path: String,
+}
+
+/// One served resource in one version.
+pub struct ResourceDef {
+    pub api: ApiResource,
+    /// Storage keys: `<prefix><namespace>/<name>` or `<prefix><name>`; ends with `/`.
+    pub key_prefix: String,
+    /// The version objects are stored in (`apiVersion` written to storage).
+    pub storage_api_version: String,
+    pub strategy: Arc<dyn Strategy>,
+    pub table: TableStyle,
+    /// For custom resources: the CRD's name, and whether it is terminating (creates refused).
+    pub crd_name: Option<String>,
+    pub terminating: bool,
+    /// For custom resources: the version's `openAPIV3Schema` (published in OpenAPI).
+    pub schema: Option<Value>,
+}
+
+impl ResourceDef {
+    pub fn key(&self, namespace: Option<&str>, name: &str) -> String {
+        match namespace {
+            Some(ns) if self.api.namespaced => format!("{}{}/{}", self.key_prefix, ns, name),
+            _ => format!("{}{}", self.key_prefix, name),
+        }
+    }
+
+    /// The prefix of a list: one namespace, or everything.
+    pub fn list_prefix(&self, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(ns) if self.api.namespaced => format!("{}{}/", self.key_prefix, ns),
+            _ => self.key_prefix.clone(),
+        }
+    }
+}
+
+/// A served API group with its versions, most preferred first.
+#[derive(Clone, Debug, Default)]
+pub struct GroupInfo {
+    pub name: String,
+    pub versions: Vec<String>,
+}
+
+#[derive(Default)]
+pub struct Resources {
+    by_path: HashMap<(String, String, String), Arc<ResourceDef>>,
+    /// Per group-version, the resources in discovery order.
+    by_gv: BTreeMap<GroupVersion, Vec<Arc<ResourceDef>>>,
+    /// Groups in discovery order (built-ins first, then CRD groups by name).
+    pub groups: Vec<GroupInfo>,
+}
+
+/// Kubernetes' version priority: GA > beta > alpha, higher numbers first, others last by name.
+pub fn version_priority_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parse(v: &str) -> Option<(u32, u32, u32)> {
+        let rest = v.strip_prefix('v')?;
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let major: u32 = digits.parse().ok()?;
+        let tail = &rest[digits.len()..];
+        if tail.is_empty() {
+            return Some((3, major, 0));
+        }
+        for (level, name) in [(2, "beta"), (1, "alpha")] {
+            if let Some(n) = tail.strip_prefix(name) {
+                if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
+                    return Some((level, major, n.parse().ok()?));
+                }
+            }
+        }
+        None
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+fn str_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+fn is_condition_true(crd: &Value, cond: &str) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == cond && c["status"] == "True"))
+}
+
+pub fn namespace_resource() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "namespaces".into(),
+        singular: "namespace".into(),
+        kind: "Namespace".into(),
+        list_kind: "NamespaceList".into(),
+        namespaced: false,
+        verbs: all_verbs().into_iter().filter(|v| v != "deletecollection").collect(),
+        short_names: vec!["ns".into()],
+        categories: vec![],
+        subresources: vec!["finalize".into(), "status".into()],
+    }
+}
+
+pub fn crd_resource() -> ApiResource {
+    ApiResource {
+        group: CRD_GROUP.into(),
+        version: "v1".into(),
+        plural: "customresourcedefinitions".into(),
+        singular: "customresourcedefinition".into(),
+        kind: "CustomResourceDefinition".into(),
+        list_kind: "CustomResourceDefinitionList".into(),
+        namespaced: false,
+        verbs: all_verbs(),
+        short_names: vec!["crd".into(), "crds".into()],
+        categories: vec!["api-extensions".into()],
+        subresources: vec!["status".into()],
+    }
+}
+
+impl Resources {
+    /// Builds the served set from all CRDs currently stored.
+    pub fn build(crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
+        let mut r = Resources::default();
+        r.add(ResourceDef {
+            api: namespace_resource(),
+            key_prefix: NAMESPACE_PREFIX.into(),
+            storage_api_version: "v1".into(),
+            strategy: Arc::new(NamespaceStrategy),
+            table: TableStyle::Namespace,
+            crd_name: None,
+            terminating: false,
+            schema: None,
+        });
+        r.add(ResourceDef {
+            api: crd_resource(),
+            key_prefix: CRD_PREFIX.into(),
+            storage_api_version: format!("{CRD_GROUP}/v1"),
+            strategy: crd_strategy,
+            table: TableStyle::Default,
+            crd_name: None,
+            terminating: false,
+            schema: None,
+        });
+        let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for crd in crds {
+            // Only CRDs whose names were accepted and that are established are served.
+            if !is_condition_true(crd, "Established") || !is_condition_true(crd, "NamesAccepted") {
+                continue;
+            }
+            let spec = &crd["spec"];
+            let names = &crd["status"]["acceptedNames"];
+            let group = spec["group"].as_str().unwrap_or_default().to_string();
+            let plural = names["plural"].as_str().unwrap_or_default().to_string();
+            let kind = names["kind"].as_str().unwrap_or_default().to_string();
+            if group.is_empty() || plural.is_empty() || kind.is_empty() {
+                continue;
+            }
+            let namespaced = spec["scope"] == "Namespaced";
+            let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+            let storage_version = versions
+                .iter()
+                .find(|v| v["storage"] == true)
+                .and_then(|v| v["name"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            let terminating = crd.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null());
+            let crd_name = crest_api::meta::name(crd).to_string();
+            for v in versions.iter().filter(|v| v["served"] == true) {
+                let version = v["name"].as_str().unwrap_or_default().to_string();
+                let mut subresources = vec![];
+                if v.pointer("/subresources/status").is_some_and(|s| !s.is_null()) {
+                    subresources.push("status".to_string());
+                }
+                if v.pointer("/subresources/scale").is_some_and(|s| !s.is_null()) {
+                    subresources.push("scale".to_string());
+                }
+                let columns = printer_columns(v);
+                let api = ApiResource {
+                    group: group.clone(),
+                    version: version.clone(),
+                    plural: plural.clone(),
+                    singular: names["singular"].as_str().unwrap_or_default().to_string(),
+                    kind: kind.clone(),
+                    list_kind: names["listKind"].as_str().map(str::to_string).unwrap_or(format!("{kind}List")),
+                    namespaced,
+                    verbs: all_verbs(),
+                    short_names: str_list(names.get("shortNames")),
+                    categories: str_list(names.get("categories")),
+                    subresources,
+                };
+                let strategy = Arc::new(CustomResourceStrategy::new(&api, v));
+                r.add(ResourceDef {
+                    api,
+                    key_prefix: format!("/registry/{group}/{plural}/"),
+                    storage_api_version: format!("{group}/{storage_version}"),
+                    strategy,
+                    table: TableStyle::Columns(columns),
+                    crd_name: Some(crd_name.clone()),
+                    terminating,
+                    schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                });
+                crd_groups.entry(group.clone()).or_default().push(version);
+            }
+        }
+        r.groups.push(GroupInfo { name: String::new(), versions: vec!["v1".into()] });
+        r.groups.push(GroupInfo { name: CRD_GROUP.into(), versions: vec!["v1".into()] });
+        for (name, mut versions) in crd_groups {
+            versions.sort_by(|a, b| version_priority_cmp(a, b));
+            versions.dedup();
+            r.groups.push(GroupInfo { name, versions });
+        }
+        r
+    }
+
+    fn add(&mut self, def: ResourceDef) {
+        let def = Arc::new(def);
+        let a = &def.api;
+        self.by_path.insert((a.group.clone(), a.version.clone(), a.plural.clone()), def.clone());
+        self.by_gv.entry(a.group_version()).or_default().push(def);
+    }
+
+    pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceDef>> {
+        self.by_path.get(&(group.to_string(), version.to_string(), plural.to_string())).cloned()
+    }
+
+    /// Resources of one group-version, in discovery order.
+    pub fn group_version(&self, gv: &GroupVersion) -> Option<&[Arc<ResourceDef>]> {
+        self.by_gv.get(gv).map(Vec::as_slice)
+    }
+
+    pub fn group(&self, name: &str) -> Option<&GroupInfo> {
+        self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// Every served resource definition.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<ResourceDef>> {
+        self.by_gv.values().flatten()
+    }
+
+    /// One definition per stored resource (the storage version's), for work over all objects.
+    pub fn storage_defs(&self) -> Vec<Arc<ResourceDef>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = vec![];
+        for d in self.all() {
+            if seen.insert(d.key_prefix.clone()) {
+                out.push(d.clone());
+            }
+        }
+        out
+    }
+}
+
+fn printer_columns(version: &Value) -> Vec<PrinterColumn> {
+    let cols: Vec<PrinterColumn> = version["additionalPrinterColumns"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| PrinterColumn {
+                    name: c["name"].as_str().unwrap_or_default().into(),
+                    column_type: c["type"].as_str().unwrap_or_default().into(),
+                    format: c["format"].as_str().unwrap_or_default().into(),
+                    description: c["description"].as_str().unwrap_or_default().into(),
+                    priority: c["priority"].as_i64().unwrap_or(0),
+                    json_path: c["jsonPath"].as_str().unwrap_or_default().into(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if !cols.is_empty() {
+        return cols;
+    }
+    vec![PrinterColumn {
+        name: "Age".into(),
+        column_type: "date".into(),
+        format: String::new(),
+        description: crate::table::CREATION_TIMESTAMP_DESCRIPTION.into(),
+        priority: 0,
+        json_path: ".metadata.creationTimestamp".into(),
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_order() {
+        let mut v = vec!["v1alpha1", "v2", "v1beta1", "v1", "foo", "v10beta3", "v11alpha2", "v12alpha1"];
+        v.sort_by(|a, b| version_priority_cmp(a, b));
+        assert_eq!(v, vec!["v2", "v1", "v10beta3", "v1beta1", "v12alpha1", "v11alpha2", "v1alpha1", "foo"]);
+    }
+}

@@ -1,0 +1,223 @@
+//! Test harness: runs the real `crest` binary on a free loopback port with its own data dir, and
+//! drives it with kubectl, kube-rs and raw HTTP.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    pub child: Child,
+    pub dir: PathBuf,
+    pub base: String,
+    pub kubeconfig: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+fn kubectl_path() -> String {
+    std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".to_string())
+}
+
+impl Server {
+    /// Starts a server on a fresh data dir.
+    pub fn start() -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut s = Server::start_in(&dir);
+        s._tmp = Some(tmp);
+        s
+    }
+
+    /// Starts a server on `dir` (kept by the caller, e.g. for restart tests).
+    pub fn start_in(dir: &Path) -> Server {
+        let kubeconfig = dir.join("kubeconfig");
+        let _ = std::fs::remove_file(&kubeconfig);
+        let child = Command::new(env!("CARGO_BIN_EXE_crest"))
+            .args(["serve", "--data-dir"])
+            .arg(dir)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn crest");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let base = loop {
+            if let Ok(text) = std::fs::read_to_string(&kubeconfig) {
+                if let Some(line) = text.lines().find(|l| l.trim_start().starts_with("server:")) {
+                    break line.trim_start().trim_start_matches("server:").trim().to_string();
+                }
+            }
+            assert!(Instant::now() < deadline, "crest did not write its kubeconfig within 30s");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let s = Server { child, dir: dir.to_path_buf(), base, kubeconfig, _tmp: None };
+        s.wait_ready();
+        s
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(out) = self.curl(&["-fsS", &format!("{}/readyz", self.base)]) {
+                if out.status.success() {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "crest never became ready");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn curl(&self, args: &[&str]) -> std::io::Result<Output> {
+        Command::new("curl").args(args).output()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Runs kubectl against this server; returns (success, stdout, stderr).
+    pub fn kubectl(&self, args: &[&str]) -> (bool, String, String) {
+        self.kubectl_stdin(args, None)
+    }
+
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+        use std::io::Write;
+        let mut cmd = Command::new(kubectl_path());
+        cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
+        cmd.env("KUBECACHEDIR", self.dir.join("kubecache"));
+        cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("kubectl is required for these tests (install kubectl or set KUBECTL): {e}"));
+        if let Some(input) = stdin {
+            child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+        }
+        let out = child.wait_with_output().expect("kubectl output");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// kubectl that must succeed; returns stdout.
+    pub fn kubectl_ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.kubectl(args);
+        assert!(ok, "kubectl {args:?} failed:\nstdout: {out}\nstderr: {err}");
+        out
+    }
+
+    pub fn apply_yaml(&self, yaml: &str) -> String {
+        let (ok, out, err) = self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
+        assert!(ok, "kubectl apply failed:\nstdout: {out}\nstderr: {err}");
+        out
+    }
+
+    /// A kube-rs client for this server.
+    pub async fn client(&self) -> kube::Client {
+        let mut config = kube::Config::new(self.base.parse().expect("server url"));
+        config.default_namespace = "default".into();
+        kube::Client::try_from(config).expect("kube client")
+    }
+
+    /// Raw HTTP request; returns (status, headers, body).
+    pub async fn http(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<Vec<u8>>) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+        let client = reqwest::Client::new();
+        let mut req = client.request(method.parse().expect("method"), format!("{}{}", self.base, path));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(b) = body {
+            req = req.body(b);
+        }
+        let resp = req.send().await.expect("http request");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = resp.bytes().await.expect("body").to_vec();
+        (status, headers, body)
+    }
+
+    pub async fn http_json(&self, method: &str, path: &str, ctype: &str, body: Option<&serde_json::Value>) -> (u16, serde_json::Value) {
+        let b = body.map(|b| serde_json::to_vec(b).expect("json"));
+        let (status, _, bytes) = self.http(method, path, &[("Content-Type", ctype)], b).await;
+        let v = serde_json::from_slice(&bytes).unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        (status, v)
+    }
+
+    /// SIGTERM and wait (clean shutdown).
+    pub fn stop(mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("crest did not stop within 20s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Keep the tempdir alive until here.
+        drop(self._tmp.take());
+    }
+
+    /// kill -9.
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The CronTab CRD of the seed walkthrough.
+pub const CRONTAB_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                cronSpec:
+                  type: string
+                image:
+                  type: string
+                replicas:
+                  type: integer
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    shortNames:
+    - ct
+"#;
+
+pub const MY_CRONTAB: &str = r#"apiVersion: "stable.example.com/v1"
+kind: CronTab
+metadata:
+  name: my-new-cron-object
+spec:
+  cronSpec: "* * * * */5"
+  image: my-awesome-cron-image
+"#;

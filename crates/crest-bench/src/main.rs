@@ -1,1 +1,309 @@
-fn main() {}
+//! Benchmarks of the real `crest` binary, printed as a table:
+//!
+//!     cargo build --release -p crest && cargo run --release -p crest-bench -- [--objects N]
+//!
+//! Measures process start to /readyz (empty and with N stored objects), CRD create -> first
+//! custom resource create, durable creates of 2 KiB objects from 64 keep-alive clients, GET by
+//! name, LIST of 10,000 objects, and RSS idle and with N objects.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+struct Args {
+    binary: PathBuf,
+    objects: usize,
+    clients: usize,
+    seconds: u64,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        binary: default_binary(),
+        objects: 100_000,
+        clients: 64,
+        seconds: 5,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--binary" => args.binary = it.next().map(PathBuf::from).unwrap_or(args.binary),
+            "--objects" => args.objects = it.next().and_then(|v| v.parse().ok()).unwrap_or(args.objects),
+            "--clients" => args.clients = it.next().and_then(|v| v.parse().ok()).unwrap_or(args.clients),
+            "--seconds" => args.seconds = it.next().and_then(|v| v.parse().ok()).unwrap_or(args.seconds),
+            "--help" | "-h" => {
+                println!("crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S]");
+                std::process::exit(0);
+            }
+            other => {
+                eprintln!("unknown argument {other}");
+                std::process::exit(2);
+            }
+        }
+    }
+    args
+}
+
+fn default_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    exe.parent().map(|p| p.join("crest")).unwrap_or_else(|| PathBuf::from("target/release/crest"))
+}
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts crest on `dir`, returns it and the time from spawn to the first 200 from /readyz.
+fn start(binary: &Path, dir: &Path) -> (Server, Duration) {
+    let kubeconfig = dir.join("kubeconfig");
+    let _ = std::fs::remove_file(&kubeconfig);
+    let t0 = Instant::now();
+    let child = Command::new(binary)
+        .args(["serve", "--data-dir"])
+        .arg(dir)
+        .args(["--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e} (build it with cargo build --release -p crest)", binary.display()));
+    let base = loop {
+        if let Ok(text) = std::fs::read_to_string(&kubeconfig) {
+            if let Some(l) = text.lines().find(|l| l.trim_start().starts_with("server:")) {
+                break l.trim_start().trim_start_matches("server:").trim().to_string();
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "server did not start");
+        std::thread::sleep(Duration::from_micros(500));
+    };
+    let client = reqwest::blocking::Client::new();
+    loop {
+        if client.get(format!("{base}/readyz")).send().is_ok_and(|r| r.status().is_success()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    (Server { child, base }, t0.elapsed())
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"crontabs.stable.example.com"},"spec":{"group":"stable.example.com","scope":"Namespaced","names":{"plural":"crontabs","singular":"crontab","kind":"CronTab","shortNames":["ct"]},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}"#;
+
+/// A CronTab whose JSON is about 2 KiB.
+fn crontab(name: &str) -> String {
+    let pad = "x".repeat(1800);
+    format!(
+        r#"{{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{{"name":"{name}","namespace":"default","labels":{{"app":"bench"}}}},"spec":{{"cronSpec":"* * * * */5","image":"my-awesome-cron-image","replicas":1,"payload":"{pad}"}}}}"#
+    )
+}
+
+const COLLECTION: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
+
+async fn create_crd(client: &reqwest::Client, base: &str) -> Duration {
+    let t0 = Instant::now();
+    let r = client
+        .post(format!("{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
+        .header("Content-Type", "application/json")
+        .body(CRD)
+        .send()
+        .await
+        .expect("crd create");
+    assert!(r.status().is_success(), "CRD create: {}", r.status());
+    loop {
+        let r = client
+            .post(format!("{base}{COLLECTION}"))
+            .header("Content-Type", "application/json")
+            .body(crontab("first"))
+            .send()
+            .await
+            .expect("create");
+        if r.status().is_success() {
+            return t0.elapsed();
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Runs `clients` loops for `seconds` (or until `limit` requests), returns requests/s.
+async fn load<F, Fut>(clients: usize, seconds: u64, limit: usize, f: F) -> f64
+where
+    F: Fn(reqwest::Client, usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    let f = Arc::new(f);
+    let done = Arc::new(AtomicUsize::new(0));
+    let next = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let t0 = Instant::now();
+    let mut tasks = vec![];
+    for _ in 0..clients {
+        let (f, done, next) = (f.clone(), done.clone(), next.clone());
+        let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().expect("client");
+        tasks.push(tokio::spawn(async move {
+            while Instant::now() < deadline {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= limit {
+                    break;
+                }
+                if f(client.clone(), i).await {
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+    done.load(Ordering::Relaxed) as f64 / t0.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let args = parse_args();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let mut rows: Vec<(String, String, String)> = vec![];
+
+    // 1. Empty start and idle RSS.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut starts = vec![];
+    for _ in 0..5 {
+        let d = tempfile::tempdir().expect("tempdir");
+        let (_s, t) = start(&args.binary, d.path());
+        starts.push(t);
+    }
+    starts.sort();
+    rows.push(("start -> /readyz, empty data dir (median of 5)".into(), format!("{:.1} ms", starts[2].as_secs_f64() * 1e3), "< 50 ms".into()));
+
+    let (server, _) = start(&args.binary, tmp.path());
+    std::thread::sleep(Duration::from_millis(300));
+    rows.push(("idle RSS".into(), format!("{:.1} MiB", rss_mib(server.child.id())), "< 20 MiB".into()));
+    let base = server.base.clone();
+
+    rt.block_on(async {
+        let client = reqwest::Client::new();
+        let t = create_crd(&client, &base).await;
+        rows.push(("CRD create -> first CR create".into(), format!("{:.1} ms", t.as_secs_f64() * 1e3), "< 50 ms".into()));
+
+        let b = base.clone();
+        let creates = load(args.clients, args.seconds, args.objects, move |c, i| {
+            let b = b.clone();
+            async move {
+                c.post(format!("{b}{COLLECTION}"))
+                    .header("Content-Type", "application/json")
+                    .body(crontab(&format!("ct-{i}")))
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().as_u16() == 201)
+            }
+        })
+        .await;
+        rows.push((format!("durable creates, 2 KiB, {} clients", args.clients), format!("{creates:.0} /s"), ">= 10,000 /s".into()));
+
+        // Fill up to the requested object count.
+        let existing = count(&client, &base).await;
+        if existing < args.objects {
+            let b = base.clone();
+            let offset = existing + 1_000_000;
+            load(args.clients, 3600, args.objects - existing, move |c, i| {
+                let b = b.clone();
+                async move {
+                    c.post(format!("{b}{COLLECTION}"))
+                        .header("Content-Type", "application/json")
+                        .body(crontab(&format!("fill-{}", i + offset)))
+                        .send()
+                        .await
+                        .is_ok_and(|r| r.status().as_u16() == 201)
+                }
+            })
+            .await;
+        }
+        let b = base.clone();
+        let gets = load(args.clients, args.seconds, usize::MAX, move |c, i| {
+            let b = b.clone();
+            async move {
+                c.get(format!("{b}{COLLECTION}/ct-{}", i % 1000)).send().await.is_ok_and(|r| r.status().is_success())
+            }
+        })
+        .await;
+        rows.push(("GET by name".into(), format!("{gets:.0} /s"), ">= 30,000 /s".into()));
+    });
+
+    let total = rt.block_on(count(&reqwest::Client::new(), &base));
+    let rss = rss_mib(server.child.id());
+    let raw = total as f64 * 2048.0 / (1024.0 * 1024.0);
+    rows.push((format!("RSS with {total} 2 KiB objects"), format!("{rss:.0} MiB ({:.2}x raw {raw:.0} MiB)", rss / raw), "< 1.5x raw".into()));
+    drop(server);
+
+    // LIST of 10,000 objects on a fresh server.
+    let list_dir = tempfile::tempdir().expect("tempdir");
+    let (s2, _) = start(&args.binary, list_dir.path());
+    let list_ms = rt.block_on(async {
+        let client = reqwest::Client::new();
+        create_crd(&client, &s2.base).await;
+        let b = s2.base.clone();
+        load(args.clients, 3600, 9_999, move |c, i| {
+            let b = b.clone();
+            async move {
+                c.post(format!("{b}{COLLECTION}"))
+                    .header("Content-Type", "application/json")
+                    .body(crontab(&format!("l-{i}")))
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().as_u16() == 201)
+            }
+        })
+        .await;
+        let mut times = vec![];
+        for _ in 0..10 {
+            let t0 = Instant::now();
+            let r = client.get(format!("{}{COLLECTION}", s2.base)).send().await.expect("list");
+            let body = r.bytes().await.expect("body");
+            assert!(body.len() > 10_000 * 2000);
+            times.push(t0.elapsed());
+        }
+        times.sort();
+        times[5].as_secs_f64() * 1e3
+    });
+    rows.push(("LIST of 10,000 2 KiB objects (median)".into(), format!("{list_ms:.1} ms"), "<= 80 ms".into()));
+    drop(s2);
+
+    // Restart with everything stored.
+    let (s3, t) = start(&args.binary, tmp.path());
+    rows.push((format!("start -> /readyz with {total} objects"), format!("{:.0} ms", t.as_secs_f64() * 1e3), "< 3 s".into()));
+    drop(s3);
+
+    println!("| measurement | result | target |");
+    println!("| --- | --- | --- |");
+    for (m, r, t) in rows {
+        println!("| {m} | {r} | {t} |");
+    }
+}
+
+async fn count(client: &reqwest::Client, base: &str) -> usize {
+    let r = client
+        .get(format!("{base}{COLLECTION}"))
+        .header("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+        .send()
+        .await
+        .expect("list");
+    let v: serde_json::Value = serde_json::from_slice(&r.bytes().await.expect("body")).unwrap_or_default();
+    v["items"].as_array().map(Vec::len).unwrap_or(0)
+}

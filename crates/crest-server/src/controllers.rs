@@ -53,7 +53,7 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
         // Names of CRDs that were not accepted (conflicts) are re-checked when others change.
         let others: Vec<Value> = crds.iter().filter(|c| meta::name(c) != name).cloned().collect();
         let mut updated = crd.clone();
-        crest_apiextensions::naming::accept_and_establish(&mut updated, &others);
+        crate::crd::accept_and_establish(&mut updated, &others);
         if updated.get("status") != crd.get("status") {
             let status = updated.get("status").cloned().unwrap_or(json!({}));
             registry
@@ -82,7 +82,7 @@ async fn finalize_crd(registry: &Registry, crd_def: &ResourceDef, crd: &Value, n
     if !in_progress {
         registry
             .update_with(crd_def, None, name, UpdateMode::Status, |v| {
-                crest_apiextensions::naming::set_condition(
+                crate::crd::set_condition(
                     v,
                     "Terminating",
                     "True",

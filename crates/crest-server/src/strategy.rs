@@ -170,25 +170,25 @@ impl Strategy for CrdStrategy {
         true
     }
     fn prepare_create(&self, obj: &mut Value) {
-        crest_apiextensions::set_defaults(obj);
+        crate::crd::set_defaults(obj);
         if let Some(o) = obj.as_object_mut() {
             o.insert("status".into(), json!({}));
         }
         // Names are accepted and the CRD established right here rather than by a later
         // controller pass, so the new API is served as soon as the create returns.
         let others = self.other_crds(meta::name(obj));
-        crest_apiextensions::naming::accept_and_establish(obj, &others);
+        crate::crd::accept_and_establish(obj, &others);
     }
     fn validate_create(&self, obj: &Value) -> FieldErrors {
-        crest_apiextensions::validate_create(obj)
+        crate::crd::validate_create(obj)
     }
     fn prepare_update(&self, new: &mut Value, old: &Value) {
-        crest_apiextensions::set_defaults(new);
+        crate::crd::set_defaults(new);
         copy_field(new, old, "status");
-        crest_apiextensions::naming::add_stored_version(new);
+        crate::crd::add_stored_version(new);
     }
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        crest_apiextensions::validate_update(new, old)
+        crate::crd::validate_update(new, old)
     }
     fn begin_delete(&self, obj: &mut Value) -> bool {
         mark_deleting(obj);
@@ -197,7 +197,7 @@ impl Strategy for CrdStrategy {
             fins.push(CRD_CLEANUP_FINALIZER.to_string());
             meta::set(obj, "finalizers", json!(fins));
         }
-        crest_apiextensions::naming::set_condition(
+        crate::crd::set_condition(
             obj,
             "Terminating",
             "True",

@@ -1,7 +1,613 @@
-//! The embedded backend (placeholder until implemented).
-use crate::*;
+//! The embedded backend: redb tables, one writer thread that batches concurrent writes into one
+//! durable commit, and in-process watch fan-out.
+//!
+//! Tables:
+//! - `kv`:   key -> latest record (create_rev, mod_rev, version, value)
+//! - `log`:  revision -> event (type, key, new record, previous record). Watches replay it, and
+//!   reads at an older revision undo the events after that revision, newest first.
+//! - `meta`: `revision` (last committed) and `compacted`.
+//!
+//! Compaction deletes `log` entries up to a revision; `kv` always holds the latest state.
 
-#[derive(Clone, Debug, Default)]
-pub struct EmbeddedOptions {}
+use crate::{
+    BoxFuture, Event, EventType, KeyValue, RangeRequest, RangeResult, Result, Revision, Storage, StorageError,
+    WatchStream, WriteOutcome,
+};
+use bytes::Bytes;
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use tokio::sync::{mpsc as tmpsc, oneshot};
 
-pub struct EmbeddedStore {}
+const KV: TableDefinition<&str, &[u8]> = TableDefinition::new("kv");
+const LOG: TableDefinition<i64, &[u8]> = TableDefinition::new("log");
+const META: TableDefinition<&str, i64> = TableDefinition::new("meta");
+
+/// Options of the embedded store.
+#[derive(Clone, Debug)]
+pub struct EmbeddedOptions {
+    /// redb's page cache. Small: the server keeps its own copy of the latest objects.
+    pub cache_bytes: usize,
+    /// Events a watcher may fall behind before it is closed.
+    pub watch_buffer: usize,
+    /// The most writes committed together.
+    pub max_batch: usize,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> Self {
+        EmbeddedOptions { cache_bytes: 16 << 20, watch_buffer: 8192, max_batch: 1024 }
+    }
+}
+
+fn backend<E: std::fmt::Display>(e: E) -> StorageError {
+    StorageError::Backend(e.to_string())
+}
+
+/// Record encoding: create_rev, mod_rev, version (i64 LE each), then the value.
+fn encode_record(kv: &KeyValue) -> Vec<u8> {
+    let mut b = Vec::with_capacity(24 + kv.value.len());
+    b.extend_from_slice(&kv.create_revision.to_le_bytes());
+    b.extend_from_slice(&kv.mod_revision.to_le_bytes());
+    b.extend_from_slice(&kv.version.to_le_bytes());
+    b.extend_from_slice(&kv.value);
+    b
+}
+
+fn i64_at(b: &[u8], at: usize) -> Result<i64> {
+    b.get(at..at + 8)
+        .and_then(|s| s.try_into().ok())
+        .map(i64::from_le_bytes)
+        .ok_or_else(|| StorageError::Backend("corrupt record".into()))
+}
+
+fn decode_record(key: &str, b: &[u8]) -> Result<KeyValue> {
+    Ok(KeyValue {
+        key: key.to_string(),
+        create_revision: i64_at(b, 0)?,
+        mod_revision: i64_at(b, 8)?,
+        version: i64_at(b, 16)?,
+        value: Bytes::copy_from_slice(b.get(24..).unwrap_or_default()),
+    })
+}
+
+/// Event encoding: type (1 byte), key length (u32), key, new record length (u32), new record,
+/// previous record (rest; empty when none).
+fn encode_event(ev: &Event) -> Vec<u8> {
+    let rec = encode_record(&ev.kv);
+    let prev = ev.prev_kv.as_ref().map(encode_record).unwrap_or_default();
+    let mut b = Vec::with_capacity(9 + ev.kv.key.len() + rec.len() + prev.len());
+    b.push(if ev.event_type == EventType::Put { 0 } else { 1 });
+    b.extend_from_slice(&(ev.kv.key.len() as u32).to_le_bytes());
+    b.extend_from_slice(ev.kv.key.as_bytes());
+    b.extend_from_slice(&(rec.len() as u32).to_le_bytes());
+    b.extend_from_slice(&rec);
+    b.extend_from_slice(&prev);
+    b
+}
+
+fn decode_event(b: &[u8]) -> Result<Event> {
+    let corrupt = || StorageError::Backend("corrupt log entry".into());
+    let t = *b.first().ok_or_else(corrupt)?;
+    let klen = u32::from_le_bytes(b.get(1..5).and_then(|s| s.try_into().ok()).ok_or_else(corrupt)?) as usize;
+    let key = std::str::from_utf8(b.get(5..5 + klen).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+    let at = 5 + klen;
+    let rlen = u32::from_le_bytes(b.get(at..at + 4).and_then(|s| s.try_into().ok()).ok_or_else(corrupt)?) as usize;
+    let rec = b.get(at + 4..at + 4 + rlen).ok_or_else(corrupt)?;
+    let prev = b.get(at + 4 + rlen..).unwrap_or_default();
+    Ok(Event {
+        event_type: if t == 0 { EventType::Put } else { EventType::Delete },
+        kv: decode_record(key, rec)?,
+        prev_kv: if prev.is_empty() { None } else { Some(decode_record(key, prev)?) },
+    })
+}
+
+enum Op {
+    Create { key: String, value: Bytes },
+    Update { key: String, expected: Revision, value: Bytes },
+    Delete { key: String, expected: Revision },
+    Compact { revision: Revision },
+}
+
+struct Pending {
+    op: Op,
+    reply: oneshot::Sender<Result<WriteOutcome>>,
+}
+
+struct Watcher {
+    prefix: String,
+    tx: tmpsc::Sender<Result<Event>>,
+}
+
+struct Shared {
+    db: Database,
+    revision: AtomicI64,
+    compacted: AtomicI64,
+    closed: AtomicBool,
+    /// Live watchers; events are published under this lock in revision order, and a new watcher
+    /// registers under it, so it sees exactly the events after the revision it read.
+    watchers: Mutex<Vec<Watcher>>,
+    watch_buffer: usize,
+}
+
+/// The default storage backend: a redb file in the data dir.
+pub struct EmbeddedStore {
+    shared: Arc<Shared>,
+    writer: Mutex<Option<mpsc::Sender<Pending>>>,
+    writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl EmbeddedStore {
+    /// Opens (or creates) `dir/crest.redb`.
+    pub fn open(dir: &Path, opts: EmbeddedOptions) -> Result<Arc<Self>> {
+        let db = Database::builder().set_cache_size(opts.cache_bytes).create(dir.join("crest.redb")).map_err(backend)?;
+        let (revision, compacted) = {
+            let txn = db.begin_write().map_err(backend)?;
+            let (r, c) = {
+                txn.open_table(KV).map_err(backend)?;
+                txn.open_table(LOG).map_err(backend)?;
+                let meta = txn.open_table(META).map_err(backend)?;
+                let r = meta.get("revision").map_err(backend)?.map(|g| g.value()).unwrap_or(0);
+                let c = meta.get("compacted").map_err(backend)?.map(|g| g.value()).unwrap_or(0);
+                (r, c)
+            };
+            txn.commit().map_err(backend)?;
+            (r, c)
+        };
+        let shared = Arc::new(Shared {
+            db,
+            revision: AtomicI64::new(revision),
+            compacted: AtomicI64::new(compacted),
+            closed: AtomicBool::new(false),
+            watchers: Mutex::new(vec![]),
+            watch_buffer: opts.watch_buffer,
+        });
+        let (tx, rx) = mpsc::channel::<Pending>();
+        let s = shared.clone();
+        let max_batch = opts.max_batch.max(1);
+        let thread = std::thread::Builder::new()
+            .name("crest-store-writer".into())
+            .spawn(move || writer_loop(s, rx, max_batch))
+            .map_err(backend)?;
+        Ok(Arc::new(EmbeddedStore {
+            shared,
+            writer: Mutex::new(Some(tx)),
+            writer_thread: Mutex::new(Some(thread)),
+        }))
+    }
+
+    async fn submit(&self, op: Op) -> Result<WriteOutcome> {
+        let (reply, rx) = oneshot::channel();
+        {
+            let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            let tx = guard.as_ref().ok_or(StorageError::Closed)?;
+            tx.send(Pending { op, reply }).map_err(|_| StorageError::Closed)?;
+        }
+        rx.await.map_err(|_| StorageError::Closed)?
+    }
+
+    fn check_revision(&self, revision: Revision) -> Result<()> {
+        let current = self.shared.revision.load(Ordering::SeqCst);
+        let compacted = self.shared.compacted.load(Ordering::SeqCst);
+        if revision > current {
+            return Err(StorageError::FutureRevision { requested: revision, current });
+        }
+        if revision > 0 && revision < compacted {
+            return Err(StorageError::Compacted { requested: revision, compacted });
+        }
+        Ok(())
+    }
+
+    /// The state of keys under `prefix` at `revision` (0 = latest), as a sorted map.
+    fn snapshot(&self, prefix: &str, revision: Revision) -> Result<(BTreeMap<String, KeyValue>, Revision)> {
+        let txn = self.shared.db.begin_read().map_err(backend)?;
+        let kv = txn.open_table(KV).map_err(backend)?;
+        let meta = txn.open_table(META).map_err(backend)?;
+        let latest = meta.get("revision").map_err(backend)?.map(|g| g.value()).unwrap_or(0);
+        let mut out = BTreeMap::new();
+        for item in kv.range::<&str>((Bound::Included(prefix), Bound::Unbounded)).map_err(backend)? {
+            let (k, v) = item.map_err(backend)?;
+            let key = k.value();
+            if !key.starts_with(prefix) {
+                break;
+            }
+            out.insert(key.to_string(), decode_record(key, v.value())?);
+        }
+        if revision == 0 || revision >= latest {
+            return Ok((out, latest));
+        }
+        // Undo the events after `revision`, newest first.
+        let log = txn.open_table(LOG).map_err(backend)?;
+        for item in log.range((revision + 1)..=latest).map_err(backend)?.rev() {
+            let (_, v) = item.map_err(backend)?;
+            let ev = decode_event(v.value())?;
+            if !ev.kv.key.starts_with(prefix) {
+                continue;
+            }
+            match ev.prev_kv {
+                Some(prev) => out.insert(ev.kv.key.clone(), prev),
+                None => out.remove(&ev.kv.key),
+            };
+        }
+        Ok((out, revision))
+    }
+}
+
+fn read_record(table: &redb::Table<&str, &[u8]>, key: &str) -> Result<Option<KeyValue>> {
+    match table.get(key).map_err(backend)? {
+        Some(g) => Ok(Some(decode_record(key, g.value())?)),
+        None => Ok(None),
+    }
+}
+
+/// Applies one batch in one transaction and one durable commit, then answers and publishes.
+fn writer_loop(shared: Arc<Shared>, rx: mpsc::Receiver<Pending>, max_batch: usize) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        let result = commit_batch(&shared, &batch);
+        match result {
+            Ok((outcomes, events, revision)) => {
+                shared.revision.store(revision, Ordering::SeqCst);
+                {
+                    let mut watchers = shared.watchers.lock().unwrap_or_else(|p| p.into_inner());
+                    for ev in &events {
+                        // A watcher that cannot keep up is dropped; its stream ends and the client
+                        // resumes from its last revision.
+                        watchers.retain(|w| !ev.kv.key.starts_with(&w.prefix) || w.tx.try_send(Ok(ev.clone())).is_ok());
+                    }
+                }
+                for (p, o) in batch.into_iter().zip(outcomes) {
+                    let _ = p.reply.send(Ok(o));
+                }
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                for p in batch {
+                    let _ = p.reply.send(Err(StorageError::Backend(msg.clone())));
+                }
+            }
+        }
+    }
+}
+
+type BatchResult = (Vec<WriteOutcome>, Vec<Event>, Revision);
+
+fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
+    let txn = shared.db.begin_write().map_err(backend)?;
+    let mut outcomes = Vec::with_capacity(batch.len());
+    let mut events = vec![];
+    let mut rev = shared.revision.load(Ordering::SeqCst);
+    {
+        let mut kv = txn.open_table(KV).map_err(backend)?;
+        let mut log = txn.open_table(LOG).map_err(backend)?;
+        let mut meta = txn.open_table(META).map_err(backend)?;
+        for p in batch {
+            let (key, cur) = match &p.op {
+                Op::Create { key, .. } | Op::Update { key, .. } | Op::Delete { key, .. } => {
+                    (key.as_str(), read_record(&kv, key)?)
+                }
+                Op::Compact { revision } => {
+                    let target = (*revision).min(rev);
+                    let mut stale = vec![];
+                    for item in log.range(..=target).map_err(backend)? {
+                        stale.push(item.map_err(backend)?.0.value());
+                    }
+                    for r in stale {
+                        log.remove(r).map_err(backend)?;
+                    }
+                    let c = target.max(shared.compacted.load(Ordering::SeqCst));
+                    meta.insert("compacted", c).map_err(backend)?;
+                    shared.compacted.store(c, Ordering::SeqCst);
+                    outcomes.push(WriteOutcome::Conflict(None));
+                    continue;
+                }
+            };
+            let ev = match (&p.op, cur) {
+                (Op::Create { value, .. }, None) => {
+                    rev += 1;
+                    Event {
+                        event_type: EventType::Put,
+                        kv: KeyValue { key: key.into(), value: value.clone(), create_revision: rev, mod_revision: rev, version: 1 },
+                        prev_kv: None,
+                    }
+                }
+                (Op::Update { expected, value, .. }, Some(c)) if c.mod_revision == *expected => {
+                    rev += 1;
+                    Event {
+                        event_type: EventType::Put,
+                        kv: KeyValue {
+                            key: key.into(),
+                            value: value.clone(),
+                            create_revision: c.create_revision,
+                            mod_revision: rev,
+                            version: c.version + 1,
+                        },
+                        prev_kv: Some(c),
+                    }
+                }
+                (Op::Delete { expected, .. }, Some(c)) if *expected == 0 || c.mod_revision == *expected => {
+                    rev += 1;
+                    Event {
+                        event_type: EventType::Delete,
+                        kv: KeyValue { key: key.into(), value: Bytes::new(), create_revision: 0, mod_revision: rev, version: 0 },
+                        prev_kv: Some(c),
+                    }
+                }
+                (_, cur) => {
+                    outcomes.push(WriteOutcome::Conflict(cur));
+                    continue;
+                }
+            };
+            match ev.event_type {
+                EventType::Put => {
+                    kv.insert(key, encode_record(&ev.kv).as_slice()).map_err(backend)?;
+                    outcomes.push(WriteOutcome::Done(ev.kv.clone()));
+                }
+                EventType::Delete => {
+                    kv.remove(key).map_err(backend)?;
+                    let mut gone = ev.prev_kv.clone().unwrap_or_else(|| ev.kv.clone());
+                    gone.mod_revision = rev;
+                    outcomes.push(WriteOutcome::Done(gone));
+                }
+            }
+            log.insert(rev, encode_event(&ev).as_slice()).map_err(backend)?;
+            events.push(ev);
+        }
+        meta.insert("revision", rev).map_err(backend)?;
+    }
+    txn.commit().map_err(backend)?;
+    Ok((outcomes, events, rev))
+}
+
+impl Storage for EmbeddedStore {
+    fn current_revision(&self) -> Revision {
+        self.shared.revision.load(Ordering::SeqCst)
+    }
+
+    fn compacted_revision(&self) -> Revision {
+        self.shared.compacted.load(Ordering::SeqCst)
+    }
+
+    fn get<'a>(&'a self, key: &'a str, revision: Revision) -> BoxFuture<'a, Result<Option<KeyValue>>> {
+        Box::pin(async move {
+            self.check_revision(revision)?;
+            if revision == 0 {
+                let txn = self.shared.db.begin_read().map_err(backend)?;
+                let kv = txn.open_table(KV).map_err(backend)?;
+                return match kv.get(key).map_err(backend)? {
+                    Some(g) => Ok(Some(decode_record(key, g.value())?)),
+                    None => Ok(None),
+                };
+            }
+            let (mut m, _) = self.snapshot(key, revision)?;
+            Ok(m.remove(key))
+        })
+    }
+
+    fn range<'a>(&'a self, req: RangeRequest) -> BoxFuture<'a, Result<RangeResult>> {
+        Box::pin(async move {
+            self.check_revision(req.revision)?;
+            let (m, revision) = self.snapshot(&req.prefix, req.revision)?;
+            let count = m.len();
+            let iter: Box<dyn Iterator<Item = KeyValue>> = match &req.start_after {
+                Some(s) => Box::new(m.into_iter().filter(move |(k, _)| k.as_str() > s.as_str()).map(|(_, v)| v)),
+                None => Box::new(m.into_values()),
+            };
+            let mut kvs: Vec<KeyValue> = iter.collect();
+            let more = req.limit > 0 && kvs.len() > req.limit;
+            if more {
+                kvs.truncate(req.limit);
+            }
+            Ok(RangeResult { kvs, revision, more, count })
+        })
+    }
+
+    fn create<'a>(&'a self, key: &'a str, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>> {
+        Box::pin(self.submit(Op::Create { key: key.to_string(), value }))
+    }
+
+    fn update<'a>(&'a self, key: &'a str, expected: Revision, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>> {
+        Box::pin(self.submit(Op::Update { key: key.to_string(), expected, value }))
+    }
+
+    fn delete<'a>(&'a self, key: &'a str, expected: Revision) -> BoxFuture<'a, Result<WriteOutcome>> {
+        Box::pin(self.submit(Op::Delete { key: key.to_string(), expected }))
+    }
+
+    fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
+        if self.shared.closed.load(Ordering::SeqCst) {
+            return Err(StorageError::Closed);
+        }
+        let compacted = self.compacted_revision();
+        if after < compacted {
+            return Err(StorageError::Compacted { requested: after, compacted });
+        }
+        let (live_tx, mut live_rx) = tmpsc::channel(self.shared.watch_buffer);
+        let registered_at = {
+            let mut w = self.shared.watchers.lock().unwrap_or_else(|p| p.into_inner());
+            w.push(Watcher { prefix: prefix.to_string(), tx: live_tx });
+            self.shared.revision.load(Ordering::SeqCst)
+        };
+        let (tx, rx) = tmpsc::channel(self.shared.watch_buffer.min(1024));
+        let shared = self.shared.clone();
+        let prefix = prefix.to_string();
+        tokio::spawn(async move {
+            // History (after, registered_at], then the live events (> registered_at).
+            if after < registered_at {
+                let replay = (|| -> Result<Vec<Event>> {
+                    let txn = shared.db.begin_read().map_err(backend)?;
+                    let log = txn.open_table(LOG).map_err(backend)?;
+                    let mut out = vec![];
+                    for item in log.range((after + 1)..=registered_at).map_err(backend)? {
+                        let ev = decode_event(item.map_err(backend)?.1.value())?;
+                        if ev.kv.key.starts_with(&prefix) {
+                            out.push(ev);
+                        }
+                    }
+                    Ok(out)
+                })();
+                match replay {
+                    Ok(evs) => {
+                        for ev in evs {
+                            if tx.send(Ok(ev)).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                }
+            }
+            while let Some(ev) = live_rx.recv().await {
+                if tx.send(ev).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(WatchStream { rx })
+    }
+
+    fn compact<'a>(&'a self, revision: Revision) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move { self.submit(Op::Compact { revision }).await.map(|_| ()) })
+    }
+
+    fn close<'a>(&'a self) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.shared.closed.store(true, Ordering::SeqCst);
+            // Dropping the sender ends the writer after it drains what is queued.
+            drop(self.writer.lock().unwrap_or_else(|p| p.into_inner()).take());
+            let handle = self.writer_thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(h) = handle {
+                let _ = tokio::task::spawn_blocking(move || h.join()).await;
+            }
+            self.shared.watchers.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap()
+    }
+
+    #[test]
+    fn crud_conflicts_revisions_and_history() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            let WriteOutcome::Done(a) = s.create("/a/1", Bytes::from("x")).await.unwrap() else { panic!() };
+            assert_eq!((a.create_revision, a.mod_revision, a.version), (1, 1, 1));
+            assert!(matches!(s.create("/a/1", Bytes::from("y")).await.unwrap(), WriteOutcome::Conflict(Some(_))));
+            assert!(matches!(s.update("/a/1", 7, Bytes::from("y")).await.unwrap(), WriteOutcome::Conflict(Some(_))));
+            let WriteOutcome::Done(b) = s.update("/a/1", 1, Bytes::from("y")).await.unwrap() else { panic!() };
+            assert_eq!((b.create_revision, b.mod_revision, b.version), (1, 2, 2));
+            s.create("/a/2", Bytes::from("z")).await.unwrap();
+            s.create("/b/1", Bytes::from("q")).await.unwrap();
+            let r = s.range(RangeRequest { prefix: "/a/".into(), ..Default::default() }).await.unwrap();
+            assert_eq!((r.kvs.len(), r.revision, r.count), (2, 4, 2));
+            let r = s.range(RangeRequest { prefix: "/a/".into(), limit: 1, ..Default::default() }).await.unwrap();
+            assert!(r.more && r.kvs[0].key == "/a/1");
+            let r = s.range(RangeRequest { prefix: "/a/".into(), start_after: Some("/a/1".into()), ..Default::default() }).await.unwrap();
+            assert_eq!(r.kvs[0].key, "/a/2");
+            assert!(matches!(s.delete("/a/2", 0).await.unwrap(), WriteOutcome::Done(_)));
+            // At revision 1 only /a/1 = x existed.
+            let r = s.range(RangeRequest { prefix: "/a/".into(), revision: 1, ..Default::default() }).await.unwrap();
+            assert_eq!(r.kvs.len(), 1);
+            assert_eq!(r.kvs[0].value, Bytes::from("x"));
+            let r = s.range(RangeRequest { prefix: "/a/".into(), revision: 3, ..Default::default() }).await.unwrap();
+            assert_eq!(r.kvs.len(), 2);
+            assert!(matches!(s.get("/a/1", 99).await, Err(StorageError::FutureRevision { .. })));
+            s.compact(3).await.unwrap();
+            assert!(matches!(s.get("/a/1", 2).await, Err(StorageError::Compacted { .. })));
+            assert!(matches!(s.watch("/a/", 1), Err(StorageError::Compacted { .. })));
+            assert_eq!(s.get("/a/1", 0).await.unwrap().unwrap().value, Bytes::from("y"));
+            s.close().await;
+            assert!(matches!(s.create("/c", Bytes::new()).await, Err(StorageError::Closed)));
+            drop(s);
+
+            // Reopen: data and revision survive, revisions keep growing.
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            assert_eq!(s.current_revision(), 5);
+            let WriteOutcome::Done(c) = s.create("/c", Bytes::new()).await.unwrap() else { panic!() };
+            assert_eq!(c.mod_revision, 6);
+            s.close().await;
+        });
+    }
+
+    #[test]
+    fn watch_replays_then_follows_without_gaps() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            for i in 0..50 {
+                s.create(&format!("/w/{i}"), Bytes::from("v")).await.unwrap();
+            }
+            let writer = {
+                let s = s.clone();
+                tokio::spawn(async move {
+                    for i in 50..200 {
+                        s.create(&format!("/w/{i}"), Bytes::from("v")).await.unwrap();
+                    }
+                })
+            };
+            let mut w = s.watch("/w/", 10).unwrap();
+            let mut expected = 11;
+            while expected <= 200 {
+                let ev = w.recv().await.unwrap().unwrap();
+                assert_eq!(ev.kv.mod_revision, expected);
+                expected += 1;
+            }
+            writer.await.unwrap();
+            s.close().await;
+        });
+    }
+
+    #[test]
+    fn concurrent_creates_are_batched_and_unique() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            let t0 = std::time::Instant::now();
+            let mut tasks = vec![];
+            for t in 0..64 {
+                let s = s.clone();
+                tasks.push(tokio::spawn(async move {
+                    let mut revs = vec![];
+                    for i in 0..100 {
+                        let WriteOutcome::Done(kv) = s.create(&format!("/k/{t}/{i}"), Bytes::from(vec![b'x'; 2048])).await.unwrap() else {
+                            panic!()
+                        };
+                        revs.push(kv.mod_revision);
+                    }
+                    revs
+                }));
+            }
+            let mut all = vec![];
+            for t in tasks {
+                all.extend(t.await.unwrap());
+            }
+            let n = all.len();
+            all.sort();
+            all.dedup();
+            assert_eq!(all.len(), n);
+            println!("{n} durable creates in {:?}", t0.elapsed());
+            let r = s.range(RangeRequest { prefix: "/k/".into(), ..Default::default() }).await.unwrap();
+            assert_eq!(r.kvs.len(), n);
+            s.close().await;
+        });
+    }
+}

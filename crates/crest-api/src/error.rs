@@ -77,7 +77,12 @@ fn details(name: &str, group: &str, kind: &str) -> Map<String, Value> {
 
 impl ApiError {
     pub fn new(code: u16, reason: Reason, message: impl Into<String>) -> Self {
-        ApiError { code, reason: Some(reason), message: message.into(), details: None }
+        ApiError {
+            code,
+            reason: Some(reason),
+            message: message.into(),
+            details: None,
+        }
     }
 
     /// `resource.group "name" not found`.
@@ -141,7 +146,12 @@ impl ApiError {
         } else {
             format!("{gk} {name:?} is invalid: {}", aggregate(errs))
         };
-        ApiError { code: 422, reason: Some(Reason::Invalid), message, details: Some(d) }
+        ApiError {
+            code: 422,
+            reason: Some(Reason::Invalid),
+            message,
+            details: Some(d),
+        }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -153,7 +163,10 @@ impl ApiError {
         ApiError {
             code: 405,
             reason: Some(Reason::MethodNotAllowed),
-            message: format!("{action} is not supported on resources of kind {:?}", gr.to_string()),
+            message: format!(
+                "{action} is not supported on resources of kind {:?}",
+                gr.to_string()
+            ),
             details: Some(details("", &gr.group, &gr.resource)),
         }
     }
@@ -167,11 +180,19 @@ impl ApiError {
     }
 
     pub fn too_large(limit: usize) -> Self {
-        Self::new(413, Reason::RequestEntityTooLarge, format!("Request entity too large: limit is {limit}"))
+        Self::new(
+            413,
+            Reason::RequestEntityTooLarge,
+            format!("Request entity too large: limit is {limit}"),
+        )
     }
 
     pub fn forbidden(gr: &GroupResource, name: &str, detail: &str) -> Self {
-        let target = if name.is_empty() { gr.to_string() } else { format!("{gr} {name:?}") };
+        let target = if name.is_empty() {
+            gr.to_string()
+        } else {
+            format!("{gr} {name:?}")
+        };
         ApiError {
             code: 403,
             reason: Some(Reason::Forbidden),
@@ -259,13 +280,20 @@ mod tests {
         assert_eq!(e.message, "crontabs.stable.example.com \"x\" not found");
         assert_eq!(e.to_status()["code"], 404);
         let gr = GroupResource::new("", "namespaces");
-        assert_eq!(ApiError::not_found(&gr, "x").message, "namespaces \"x\" not found");
+        assert_eq!(
+            ApiError::not_found(&gr, "x").message,
+            "namespaces \"x\" not found"
+        );
     }
 
     #[test]
     fn invalid_message() {
         let gk = GroupKind::new("apiextensions.k8s.io", "CustomResourceDefinition");
-        let e = ApiError::invalid(&gk, "a.b", &[FieldError::required(&FieldPath::new("spec.group"), "")]);
+        let e = ApiError::invalid(
+            &gk,
+            "a.b",
+            &[FieldError::required(&FieldPath::new("spec.group"), "")],
+        );
         assert_eq!(
             e.message,
             "CustomResourceDefinition.apiextensions.k8s.io \"a.b\" is invalid: spec.group: Required value"

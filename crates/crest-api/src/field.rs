@@ -109,8 +109,19 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn make(error_type: ErrorType, field: &FieldPath, value: Option<Value>, detail: impl Into<String>) -> Self {
-        FieldError { error_type, field: field.clone(), value, value_repr: None, detail: detail.into() }
+    fn make(
+        error_type: ErrorType,
+        field: &FieldPath,
+        value: Option<Value>,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            error_type,
+            field: field.clone(),
+            value,
+            value_repr: None,
+            detail: detail.into(),
+        }
     }
     pub fn required(field: &FieldPath, detail: impl Into<String>) -> Self {
         Self::make(ErrorType::Required, field, None, detail)
@@ -137,7 +148,12 @@ impl FieldError {
         Self::make(ErrorType::Internal, field, None, detail)
     }
     pub fn too_long(field: &FieldPath, max: usize) -> Self {
-        Self::make(ErrorType::TooLong, field, None, format!("may not be more than {max} bytes"))
+        Self::make(
+            ErrorType::TooLong,
+            field,
+            None,
+            format!("may not be more than {max} bytes"),
+        )
     }
     pub fn too_many(field: &FieldPath, actual: usize, max: usize) -> Self {
         Self::make(
@@ -157,19 +173,28 @@ impl FieldError {
         };
         Self::make(ErrorType::NotSupported, field, Some(value.into()), detail)
     }
-    pub fn type_invalid(field: &FieldPath, value: impl Into<Value>, detail: impl Into<String>) -> Self {
+    pub fn type_invalid(
+        field: &FieldPath,
+        value: impl Into<Value>,
+        detail: impl Into<String>,
+    ) -> Self {
         Self::make(ErrorType::TypeInvalid, field, Some(value.into()), detail)
     }
 
     /// The message without the field path (Kubernetes' `ErrorBody`), used as `StatusCause.message`.
     pub fn body(&self) -> String {
         let mut s = match self.error_type {
-            ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong | ErrorType::Internal => {
-                self.error_type.as_str().to_string()
-            }
+            ErrorType::Required
+            | ErrorType::Forbidden
+            | ErrorType::TooLong
+            | ErrorType::Internal => self.error_type.as_str().to_string(),
             _ => match &self.value {
                 _ if self.value_repr.is_some() => {
-                    format!("{}: {}", self.error_type.as_str(), self.value_repr.as_deref().unwrap_or_default())
+                    format!(
+                        "{}: {}",
+                        self.error_type.as_str(),
+                        self.value_repr.as_deref().unwrap_or_default()
+                    )
                 }
                 None => self.error_type.as_str().to_string(),
                 Some(v) => format!("{}: {}", self.error_type.as_str(), go_value(v)),
@@ -212,7 +237,11 @@ pub type FieldErrors = Vec<FieldError>;
 /// Renders an error list as Kubernetes' aggregate: one message alone, several in `[a, b]`, duplicates dropped.
 pub fn aggregate(errs: &[FieldError]) -> String {
     let mut seen = std::collections::HashSet::new();
-    let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).filter(|m| seen.insert(m.clone())).collect();
+    let msgs: Vec<String> = errs
+        .iter()
+        .map(|e| e.to_string())
+        .filter(|m| seen.insert(m.clone()))
+        .collect();
     if msgs.len() == 1 {
         msgs.into_iter().next().unwrap_or_default()
     } else {
@@ -226,7 +255,10 @@ mod tests {
 
     #[test]
     fn formats_like_kubernetes() {
-        let p = FieldPath::new("spec").child("versions").index(0).child("name");
+        let p = FieldPath::new("spec")
+            .child("versions")
+            .index(0)
+            .child("name");
         assert_eq!(
             FieldError::invalid(&p, "V1", "a DNS-1035 label").to_string(),
             "spec.versions[0].name: Invalid value: \"V1\": a DNS-1035 label"
@@ -236,13 +268,21 @@ mod tests {
             "spec.group: Required value"
         );
         assert_eq!(
-            FieldError::not_supported(&FieldPath::new("spec.scope"), "x", &["Cluster", "Namespaced"]).to_string(),
+            FieldError::not_supported(
+                &FieldPath::new("spec.scope"),
+                "x",
+                &["Cluster", "Namespaced"]
+            )
+            .to_string(),
             "spec.scope: Unsupported value: \"x\": supported values: \"Cluster\", \"Namespaced\""
         );
         let errs = vec![
             FieldError::required(&FieldPath::new("a"), ""),
             FieldError::required(&FieldPath::new("b"), "x"),
         ];
-        assert_eq!(aggregate(&errs), "[a: Required value, b: Required value: x]");
+        assert_eq!(
+            aggregate(&errs),
+            "[a: Required value, b: Required value: x]"
+        );
     }
 }

@@ -10,7 +10,10 @@ pub struct GroupVersion {
 
 impl GroupVersion {
     pub fn new(group: &str, version: &str) -> Self {
-        GroupVersion { group: group.into(), version: version.into() }
+        GroupVersion {
+            group: group.into(),
+            version: version.into(),
+        }
     }
 
     /// Parses an `apiVersion` value: `v1` (core) or `group/version`.
@@ -46,7 +49,11 @@ pub struct GroupVersionKind {
 
 impl GroupVersionKind {
     pub fn new(group: &str, version: &str, kind: &str) -> Self {
-        GroupVersionKind { group: group.into(), version: version.into(), kind: kind.into() }
+        GroupVersionKind {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+        }
     }
     pub fn api_version(&self) -> String {
         GroupVersion::new(&self.group, &self.version).api_version()
@@ -65,7 +72,10 @@ pub struct GroupKind {
 
 impl GroupKind {
     pub fn new(group: &str, kind: &str) -> Self {
-        GroupKind { group: group.into(), kind: kind.into() }
+        GroupKind {
+            group: group.into(),
+            kind: kind.into(),
+        }
     }
 }
 
@@ -88,7 +98,10 @@ pub struct GroupResource {
 
 impl GroupResource {
     pub fn new(group: &str, resource: &str) -> Self {
-        GroupResource { group: group.into(), resource: resource.into() }
+        GroupResource {
+            group: group.into(),
+            resource: resource.into(),
+        }
     }
 }
 
@@ -137,8 +150,17 @@ impl ApiResource {
 
 /// The verbs of a resource that supports everything.
 pub fn all_verbs() -> Vec<String> {
-    ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }

@@ -12,7 +12,9 @@ pub fn meta(obj: &Value) -> Option<&Map<String, Value>> {
 /// The `metadata` map, created empty when absent or not a map.
 pub fn meta_mut(obj: &mut Value) -> Option<&mut Map<String, Value>> {
     let o = obj.as_object_mut()?;
-    let m = o.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    let m = o
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
     if !m.is_object() {
         *m = Value::Object(Map::new());
     }
@@ -21,7 +23,10 @@ pub fn meta_mut(obj: &mut Value) -> Option<&mut Map<String, Value>> {
 
 /// A string field of `metadata`, `""` when absent.
 pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
-    meta(obj).and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
+    meta(obj)
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 pub fn name(obj: &Value) -> &str {
@@ -41,19 +46,27 @@ pub fn resource_version(obj: &Value) -> &str {
 }
 
 pub fn deletion_timestamp(obj: &Value) -> Option<&str> {
-    meta(obj).and_then(|m| m.get("deletionTimestamp")).and_then(Value::as_str)
+    meta(obj)
+        .and_then(|m| m.get("deletionTimestamp"))
+        .and_then(Value::as_str)
 }
 
 pub fn finalizers(obj: &Value) -> Vec<String> {
     meta(obj)
         .and_then(|m| m.get("finalizers"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 pub fn labels(obj: &Value) -> Option<&Map<String, Value>> {
-    meta(obj).and_then(|m| m.get("labels")).and_then(Value::as_object)
+    meta(obj)
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
 }
 
 /// Sets `metadata.<field>` (creating `metadata`).
@@ -83,5 +96,7 @@ pub fn new_uid() -> String {
 pub fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut rng = rand::rng();
-    (0..5).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+    (0..5)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
 }

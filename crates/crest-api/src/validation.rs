@@ -8,7 +8,8 @@ use std::sync::OnceLock;
 
 const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_FMT: &str =
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
@@ -66,7 +67,11 @@ pub fn is_dns1123_label(v: &str) -> Vec<String> {
         errs.push(max_len_error(63));
     }
     if !dns1123_label_re().is_match(v) {
-        errs.push(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, &["my-name", "123-abc"]));
+        errs.push(regex_error(
+            DNS1123_LABEL_MSG,
+            DNS1123_LABEL_FMT,
+            &["my-name", "123-abc"],
+        ));
     }
     errs
 }
@@ -77,7 +82,11 @@ pub fn is_dns1123_subdomain(v: &str) -> Vec<String> {
         errs.push(max_len_error(253));
     }
     if !dns1123_subdomain_re().is_match(v) {
-        errs.push(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, &["example.com"]));
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_MSG,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
     }
     errs
 }
@@ -88,7 +97,11 @@ pub fn is_dns1035_label(v: &str) -> Vec<String> {
         errs.push(max_len_error(63));
     }
     if !dns1035_label_re().is_match(v) {
-        errs.push(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, &["my-name", "abc-123"]));
+        errs.push(regex_error(
+            DNS1035_LABEL_MSG,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
     }
     errs
 }
@@ -122,7 +135,11 @@ pub fn is_qualified_name(v: &str) -> Vec<String> {
     if !qualified_name_re().is_match(name) {
         errs.push(format!(
             "name part {}",
-            regex_error(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, &["MyName", "my.name", "123-abc"])
+            regex_error(
+                QUALIFIED_NAME_MSG,
+                QUALIFIED_NAME_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
         ));
     }
     errs
@@ -134,7 +151,11 @@ pub fn is_valid_label_value(v: &str) -> Vec<String> {
         errs.push(max_len_error(63));
     }
     if !label_value_re().is_match(v) {
-        errs.push(regex_error(LABEL_VALUE_MSG, LABEL_VALUE_FMT, &["MyValue", "my_value", "12345"]));
+        errs.push(regex_error(
+            LABEL_VALUE_MSG,
+            LABEL_VALUE_FMT,
+            &["MyValue", "my_value", "12345"],
+        ));
     }
     errs
 }
@@ -166,12 +187,20 @@ fn mask_trailing_dash(name: &str) -> String {
 }
 
 pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
-    let n = if prefix { mask_trailing_dash(name) } else { name.to_string() };
+    let n = if prefix {
+        mask_trailing_dash(name)
+    } else {
+        name.to_string()
+    };
     is_dns1123_subdomain(&n)
 }
 
 pub fn name_is_dns_label(name: &str, prefix: bool) -> Vec<String> {
-    let n = if prefix { mask_trailing_dash(name) } else { name.to_string() };
+    let n = if prefix {
+        mask_trailing_dash(name)
+    } else {
+        name.to_string()
+    };
     is_dns1123_label(&n)
 }
 
@@ -188,13 +217,21 @@ fn str_map<'a>(
             for (k, v) in m {
                 match v {
                     Value::String(s) => out.push((k, s.as_str())),
-                    other => errs.push(FieldError::invalid(&path.key(k), other.clone(), "must be a string")),
+                    other => errs.push(FieldError::invalid(
+                        &path.key(k),
+                        other.clone(),
+                        "must be a string",
+                    )),
                 }
             }
             Some(out)
         }
         Some(other) => {
-            errs.push(FieldError::invalid(path, other.clone(), "must be an object of strings"));
+            errs.push(FieldError::invalid(
+                path,
+                other.clone(),
+                "must be an object of strings",
+            ));
             None
         }
     }
@@ -235,7 +272,11 @@ fn validate_finalizers(meta: &Map<String, Value>, path: &FieldPath, errs: &mut F
             let mut seen = std::collections::HashSet::new();
             for (i, f) in items.iter().enumerate() {
                 let Some(s) = f.as_str() else {
-                    errs.push(FieldError::invalid(&path.index(i), f.clone(), "must be a string"));
+                    errs.push(FieldError::invalid(
+                        &path.index(i),
+                        f.clone(),
+                        "must be a string",
+                    ));
                     continue;
                 };
                 for m in is_qualified_name(s) {
@@ -246,12 +287,18 @@ fn validate_finalizers(meta: &Map<String, Value>, path: &FieldPath, errs: &mut F
                 }
             }
         }
-        Some(other) => errs.push(FieldError::invalid(path, other.clone(), "must be a list of strings")),
+        Some(other) => errs.push(FieldError::invalid(
+            path,
+            other.clone(),
+            "must be a list of strings",
+        )),
     }
 }
 
 fn validate_owner_references(meta: &Map<String, Value>, path: &FieldPath, errs: &mut FieldErrors) {
-    let Some(refs) = meta.get("ownerReferences") else { return };
+    let Some(refs) = meta.get("ownerReferences") else {
+        return;
+    };
     let Some(refs) = refs.as_array() else {
         if !refs.is_null() {
             errs.push(FieldError::invalid(path, refs.clone(), "must be a list"));
@@ -269,7 +316,11 @@ fn validate_owner_references(meta: &Map<String, Value>, path: &FieldPath, errs: 
                     "name" => "name must not be empty",
                     _ => "uid must not be empty",
                 };
-                errs.push(FieldError::invalid(&p.child(f), r.get(f).cloned().unwrap_or(Value::from("")), detail));
+                errs.push(FieldError::invalid(
+                    &p.child(f),
+                    r.get(f).cloned().unwrap_or(Value::from("")),
+                    detail,
+                ));
             }
         }
         if r.get("controller").and_then(Value::as_bool) == Some(true) {
@@ -295,14 +346,24 @@ pub fn validate_object_meta(
 ) -> FieldErrors {
     let mut errs = vec![];
     let name = meta.get("name").and_then(Value::as_str).unwrap_or("");
-    let generate_name = meta.get("generateName").and_then(Value::as_str).unwrap_or("");
+    let generate_name = meta
+        .get("generateName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if !generate_name.is_empty() {
         for m in name_fn(generate_name, true) {
-            errs.push(FieldError::invalid(&path.child("generateName"), generate_name, m));
+            errs.push(FieldError::invalid(
+                &path.child("generateName"),
+                generate_name,
+                m,
+            ));
         }
     }
     if name.is_empty() {
-        errs.push(FieldError::required(&path.child("name"), "name or generateName is required"));
+        errs.push(FieldError::required(
+            &path.child("name"),
+            "name or generateName is required",
+        ));
     } else {
         for m in name_fn(name, false) {
             errs.push(FieldError::invalid(&path.child("name"), name, m));
@@ -318,7 +379,10 @@ pub fn validate_object_meta(
             }
         }
     } else if !ns.is_empty() {
-        errs.push(FieldError::forbidden(&path.child("namespace"), "not allowed on this type"));
+        errs.push(FieldError::forbidden(
+            &path.child("namespace"),
+            "not allowed on this type",
+        ));
     }
     validate_labels(meta, &path.child("labels"), &mut errs);
     validate_annotations(meta, &path.child("annotations"), &mut errs);
@@ -350,12 +414,26 @@ mod tests {
 
     #[test]
     fn object_meta() {
-        let meta = json!({"name": "ok", "namespace": "default", "labels": {"app": "x", "bad key!": "y"}});
-        let errs = validate_object_meta(meta.as_object().unwrap(), true, name_is_dns_subdomain, &FieldPath::new("metadata"));
+        let meta =
+            json!({"name": "ok", "namespace": "default", "labels": {"app": "x", "bad key!": "y"}});
+        let errs = validate_object_meta(
+            meta.as_object().unwrap(),
+            true,
+            name_is_dns_subdomain,
+            &FieldPath::new("metadata"),
+        );
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert_eq!(errs[0].field.as_str(), "metadata.labels");
         let meta = json!({});
-        let errs = validate_object_meta(meta.as_object().unwrap(), false, name_is_dns_subdomain, &FieldPath::new("metadata"));
-        assert_eq!(errs[0].to_string(), "metadata.name: Required value: name or generateName is required");
+        let errs = validate_object_meta(
+            meta.as_object().unwrap(),
+            false,
+            name_is_dns_subdomain,
+            &FieldPath::new("metadata"),
+        );
+        assert_eq!(
+            errs[0].to_string(),
+            "metadata.name: Required value: name or generateName is required"
+        );
     }
 }

@@ -30,9 +30,24 @@ fn parse_args() -> Args {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--binary" => args.binary = it.next().map(PathBuf::from).unwrap_or(args.binary),
-            "--objects" => args.objects = it.next().and_then(|v| v.parse().ok()).unwrap_or(args.objects),
-            "--clients" => args.clients = it.next().and_then(|v| v.parse().ok()).unwrap_or(args.clients),
-            "--seconds" => args.seconds = it.next().and_then(|v| v.parse().ok()).unwrap_or(args.seconds),
+            "--objects" => {
+                args.objects = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(args.objects)
+            }
+            "--clients" => {
+                args.clients = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(args.clients)
+            }
+            "--seconds" => {
+                args.seconds = it
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(args.seconds)
+            }
             "--help" | "-h" => {
                 println!("crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S]");
                 std::process::exit(0);
@@ -48,7 +63,9 @@ fn parse_args() -> Args {
 
 fn default_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
-    exe.parent().map(|p| p.join("crest")).unwrap_or_else(|| PathBuf::from("target/release/crest"))
+    exe.parent()
+        .map(|p| p.join("crest"))
+        .unwrap_or_else(|| PathBuf::from("target/release/crest"))
 }
 
 struct Server {
@@ -75,19 +92,35 @@ fn start(binary: &Path, dir: &Path) -> (Server, Duration) {
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e} (build it with cargo build --release -p crest)", binary.display()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot start {}: {e} (build it with cargo build --release -p crest)",
+                binary.display()
+            )
+        });
     let base = loop {
         if let Ok(text) = std::fs::read_to_string(&kubeconfig) {
             if let Some(l) = text.lines().find(|l| l.trim_start().starts_with("server:")) {
-                break l.trim_start().trim_start_matches("server:").trim().to_string();
+                break l
+                    .trim_start()
+                    .trim_start_matches("server:")
+                    .trim()
+                    .to_string();
             }
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "server did not start");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "server did not start"
+        );
         std::thread::sleep(Duration::from_micros(500));
     };
     let client = reqwest::blocking::Client::new();
     loop {
-        if client.get(format!("{base}/readyz")).send().is_ok_and(|r| r.status().is_success()) {
+        if client
+            .get(format!("{base}/readyz"))
+            .send()
+            .is_ok_and(|r| r.status().is_success())
+        {
             break;
         }
         std::thread::sleep(Duration::from_micros(500));
@@ -121,7 +154,9 @@ const COLLECTION: &str = "/apis/stable.example.com/v1/namespaces/default/crontab
 async fn create_crd(client: &reqwest::Client, base: &str) -> Duration {
     let t0 = Instant::now();
     let r = client
-        .post(format!("{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"))
+        .post(format!(
+            "{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        ))
         .header("Content-Type", "application/json")
         .body(CRD)
         .send()
@@ -157,7 +192,10 @@ where
     let mut tasks = vec![];
     for _ in 0..clients {
         let (f, done, next) = (f.clone(), done.clone(), next.clone());
-        let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().expect("client");
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(1)
+            .build()
+            .expect("client");
         tasks.push(tokio::spawn(async move {
             while Instant::now() < deadline {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -178,7 +216,10 @@ where
 
 fn main() {
     let args = parse_args();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let mut rows: Vec<(String, String, String)> = vec![];
 
     // 1. Empty start and idle RSS.
@@ -190,17 +231,29 @@ fn main() {
         starts.push(t);
     }
     starts.sort();
-    rows.push(("start -> /readyz, empty data dir (median of 5)".into(), format!("{:.1} ms", starts[2].as_secs_f64() * 1e3), "< 50 ms".into()));
+    rows.push((
+        "start -> /readyz, empty data dir (median of 5)".into(),
+        format!("{:.1} ms", starts[2].as_secs_f64() * 1e3),
+        "< 50 ms".into(),
+    ));
 
     let (server, _) = start(&args.binary, tmp.path());
     std::thread::sleep(Duration::from_millis(300));
-    rows.push(("idle RSS".into(), format!("{:.1} MiB", rss_mib(server.child.id())), "< 20 MiB".into()));
+    rows.push((
+        "idle RSS".into(),
+        format!("{:.1} MiB", rss_mib(server.child.id())),
+        "< 20 MiB".into(),
+    ));
     let base = server.base.clone();
 
     rt.block_on(async {
         let client = reqwest::Client::new();
         let t = create_crd(&client, &base).await;
-        rows.push(("CRD create -> first CR create".into(), format!("{:.1} ms", t.as_secs_f64() * 1e3), "< 50 ms".into()));
+        rows.push((
+            "CRD create -> first CR create".into(),
+            format!("{:.1} ms", t.as_secs_f64() * 1e3),
+            "< 50 ms".into(),
+        ));
 
         let b = base.clone();
         let creates = load(args.clients, args.seconds, args.objects, move |c, i| {
@@ -215,7 +268,11 @@ fn main() {
             }
         })
         .await;
-        rows.push((format!("durable creates, 2 KiB, {} clients", args.clients), format!("{creates:.0} /s"), ">= 10,000 /s".into()));
+        rows.push((
+            format!("durable creates, 2 KiB, {} clients", args.clients),
+            format!("{creates:.0} /s"),
+            ">= 10,000 /s".into(),
+        ));
 
         // Fill up to the requested object count.
         let existing = count(&client, &base).await;
@@ -239,17 +296,28 @@ fn main() {
         let gets = load(args.clients, args.seconds, usize::MAX, move |c, i| {
             let b = b.clone();
             async move {
-                c.get(format!("{b}{COLLECTION}/ct-{}", i % 1000)).send().await.is_ok_and(|r| r.status().is_success())
+                c.get(format!("{b}{COLLECTION}/ct-{}", i % 1000))
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
             }
         })
         .await;
-        rows.push(("GET by name".into(), format!("{gets:.0} /s"), ">= 30,000 /s".into()));
+        rows.push((
+            "GET by name".into(),
+            format!("{gets:.0} /s"),
+            ">= 30,000 /s".into(),
+        ));
     });
 
     let total = rt.block_on(count(&reqwest::Client::new(), &base));
     let rss = rss_mib(server.child.id());
     let raw = total as f64 * 2048.0 / (1024.0 * 1024.0);
-    rows.push((format!("RSS with {total} 2 KiB objects"), format!("{rss:.0} MiB ({:.2}x raw {raw:.0} MiB)", rss / raw), "< 1.5x raw".into()));
+    rows.push((
+        format!("RSS with {total} 2 KiB objects"),
+        format!("{rss:.0} MiB ({:.2}x raw {raw:.0} MiB)", rss / raw),
+        "< 1.5x raw".into(),
+    ));
     drop(server);
 
     // LIST of 10,000 objects on a fresh server.
@@ -274,7 +342,11 @@ fn main() {
         let mut times = vec![];
         for _ in 0..10 {
             let t0 = Instant::now();
-            let r = client.get(format!("{}{COLLECTION}", s2.base)).send().await.expect("list");
+            let r = client
+                .get(format!("{}{COLLECTION}", s2.base))
+                .send()
+                .await
+                .expect("list");
             let body = r.bytes().await.expect("body");
             assert!(body.len() > 10_000 * 2000);
             times.push(t0.elapsed());
@@ -282,12 +354,20 @@ fn main() {
         times.sort();
         times[5].as_secs_f64() * 1e3
     });
-    rows.push(("LIST of 10,000 2 KiB objects (median)".into(), format!("{list_ms:.1} ms"), "<= 80 ms".into()));
+    rows.push((
+        "LIST of 10,000 2 KiB objects (median)".into(),
+        format!("{list_ms:.1} ms"),
+        "<= 80 ms".into(),
+    ));
     drop(s2);
 
     // Restart with everything stored.
     let (s3, t) = start(&args.binary, tmp.path());
-    rows.push((format!("start -> /readyz with {total} objects"), format!("{:.0} ms", t.as_secs_f64() * 1e3), "< 3 s".into()));
+    rows.push((
+        format!("start -> /readyz with {total} objects"),
+        format!("{:.0} ms", t.as_secs_f64() * 1e3),
+        "< 3 s".into(),
+    ));
     drop(s3);
 
     println!("| measurement | result | target |");
@@ -300,10 +380,14 @@ fn main() {
 async fn count(client: &reqwest::Client, base: &str) -> usize {
     let r = client
         .get(format!("{base}{COLLECTION}"))
-        .header("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+        .header(
+            "Accept",
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        )
         .send()
         .await
         .expect("list");
-    let v: serde_json::Value = serde_json::from_slice(&r.bytes().await.expect("body")).unwrap_or_default();
+    let v: serde_json::Value =
+        serde_json::from_slice(&r.bytes().await.expect("body")).unwrap_or_default();
     v["items"].as_array().map(Vec::len).unwrap_or(0)
 }

@@ -26,22 +26,38 @@ pub struct CachedObject {
 
 impl CachedObject {
     /// Builds the served form from stored bytes (stored objects carry no resourceVersion).
-    pub fn from_stored(key: String, stored: &[u8], create_revision: Revision, mod_revision: Revision) -> Self {
+    pub fn from_stored(
+        key: String,
+        stored: &[u8],
+        create_revision: Revision,
+        mod_revision: Revision,
+    ) -> Self {
         let json = match serde_json::from_slice::<Value>(stored) {
             Ok(mut v) => {
                 crest_api::meta::set(&mut v, "resourceVersion", mod_revision.to_string());
-                serde_json::to_vec(&v).map(Bytes::from).unwrap_or_else(|_| Bytes::copy_from_slice(stored))
+                serde_json::to_vec(&v)
+                    .map(Bytes::from)
+                    .unwrap_or_else(|_| Bytes::copy_from_slice(stored))
             }
             // Not JSON: keep it verbatim so nothing is lost; readers report it as a decode error.
             Err(_) => Bytes::copy_from_slice(stored),
         };
-        CachedObject { key, json, create_revision, mod_revision }
+        CachedObject {
+            key,
+            json,
+            create_revision,
+            mod_revision,
+        }
     }
 
     /// Parses the object (callers that change it need an owned tree).
     pub fn value(&self) -> Result<Value, crest_api::ApiError> {
-        serde_json::from_slice(&self.json)
-            .map_err(|e| crest_api::ApiError::internal(format!("stored object {} is not valid JSON: {e}", self.key)))
+        serde_json::from_slice(&self.json).map_err(|e| {
+            crest_api::ApiError::internal(format!(
+                "stored object {} is not valid JSON: {e}",
+                self.key
+            ))
+        })
     }
 }
 
@@ -78,7 +94,11 @@ impl Cache {
     pub fn new() -> Arc<Self> {
         let (revision_tx, _) = watch::channel(0);
         let (events_tx, _) = broadcast::channel(4096);
-        Arc::new(Cache { state: RwLock::new(State::default()), revision_tx, events_tx })
+        Arc::new(Cache {
+            state: RwLock::new(State::default()),
+            revision_tx,
+            events_tx,
+        })
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
@@ -107,7 +127,9 @@ impl Cache {
     /// Applies one batch of storage events (in revision order), runs `before_publish` (which sees
     /// the new state), then makes the new revision visible to waiting readers and subscribers.
     pub fn apply(&self, events: Vec<CacheEvent>, before_publish: impl FnOnce(&[CacheEvent])) {
-        let Some(last) = events.last().map(|e| e.revision) else { return };
+        let Some(last) = events.last().map(|e| e.revision) else {
+            return;
+        };
         {
             let mut st = self.write();
             for e in &events {
@@ -148,13 +170,17 @@ impl Cache {
     /// hanging a request forever if the storage watch broke.
     pub async fn wait_for(&self, revision: Revision) -> Result<(), crest_api::ApiError> {
         let mut rx = self.revision_tx.subscribe();
-        let waited = tokio::time::timeout(Duration::from_secs(10), rx.wait_for(|r| *r >= revision)).await;
+        let waited =
+            tokio::time::timeout(Duration::from_secs(10), rx.wait_for(|r| *r >= revision)).await;
         match waited {
             Ok(Ok(_)) => Ok(()),
             _ => Err(crest_api::ApiError::new(
                 504,
                 crest_api::Reason::Timeout,
-                format!("Too large resource version: {revision}, current: {}", self.revision()),
+                format!(
+                    "Too large resource version: {revision}, current: {}",
+                    self.revision()
+                ),
             )),
         }
     }
@@ -172,7 +198,10 @@ impl Cache {
             .take_while(|(k, _)| k.starts_with(prefix))
             .map(|(_, v)| v.clone())
             .collect();
-        Snapshot { revision: st.revision, objects }
+        Snapshot {
+            revision: st.revision,
+            objects,
+        }
     }
 
     /// Whether any key starts with `prefix`.

@@ -37,21 +37,38 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Rece
 }
 
 async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
-    let crds: Vec<Value> = registry.cache.list(CRD_PREFIX).objects.iter().filter_map(|o| o.value().ok()).collect();
+    let crds: Vec<Value> = registry
+        .cache
+        .list(CRD_PREFIX)
+        .objects
+        .iter()
+        .filter_map(|o| o.value().ok())
+        .collect();
     let res = registry.resources();
-    let Some(crd_def) = res.lookup(crate::resources::CRD_GROUP, "v1", "customresourcedefinitions") else {
+    let Some(crd_def) = res.lookup(
+        crate::resources::CRD_GROUP,
+        "v1",
+        "customresourcedefinitions",
+    ) else {
         return Ok(());
     };
     for crd in &crds {
         let name = meta::name(crd).to_string();
         if meta::deletion_timestamp(crd).is_some() {
-            if meta::finalizers(crd).iter().any(|f| f == CRD_CLEANUP_FINALIZER) {
+            if meta::finalizers(crd)
+                .iter()
+                .any(|f| f == CRD_CLEANUP_FINALIZER)
+            {
                 finalize_crd(registry, &crd_def, crd, &name).await?;
             }
             continue;
         }
         // Names of CRDs that were not accepted (conflicts) are re-checked when others change.
-        let others: Vec<Value> = crds.iter().filter(|c| meta::name(c) != name).cloned().collect();
+        let others: Vec<Value> = crds
+            .iter()
+            .filter(|c| meta::name(c) != name)
+            .cloned()
+            .collect();
         let mut updated = crd.clone();
         crate::crd::accept_and_establish(&mut updated, &others);
         if updated.get("status") != crd.get("status") {
@@ -65,7 +82,13 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
                 .await?;
         }
     }
-    for ns in registry.cache.list(NAMESPACE_PREFIX).objects.iter().filter_map(|o| o.value().ok()) {
+    for ns in registry
+        .cache
+        .list(NAMESPACE_PREFIX)
+        .objects
+        .iter()
+        .filter_map(|o| o.value().ok())
+    {
         if meta::deletion_timestamp(&ns).is_some() {
             finalize_namespace(registry, &ns).await?;
         }
@@ -74,11 +97,19 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
 }
 
 /// Deletes every instance of a deleting CRD, then drops its cleanup finalizer (which deletes it).
-async fn finalize_crd(registry: &Registry, crd_def: &ResourceDef, crd: &Value, name: &str) -> Result<(), crest_api::ApiError> {
+async fn finalize_crd(
+    registry: &Registry,
+    crd_def: &ResourceDef,
+    crd: &Value,
+    name: &str,
+) -> Result<(), crest_api::ApiError> {
     let in_progress = crd
         .pointer("/status/conditions")
         .and_then(Value::as_array)
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Terminating" && c["reason"] == "InstanceDeletionInProgress"));
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Terminating" && c["reason"] == "InstanceDeletionInProgress")
+        });
     if !in_progress {
         registry
             .update_with(crd_def, None, name, UpdateMode::Status, |v| {
@@ -92,8 +123,12 @@ async fn finalize_crd(registry: &Registry, crd_def: &ResourceDef, crd: &Value, n
             })
             .await?;
     }
-    let defs: Vec<Arc<ResourceDef>> =
-        registry.resources().storage_defs().into_iter().filter(|d| d.crd_name.as_deref() == Some(name)).collect();
+    let defs: Vec<Arc<ResourceDef>> = registry
+        .resources()
+        .storage_defs()
+        .into_iter()
+        .filter(|d| d.crd_name.as_deref() == Some(name))
+        .collect();
     let mut remaining = 0;
     for def in &defs {
         let snap = registry.cache.list(&def.key_prefix);
@@ -104,8 +139,21 @@ async fn finalize_crd(registry: &Registry, crd_def: &ResourceDef, crd: &Value, n
                 continue;
             }
             let ns = meta::namespace(&v).to_string();
-            let ns = if def.api.namespaced { Some(ns.as_str()) } else { None };
-            match registry.delete(def, ns, meta::name(&v), &Preconditions::default(), &WriteOptions::default()).await {
+            let ns = if def.api.namespaced {
+                Some(ns.as_str())
+            } else {
+                None
+            };
+            match registry
+                .delete(
+                    def,
+                    ns,
+                    meta::name(&v),
+                    &Preconditions::default(),
+                    &WriteOptions::default(),
+                )
+                .await
+            {
                 Ok(d) if d.gone => remaining -= 1,
                 Ok(_) => {}
                 Err(e) if e.code == 404 => remaining -= 1,
@@ -118,7 +166,10 @@ async fn finalize_crd(registry: &Registry, crd_def: &ResourceDef, crd: &Value, n
     }
     registry
         .update_with(crd_def, None, name, UpdateMode::Main, |v| {
-            let fins: Vec<String> = meta::finalizers(v).into_iter().filter(|f| f != CRD_CLEANUP_FINALIZER).collect();
+            let fins: Vec<String> = meta::finalizers(v)
+                .into_iter()
+                .filter(|f| f != CRD_CLEANUP_FINALIZER)
+                .collect();
             meta::set(v, "finalizers", json!(fins));
         })
         .await
@@ -130,7 +181,12 @@ async fn finalize_crd(registry: &Registry, crd_def: &ResourceDef, crd: &Value, n
 async fn finalize_namespace(registry: &Registry, ns: &Value) -> Result<(), crest_api::ApiError> {
     let name = meta::name(ns).to_string();
     let mut remaining = 0;
-    for def in registry.resources().storage_defs().iter().filter(|d| d.api.namespaced) {
+    for def in registry
+        .resources()
+        .storage_defs()
+        .iter()
+        .filter(|d| d.api.namespaced)
+    {
         let snap = registry.cache.list(&def.list_prefix(Some(&name)));
         for o in snap.objects {
             let v = o.value()?;
@@ -138,7 +194,16 @@ async fn finalize_namespace(registry: &Registry, ns: &Value) -> Result<(), crest
             if meta::deletion_timestamp(&v).is_some() {
                 continue;
             }
-            match registry.delete(def, Some(&name), meta::name(&v), &Preconditions::default(), &WriteOptions::default()).await {
+            match registry
+                .delete(
+                    def,
+                    Some(&name),
+                    meta::name(&v),
+                    &Preconditions::default(),
+                    &WriteOptions::default(),
+                )
+                .await
+            {
                 Ok(d) if d.gone => remaining -= 1,
                 Ok(_) => {}
                 Err(e) if e.code == 404 => remaining -= 1,
@@ -150,7 +215,9 @@ async fn finalize_namespace(registry: &Registry, ns: &Value) -> Result<(), crest
         return Ok(());
     }
     let res = registry.resources();
-    let Some(ns_def) = res.lookup("", "v1", "namespaces") else { return Ok(()) };
+    let Some(ns_def) = res.lookup("", "v1", "namespaces") else {
+        return Ok(());
+    };
     registry
         .update_with(&ns_def, None, &name, UpdateMode::Finalize, |v| {
             if let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut) {

@@ -8,13 +8,31 @@ use serde_json::{json, Map, Value};
 
 /// v1 defaulting: singular from kind, listKind, conversion strategy.
 pub fn set_defaults(obj: &mut Value) {
-    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
     if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
-        let kind = names.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
-        if names.get("singular").and_then(Value::as_str).unwrap_or_default().is_empty() && !kind.is_empty() {
+        let kind = names
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if names
+            .get("singular")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .is_empty()
+            && !kind.is_empty()
+        {
             names.insert("singular".into(), kind.to_lowercase().into());
         }
-        if names.get("listKind").and_then(Value::as_str).unwrap_or_default().is_empty() && !kind.is_empty() {
+        if names
+            .get("listKind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .is_empty()
+            && !kind.is_empty()
+        {
             names.insert("listKind".into(), format!("{kind}List").into());
         }
     }
@@ -50,14 +68,22 @@ pub fn validate_create(crd: &Value) -> FieldErrors {
             errs.push(FieldError::invalid(&sp.child("group"), group, m));
         }
         if group.split('.').count() < 2 {
-            errs.push(FieldError::invalid(&sp.child("group"), group, "should be a domain with at least one dot"));
+            errs.push(FieldError::invalid(
+                &sp.child("group"),
+                group,
+                "should be a domain with at least one dot",
+            ));
         }
     }
     let scope = s(&spec, "scope");
     if scope.is_empty() {
         errs.push(FieldError::required(&sp.child("scope"), ""));
     } else if scope != "Namespaced" && scope != "Cluster" {
-        errs.push(FieldError::not_supported(&sp.child("scope"), scope, &["Cluster", "Namespaced"]));
+        errs.push(FieldError::not_supported(
+            &sp.child("scope"),
+            scope,
+            &["Cluster", "Namespaced"],
+        ));
     }
     let np = sp.child("names");
     for f in ["plural", "singular"] {
@@ -88,7 +114,11 @@ pub fn validate_create(crd: &Value) -> FieldErrors {
         }
     }
     if !s(&names, "kind").is_empty() && s(&names, "kind") == s(&names, "listKind") {
-        errs.push(FieldError::invalid(&np.child("listKind"), s(&names, "listKind"), "kind and listKind cannot be the same"));
+        errs.push(FieldError::invalid(
+            &np.child("listKind"),
+            s(&names, "listKind"),
+            "kind and listKind cannot be the same",
+        ));
     }
     if let Some(shorts) = names.get("shortNames").and_then(Value::as_array) {
         let mut seen = std::collections::HashSet::new();
@@ -103,9 +133,17 @@ pub fn validate_create(crd: &Value) -> FieldErrors {
         }
     }
     let vp = sp.child("versions");
-    let versions = spec.get("versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if versions.is_empty() {
-        errs.push(FieldError::invalid(&vp, Value::Array(vec![]), "must have exactly one version marked as storage version"));
+        errs.push(FieldError::invalid(
+            &vp,
+            Value::Array(vec![]),
+            "must have exactly one version marked as storage version",
+        ));
     } else {
         let mut seen = std::collections::HashSet::new();
         let mut storage = 0;
@@ -119,22 +157,39 @@ pub fn validate_create(crd: &Value) -> FieldErrors {
                     errs.push(FieldError::invalid(&p.child("name"), name, m));
                 }
                 if !seen.insert(name.to_string()) {
-                    errs.push(FieldError::invalid(&vp, Value::Array(versions.clone()), "must contain unique version names"));
+                    errs.push(FieldError::invalid(
+                        &vp,
+                        Value::Array(versions.clone()),
+                        "must contain unique version names",
+                    ));
                 }
             }
             if v.get("storage") == Some(&Value::Bool(true)) {
                 storage += 1;
             }
-            if v.pointer("/schema/openAPIV3Schema").is_none_or(Value::is_null) {
-                errs.push(FieldError::required(&p.child("schema").child("openAPIV3Schema"), "schemas are required"));
+            if v.pointer("/schema/openAPIV3Schema")
+                .is_none_or(Value::is_null)
+            {
+                errs.push(FieldError::required(
+                    &p.child("schema").child("openAPIV3Schema"),
+                    "schemas are required",
+                ));
             }
         }
         if storage != 1 {
-            errs.push(FieldError::invalid(&vp, Value::Array(versions), "must have exactly one version marked as storage version"));
+            errs.push(FieldError::invalid(
+                &vp,
+                Value::Array(versions),
+                "must have exactly one version marked as storage version",
+            ));
         }
     }
     if spec.get("preserveUnknownFields") == Some(&Value::Bool(true)) {
-        errs.push(FieldError::invalid(&sp.child("preserveUnknownFields"), true, "must be false in order to use defaults in the schema"));
+        errs.push(FieldError::invalid(
+            &sp.child("preserveUnknownFields"),
+            true,
+            "must be false in order to use defaults in the schema",
+        ));
     }
     errs
 }
@@ -142,7 +197,11 @@ pub fn validate_create(crd: &Value) -> FieldErrors {
 pub fn validate_update(new: &Value, old: &Value) -> FieldErrors {
     let mut errs = validate_create(new);
     if s(&new["spec"], "group") != s(&old["spec"], "group") {
-        errs.push(FieldError::invalid(&FieldPath::new("spec").child("group"), s(&new["spec"], "group"), "field is immutable"));
+        errs.push(FieldError::invalid(
+            &FieldPath::new("spec").child("group"),
+            s(&new["spec"], "group"),
+            "field is immutable",
+        ));
     }
     errs
 }
@@ -159,7 +218,9 @@ pub fn set_condition(obj: &mut Value, ctype: &str, status: &str, reason: &str, m
     if !conds.is_array() {
         *conds = json!([]);
     }
-    let Some(conds) = conds.as_array_mut() else { return };
+    let Some(conds) = conds.as_array_mut() else {
+        return;
+    };
     let now = meta::now_rfc3339();
     let mut c = Map::new();
     c.insert("type".into(), ctype.into());
@@ -207,19 +268,28 @@ pub fn accept_and_establish(crd: &mut Value, others: &[Value]) {
     let names = crd["spec"]["names"].clone();
     let mut conflict: Option<(String, String)> = None;
     let taken = |f: &str, v: &str| -> bool {
-        others.iter().filter(|o| s(&o["spec"], "group") == group).any(|o| {
-            let an = &o["status"]["acceptedNames"];
-            let list = |n: &Value| -> Vec<String> {
-                let mut out = vec![s(n, "plural").to_string(), s(n, "singular").to_string()];
-                out.extend(n["shortNames"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(str::to_string)));
-                out
-            };
-            match f {
-                "kind" => s(an, "kind") == v || s(an, "listKind") == v,
-                "listKind" => s(an, "listKind") == v || s(an, "kind") == v,
-                _ => list(an).iter().any(|x| !x.is_empty() && x == v),
-            }
-        })
+        others
+            .iter()
+            .filter(|o| s(&o["spec"], "group") == group)
+            .any(|o| {
+                let an = &o["status"]["acceptedNames"];
+                let list = |n: &Value| -> Vec<String> {
+                    let mut out = vec![s(n, "plural").to_string(), s(n, "singular").to_string()];
+                    out.extend(
+                        n["shortNames"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|x| x.as_str().map(str::to_string)),
+                    );
+                    out
+                };
+                match f {
+                    "kind" => s(an, "kind") == v || s(an, "listKind") == v,
+                    "listKind" => s(an, "listKind") == v || s(an, "kind") == v,
+                    _ => list(an).iter().any(|x| !x.is_empty() && x == v),
+                }
+            })
     };
     for f in ["plural", "singular"] {
         let v = s(&names, f);
@@ -227,7 +297,12 @@ pub fn accept_and_establish(crd: &mut Value, others: &[Value]) {
             conflict = Some(("NameConflict".into(), format!("{v:?} is already in use")));
         }
     }
-    for sn in names["shortNames"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+    for sn in names["shortNames"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
         if taken("short", sn) && conflict.is_none() {
             conflict = Some(("NameConflict".into(), format!("{sn:?} is already in use")));
         }
@@ -235,7 +310,11 @@ pub fn accept_and_establish(crd: &mut Value, others: &[Value]) {
     for f in ["kind", "listKind"] {
         let v = s(&names, f);
         if !v.is_empty() && taken(f, v) && conflict.is_none() {
-            let reason = if f == "kind" { "KindConflict" } else { "ListKindConflict" };
+            let reason = if f == "kind" {
+                "KindConflict"
+            } else {
+                "ListKindConflict"
+            };
             conflict = Some((reason.into(), format!("{v:?} is already in use")));
         }
     }
@@ -246,25 +325,52 @@ pub fn accept_and_establish(crd: &mut Value, others: &[Value]) {
     }
     match conflict {
         Some((reason, message)) => {
-            let accepted = crd["status"].get("acceptedNames").is_some_and(|a| !s(a, "plural").is_empty());
+            let accepted = crd["status"]
+                .get("acceptedNames")
+                .is_some_and(|a| !s(a, "plural").is_empty());
             if !accepted {
                 crd["status"]["acceptedNames"] = json!({"plural": "", "kind": ""});
             }
             set_condition(crd, "NamesAccepted", "False", &reason, &message);
             if !accepted {
-                set_condition(crd, "Established", "False", "NotAccepted", "not all names are accepted");
+                set_condition(
+                    crd,
+                    "Established",
+                    "False",
+                    "NotAccepted",
+                    "not all names are accepted",
+                );
             }
         }
         None => {
             let mut accepted = Map::new();
-            for f in ["plural", "singular", "shortNames", "kind", "listKind", "categories"] {
+            for f in [
+                "plural",
+                "singular",
+                "shortNames",
+                "kind",
+                "listKind",
+                "categories",
+            ] {
                 if let Some(v) = names.get(f).filter(|v| !v.is_null()) {
                     accepted.insert(f.into(), v.clone());
                 }
             }
             crd["status"]["acceptedNames"] = Value::Object(accepted);
-            set_condition(crd, "NamesAccepted", "True", "NoConflicts", "no conflicts found");
-            set_condition(crd, "Established", "True", "InitialNamesAccepted", "the initial names have been accepted");
+            set_condition(
+                crd,
+                "NamesAccepted",
+                "True",
+                "NoConflicts",
+                "no conflicts found",
+            );
+            set_condition(
+                crd,
+                "Established",
+                "True",
+                "InitialNamesAccepted",
+                "the initial names have been accepted",
+            );
         }
     }
     if crd["status"].get("storedVersions").is_none() {

@@ -8,8 +8,21 @@ use std::sync::Arc;
 
 /// Verbs in the order kube-apiserver lists them.
 fn ordered_verbs(verbs: &[String]) -> Vec<String> {
-    const ORDER: [&str; 8] = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
-    ORDER.iter().filter(|v| verbs.iter().any(|x| x == *v)).map(|v| v.to_string()).collect()
+    const ORDER: [&str; 8] = [
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "create",
+        "update",
+        "watch",
+    ];
+    ORDER
+        .iter()
+        .filter(|v| verbs.iter().any(|x| x == *v))
+        .map(|v| v.to_string())
+        .collect()
 }
 
 fn subresource_verbs(sub: &str) -> Vec<&'static str> {
@@ -22,7 +35,11 @@ fn subresource_verbs(sub: &str) -> Vec<&'static str> {
 fn subresource_kind(def: &ResourceDef, sub: &str) -> (String, String, String) {
     match sub {
         "scale" => ("autoscaling".into(), "v1".into(), "Scale".into()),
-        _ => (def.api.group.clone(), def.api.version.clone(), def.api.kind.clone()),
+        _ => (
+            def.api.group.clone(),
+            def.api.version.clone(),
+            def.api.kind.clone(),
+        ),
     }
 }
 
@@ -46,8 +63,12 @@ fn group_json(name: &str, versions: &[String]) -> Value {
 
 /// `/apis`: APIGroupList (without the core group).
 pub fn api_group_list(res: &Resources) -> Value {
-    let groups: Vec<Value> =
-        res.groups.iter().filter(|g| !g.name.is_empty()).map(|g| group_json(&g.name, &g.versions)).collect();
+    let groups: Vec<Value> = res
+        .groups
+        .iter()
+        .filter(|g| !g.name.is_empty())
+        .map(|g| group_json(&g.name, &g.versions))
+        .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
@@ -97,15 +118,28 @@ pub fn api_resource_list(res: &Resources, gv: &GroupVersion) -> Option<Value> {
             out.push(s);
         }
     }
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv.api_version(), "resources": out}))
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv.api_version(), "resources": out}),
+    )
 }
 
 fn aggregated_resource(d: &Arc<ResourceDef>) -> Value {
     let a = &d.api;
     let mut r = Map::new();
     r.insert("resource".into(), a.plural.clone().into());
-    r.insert("responseKind".into(), json!({"group": a.group, "version": a.version, "kind": a.kind}));
-    r.insert("scope".into(), if a.namespaced { "Namespaced" } else { "Cluster" }.into());
+    r.insert(
+        "responseKind".into(),
+        json!({"group": a.group, "version": a.version, "kind": a.kind}),
+    );
+    r.insert(
+        "scope".into(),
+        if a.namespaced {
+            "Namespaced"
+        } else {
+            "Cluster"
+        }
+        .into(),
+    );
     r.insert("singularResource".into(), a.singular.clone().into());
     r.insert("verbs".into(), json!(ordered_verbs(&a.verbs)));
     if !a.short_names.is_empty() {

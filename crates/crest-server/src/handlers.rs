@@ -23,7 +23,11 @@ pub async fn resource(
     accept: Option<&str>,
     pretty: bool,
 ) -> Result<Response<Body>, ApiError> {
-    let Some(def) = app.registry.lookup(&rp.group, &rp.version, &rp.resource).await? else {
+    let Some(def) = app
+        .registry
+        .lookup(&rp.group, &rp.version, &rp.resource)
+        .await?
+    else {
         return Err(ApiError::path_not_found());
     };
     let ns = rp.namespace.as_deref();
@@ -40,9 +44,18 @@ pub async fn resource(
         }
     }
     let method = req.method().clone();
-    let read_caps = Capabilities { table: true, metadata: true, aggregated_discovery: false };
+    let read_caps = Capabilities {
+        table: true,
+        metadata: true,
+        aggregated_discovery: false,
+    };
     let write_caps = Capabilities::default();
-    let ctx = Ctx { app: app.clone(), def: def.clone(), query, pretty };
+    let ctx = Ctx {
+        app: app.clone(),
+        def: def.clone(),
+        query,
+        pretty,
+    };
     match (&method, rp.name.as_deref()) {
         (&Method::GET, Some(name)) => {
             let out = negotiate(accept, read_caps)?;
@@ -56,24 +69,35 @@ pub async fn resource(
             ctx.list(ns, out).await
         }
         (&Method::POST, None) => {
-            let ctype = req.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let ctype = req
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             let out = negotiate(accept, write_caps)?;
             let body = read_body(req.into_body()).await;
-            ctx.create(ns, body?, body_format(ctype.as_deref()), out).await
+            ctx.create(ns, body?, body_format(ctype.as_deref()), out)
+                .await
         }
         _ => {
-            let ctype = req.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let ctype = req
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             let out = negotiate(accept, write_caps)?;
             let name = rp.name.clone().unwrap_or_default();
             let sub = rp.subresource.as_deref();
             match method {
                 Method::PUT if rp.name.is_some() => {
                     let body = read_body(req.into_body()).await?;
-                    ctx.update(ns, &name, sub, body, body_format(ctype.as_deref()), out).await
+                    ctx.update(ns, &name, sub, body, body_format(ctype.as_deref()), out)
+                        .await
                 }
                 Method::PATCH if rp.name.is_some() => {
                     let body = read_body(req.into_body()).await?;
-                    ctx.patch(ns, &name, sub, body, body_format(ctype.as_deref()), out).await
+                    ctx.patch(ns, &name, sub, body, body_format(ctype.as_deref()), out)
+                        .await
                 }
                 Method::DELETE if rp.name.is_some() && sub.is_none() => {
                     let body = read_body(req.into_body()).await?;
@@ -83,7 +107,10 @@ pub async fn resource(
                     let body = read_body(req.into_body()).await?;
                     ctx.delete_collection(ns, body, out).await
                 }
-                _ => Err(ApiError::method_not_supported(&def.api.group_resource(), &verb_name(&method))),
+                _ => Err(ApiError::method_not_supported(
+                    &def.api.group_resource(),
+                    &verb_name(&method),
+                )),
             }
         }
     }
@@ -135,10 +162,16 @@ impl Ctx<'_> {
             s.chars().take(500).collect::<String>()
         };
         if kind.is_empty() {
-            return Err(ApiError::bad_request(format!("Object 'Kind' is missing in '{}'", snippet())));
+            return Err(ApiError::bad_request(format!(
+                "Object 'Kind' is missing in '{}'",
+                snippet()
+            )));
         }
         if api_version.is_empty() {
-            return Err(ApiError::bad_request(format!("Object 'apiVersion' is missing in '{}'", snippet())));
+            return Err(ApiError::bad_request(format!(
+                "Object 'apiVersion' is missing in '{}'",
+                snippet()
+            )));
         }
         if api_version != a.api_version() {
             return Err(ApiError::bad_request(format!(
@@ -157,23 +190,41 @@ impl Ctx<'_> {
 
     fn write_options(&self, kind: &str) -> Result<WriteOptions, ApiError> {
         self.query.field_validation()?;
-        Ok(WriteOptions { dry_run: self.query.dry_run(kind)? })
+        Ok(WriteOptions {
+            dry_run: self.query.dry_run(kind)?,
+        })
     }
 
-    async fn get(&self, ns: Option<&str>, name: &str, out: Output) -> Result<Response<Body>, ApiError> {
+    async fn get(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
         let obj = self.app.registry.get(&self.def, ns, name).await?;
         let bytes = self.app.registry.serve(&self.def, &obj)?;
         match out {
             Output::Table { v1beta1 } => {
                 let include = IncludeObject::parse(self.query.get("includeObject"))?;
-                let v: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+                let v: Value = serde_json::from_slice(&bytes)
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
                 let row = table::row(&self.def.table, &v, include, v1beta1);
-                let t = table::table(&self.def.table, vec![row], json!({"resourceVersion": meta::resource_version(&v)}), v1beta1);
+                let t = table::table(
+                    &self.def.table,
+                    vec![row],
+                    json!({"resourceVersion": meta::resource_version(&v)}),
+                    v1beta1,
+                );
                 self.render(200, Payload::Value(t), Output::Json)
             }
             Output::Metadata { v1beta1 } => {
-                let v: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
-                self.render(200, Payload::Value(table::partial_object_metadata(&v, v1beta1)), Output::Json)
+                let v: Value = serde_json::from_slice(&bytes)
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
+                self.render(
+                    200,
+                    Payload::Value(table::partial_object_metadata(&v, v1beta1)),
+                    Output::Json,
+                )
             }
             _ => self.render(200, Payload::Json(bytes), out),
         }
@@ -195,16 +246,23 @@ impl Ctx<'_> {
                 let include = IncludeObject::parse(self.query.get("includeObject"))?;
                 let mut rows = Vec::with_capacity(items.len());
                 for b in &items {
-                    let v: Value = serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
+                    let v: Value =
+                        serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
                     rows.push(table::row(&self.def.table, &v, include, v1beta1));
                 }
-                let t = table::table(&self.def.table, rows, json!({"resourceVersion": rv}), v1beta1);
+                let t = table::table(
+                    &self.def.table,
+                    rows,
+                    json!({"resourceVersion": rv}),
+                    v1beta1,
+                );
                 self.render(200, Payload::Value(t), Output::Json)
             }
             Output::Metadata { v1beta1 } => {
                 let mut metas = Vec::with_capacity(items.len());
                 for b in &items {
-                    let v: Value = serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
+                    let v: Value =
+                        serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
                     metas.push(table::partial_object_metadata(&v, v1beta1));
                 }
                 let list = json!({
@@ -238,7 +296,13 @@ impl Ctx<'_> {
         }
     }
 
-    async fn create(&self, ns: Option<&str>, body: Bytes, fmt: BodyFormat, out: Output) -> Result<Response<Body>, ApiError> {
+    async fn create(
+        &self,
+        ns: Option<&str>,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
         let obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
         check_namespace(&self.def, ns, &obj)?;
@@ -247,20 +311,40 @@ impl Ctx<'_> {
         self.render(201, Payload::Value(created), out)
     }
 
-    async fn update(&self, ns: Option<&str>, name: &str, sub: Option<&str>, body: Bytes, fmt: BodyFormat, out: Output) -> Result<Response<Body>, ApiError> {
+    async fn update(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        sub: Option<&str>,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
         let obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
         check_identity(&self.def, ns, name, &obj)?;
         let opts = self.write_options("UpdateOptions")?;
         let mode = UpdateMode::from_subresource(sub);
         if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
-            let updated = self.app.registry.update(&self.def, ns, name, obj, mode, &opts).await?;
+            let updated = self
+                .app
+                .registry
+                .update(&self.def, ns, name, obj, mode, &opts)
+                .await?;
             return self.render(200, Payload::Value(updated), out);
         }
         Err(ApiError::path_not_found())
     }
 
-    async fn patch(&self, ns: Option<&str>, name: &str, sub: Option<&str>, body: Bytes, fmt: BodyFormat, out: Output) -> Result<Response<Body>, ApiError> {
+    async fn patch(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        sub: Option<&str>,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
         let opts = self.write_options("PatchOptions")?;
         let builtin = self.def.crd_name.is_none();
         let patch: Value = match fmt {
@@ -296,38 +380,68 @@ impl Ctx<'_> {
                 }
                 _ => {
                     if !patch.is_object() {
-                        return Err(ApiError::bad_request("json: cannot unmarshal patch: merge patch must be a JSON object"));
+                        return Err(ApiError::bad_request(
+                            "json: cannot unmarshal patch: merge patch must be a JSON object",
+                        ));
                     }
                     json_patch::merge(&mut doc, &patch);
                 }
             }
             Ok(doc)
         };
-        let patched = self.app.registry.patch(&self.def, ns, name, mode, &opts, apply).await?;
+        let patched = self
+            .app
+            .registry
+            .patch(&self.def, ns, name, mode, &opts, apply)
+            .await?;
         self.render(200, Payload::Value(patched), out)
     }
 
-    async fn delete(&self, ns: Option<&str>, name: &str, body: Bytes, out: Output) -> Result<Response<Body>, ApiError> {
+    async fn delete(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        body: Bytes,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
         let (pre, dry_run) = delete_options(&body, self.query)?;
         let opts = WriteOptions { dry_run };
-        let d = self.app.registry.delete(&self.def, ns, name, &pre, &opts).await?;
+        let d = self
+            .app
+            .registry
+            .delete(&self.def, ns, name, &pre, &opts)
+            .await?;
         if d.gone && self.def.crd_name.is_some() {
-            let status = crest_api::error::success_status(name, &self.def.api.group_resource(), meta::uid(&d.object));
+            let status = crest_api::error::success_status(
+                name,
+                &self.def.api.group_resource(),
+                meta::uid(&d.object),
+            );
             return self.render(200, Payload::Value(status), out);
         }
         self.render(200, Payload::Value(d.object), out)
     }
 
-    async fn delete_collection(&self, ns: Option<&str>, body: Bytes, out: Output) -> Result<Response<Body>, ApiError> {
+    async fn delete_collection(
+        &self,
+        ns: Option<&str>,
+        body: Bytes,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
         if !self.def.api.verbs.iter().any(|v| v == "deletecollection") {
-            return Err(ApiError::method_not_supported(&self.def.api.group_resource(), "deletecollection"));
+            return Err(ApiError::method_not_supported(
+                &self.def.api.group_resource(),
+                "deletecollection",
+            ));
         }
         let (_, dry_run) = delete_options(&body, self.query)?;
         let filter = crate::selectors::ListFilter::parse(self.query, &self.def)?;
         let items = self
             .app
             .registry
-            .delete_collection(&self.def, ns, &WriteOptions { dry_run }, |v| filter.matches(v))
+            .delete_collection(&self.def, ns, &WriteOptions { dry_run }, |v| {
+                filter.matches(v)
+            })
             .await?;
         let list = json!({
             "apiVersion": self.def.api.api_version(),
@@ -348,7 +462,10 @@ fn json_str(s: &str) -> String {
 fn strip_directives(p: &Value) -> Value {
     match p {
         Value::Object(m) => Value::Object(
-            m.iter().filter(|(k, _)| !k.starts_with('$')).map(|(k, v)| (k.clone(), strip_directives(v))).collect(),
+            m.iter()
+                .filter(|(k, _)| !k.starts_with('$'))
+                .map(|(k, v)| (k.clone(), strip_directives(v)))
+                .collect(),
         ),
         other => other.clone(),
     }
@@ -364,14 +481,19 @@ fn delete_options(body: &[u8], query: &Query) -> Result<(Preconditions, bool), A
             .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
         if let Some(p) = v.get("preconditions") {
             pre.uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
-            pre.resource_version = p.get("resourceVersion").and_then(Value::as_str).map(str::to_string);
+            pre.resource_version = p
+                .get("resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_string);
         }
         if let Some(d) = v.get("dryRun").and_then(Value::as_array) {
             if !d.is_empty() {
                 if d.iter().all(|x| x == "All") {
                     dry_run = true;
                 } else {
-                    return Err(ApiError::bad_request(format!("dryRun: Unsupported value: {d:?}: supported values: \"All\"")));
+                    return Err(ApiError::bad_request(format!(
+                        "dryRun: Unsupported value: {d:?}: supported values: \"All\""
+                    )));
                 }
             }
         }

@@ -29,38 +29,59 @@ pub enum Payload {
 }
 
 /// Renders a payload per the negotiated output (JSON, pretty JSON or YAML).
-pub fn render(status: StatusCode, payload: Payload, output: Output, pretty: bool) -> Response<Body> {
+pub fn render(
+    status: StatusCode,
+    payload: Payload,
+    output: Output,
+    pretty: bool,
+) -> Response<Body> {
     let (bytes, ctype) = match (output, payload) {
         (Output::Yaml, p) => {
             let v = match p {
                 Payload::Value(v) => v,
                 Payload::Json(b) => serde_json::from_slice(&b).unwrap_or(Value::Null),
             };
-            (Bytes::from(serde_yaml_ng::to_string(&v).unwrap_or_default()), "application/yaml")
+            (
+                Bytes::from(serde_yaml_ng::to_string(&v).unwrap_or_default()),
+                "application/yaml",
+            )
         }
         (_, Payload::Json(b)) if !pretty => (b, "application/json"),
         (_, Payload::Json(b)) => {
             let v: Value = serde_json::from_slice(&b).unwrap_or(Value::Null);
-            (Bytes::from(serde_json::to_vec_pretty(&v).unwrap_or_default()), "application/json")
+            (
+                Bytes::from(serde_json::to_vec_pretty(&v).unwrap_or_default()),
+                "application/json",
+            )
         }
         (_, Payload::Value(v)) => {
-            let enc = if pretty { serde_json::to_vec_pretty(&v) } else { serde_json::to_vec(&v) };
+            let enc = if pretty {
+                serde_json::to_vec_pretty(&v)
+            } else {
+                serde_json::to_vec(&v)
+            };
             (Bytes::from(enc.unwrap_or_default()), "application/json")
         }
     };
     let mut resp = Response::new(full(bytes));
     *resp.status_mut() = status;
-    resp.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    resp.headers_mut()
+        .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     resp
 }
 
 /// The Status response of an error (JSON, or YAML when that is what the client takes).
 pub fn error_response(e: &ApiError, output: Output) -> Response<Body> {
     let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let output = if output == Output::Yaml { Output::Yaml } else { Output::Json };
+    let output = if output == Output::Yaml {
+        Output::Yaml
+    } else {
+        Output::Json
+    };
     let mut resp = render(status, Payload::Value(e.to_status()), output, false);
     if e.code == 504 || e.code == 429 || e.code == 503 {
-        resp.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+        resp.headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
     }
     resp
 }
@@ -69,21 +90,32 @@ pub fn error_response(e: &ApiError, output: Output) -> Response<Body> {
 pub async fn read_body(body: Incoming) -> Result<Bytes, ApiError> {
     match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(c) => Ok(c.to_bytes()),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
             Err(ApiError::too_large(MAX_BODY_BYTES))
         }
-        Err(e) => Err(ApiError::bad_request(format!("error reading request body: {e}"))),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "error reading request body: {e}"
+        ))),
     }
 }
 
 fn accept(req: &Request<Incoming>) -> Option<String> {
-    req.headers().get(http::header::ACCEPT).and_then(|v| v.to_str().ok()).map(str::to_string)
+    req.headers()
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut r = Response::new(full(text));
     *r.status_mut() = status;
-    r.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     r
 }
 
@@ -119,12 +151,21 @@ async fn route(
         "/healthz" | "/livez" | "/readyz" | "/healthz/" | "/livez/" | "/readyz/" if is_get => {
             return Ok(plain(StatusCode::OK, "ok"));
         }
-        p if is_get && (p.starts_with("/healthz/") || p.starts_with("/livez/") || p.starts_with("/readyz/")) => {
+        p if is_get
+            && (p.starts_with("/healthz/")
+                || p.starts_with("/livez/")
+                || p.starts_with("/readyz/")) =>
+        {
             return Ok(plain(StatusCode::OK, "ok"));
         }
         "/version" | "/version/" if is_get => {
             let out = negotiate(accept, Capabilities::default())?;
-            return Ok(render(StatusCode::OK, Payload::Value(crate::version_info()), out, pretty));
+            return Ok(render(
+                StatusCode::OK,
+                Payload::Value(crate::version_info()),
+                out,
+                pretty,
+            ));
         }
         "/" if is_get => {
             let out = negotiate(accept, Capabilities::default())?;
@@ -135,7 +176,9 @@ async fn route(
     }
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
         if !is_get {
-            return Err(ApiError::method_not_allowed(format!("the server does not allow this method on the requested resource")));
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
         }
         return crate::openapi::serve(&app, &req, path, accept);
     }
@@ -145,15 +188,25 @@ async fn route(
     match api_path {
         ApiPath::Resource(rp) => handlers::resource(app, req, rp, query, accept, pretty).await,
         other if is_get => discovery_response(&app, other, accept, pretty).await,
-        _ => Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource")),
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
     }
 }
 
-async fn discovery_response(app: &App, p: ApiPath, accept: Option<&str>, pretty: bool) -> Result<Response<Body>, ApiError> {
+async fn discovery_response(
+    app: &App,
+    p: ApiPath,
+    accept: Option<&str>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
     // Discovery must reflect every acknowledged CRD write.
     app.registry.sync().await?;
     let res = app.registry.resources();
-    let caps = Capabilities { aggregated_discovery: matches!(p, ApiPath::Root { .. }), ..Default::default() };
+    let caps = Capabilities {
+        aggregated_discovery: matches!(p, ApiPath::Root { .. }),
+        ..Default::default()
+    };
     let out = negotiate(accept, caps)?;
     let body = match p {
         ApiPath::Root { core } => match out {
@@ -165,8 +218,10 @@ async fn discovery_response(app: &App, p: ApiPath, accept: Option<&str>, pretty:
                 } else {
                     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
                 };
-                r.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ct));
-                r.headers_mut().insert(http::header::VARY, HeaderValue::from_static("Accept"));
+                r.headers_mut()
+                    .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ct));
+                r.headers_mut()
+                    .insert(http::header::VARY, HeaderValue::from_static("Accept"));
                 return Ok(r);
             }
             _ if core => discovery::api_versions(&app.address),

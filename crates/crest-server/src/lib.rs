@@ -58,7 +58,10 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { listen: SocketAddr::from(([127, 0, 0, 1], 6443)), history_retention: Duration::from_secs(300) }
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 6443)),
+            history_retention: Duration::from_secs(300),
+        }
     }
 }
 
@@ -96,7 +99,10 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     let cache = Cache::new();
     let io_err = |e: crest_api::ApiError| std::io::Error::other(e.message);
     let loaded = storage
-        .range(RangeRequest { prefix: REGISTRY_PREFIX.into(), ..Default::default() })
+        .range(RangeRequest {
+            prefix: REGISTRY_PREFIX.into(),
+            ..Default::default()
+        })
         .await
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let objects: Vec<CachedObject> = loaded
@@ -110,7 +116,11 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
 
     let (shutdown, _) = tokio::sync::watch::channel(false);
     let mut tasks = vec![];
-    tasks.push(tokio::spawn(feed_cache(registry.clone(), loaded.revision, shutdown.subscribe())));
+    tasks.push(tokio::spawn(feed_cache(
+        registry.clone(),
+        loaded.revision,
+        shutdown.subscribe(),
+    )));
     ensure_default_namespaces(&registry).await.map_err(io_err)?;
 
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
@@ -121,21 +131,37 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         address: local_addr.to_string(),
         shutdown,
     });
-    tasks.push(tokio::spawn(controllers::run(registry.clone(), app.shutdown.subscribe())));
-    tasks.push(tokio::spawn(compact_history(registry.clone(), config.history_retention, app.shutdown.subscribe())));
+    tasks.push(tokio::spawn(controllers::run(
+        registry.clone(),
+        app.shutdown.subscribe(),
+    )));
+    tasks.push(tokio::spawn(compact_history(
+        registry.clone(),
+        config.history_retention,
+        app.shutdown.subscribe(),
+    )));
     tasks.push(tokio::spawn(accept_loop(app.clone(), listener)));
-    Ok(Running { local_addr, app, tasks })
+    Ok(Running {
+        local_addr,
+        app,
+        tasks,
+    })
 }
 
 async fn ensure_default_namespaces(registry: &Registry) -> Result<(), crest_api::ApiError> {
     let res = registry.resources();
-    let Some(def) = res.lookup("", "v1", "namespaces") else { return Ok(()) };
+    let Some(def) = res.lookup("", "v1", "namespaces") else {
+        return Ok(());
+    };
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
         if registry.cache.get(&def.key(None, name)).is_some() {
             continue;
         }
         let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        match registry.create(&def, None, obj, &registry::WriteOptions::default()).await {
+        match registry
+            .create(&def, None, obj, &registry::WriteOptions::default())
+            .await
+        {
             Ok(_) => {}
             Err(e) if e.code == 409 => {}
             Err(e) => return Err(e),
@@ -146,7 +172,11 @@ async fn ensure_default_namespaces(registry: &Registry) -> Result<(), crest_api:
 
 /// Keeps the cache current from one storage watch; rebuilds the served resources when a CRD
 /// changes, before the change becomes visible.
-async fn feed_cache(registry: Arc<Registry>, from: Revision, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+async fn feed_cache(
+    registry: Arc<Registry>,
+    from: Revision,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
     let mut from = from;
     loop {
         let mut stream = match registry.storage.watch(REGISTRY_PREFIX, from) {
@@ -174,7 +204,12 @@ async fn feed_cache(registry: Arc<Registry>, from: Revision, mut shutdown: tokio
                 .map(|ev| {
                     let rev = ev.kv.mod_revision;
                     let prev = ev.prev_kv.as_ref().map(|p| {
-                        Arc::new(CachedObject::from_stored(p.key.clone(), &p.value, p.create_revision, p.mod_revision))
+                        Arc::new(CachedObject::from_stored(
+                            p.key.clone(),
+                            &p.value,
+                            p.create_revision,
+                            p.mod_revision,
+                        ))
                     });
                     let object = match ev.event_type {
                         crest_storage::EventType::Put => Arc::new(CachedObject::from_stored(
@@ -187,11 +222,19 @@ async fn feed_cache(registry: Arc<Registry>, from: Revision, mut shutdown: tokio
                             Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
                         }),
                     };
-                    CacheEvent { event_type: ev.event_type, key: ev.kv.key, revision: rev, object, prev }
+                    CacheEvent {
+                        event_type: ev.event_type,
+                        key: ev.kv.key,
+                        revision: rev,
+                        object,
+                        prev,
+                    }
                 })
                 .collect();
             from = events.last().map(|e| e.revision).unwrap_or(from);
-            let crd_changed = events.iter().any(|e| e.key.starts_with(resources::CRD_PREFIX));
+            let crd_changed = events
+                .iter()
+                .any(|e| e.key.starts_with(resources::CRD_PREFIX));
             registry.cache.apply(events, |_| {
                 if crd_changed {
                     registry.rebuild_resources();
@@ -207,7 +250,11 @@ async fn feed_cache(registry: Arc<Registry>, from: Revision, mut shutdown: tokio
 }
 
 /// Compacts history older than `retention`, sampling the revision once a minute.
-async fn compact_history(registry: Arc<Registry>, retention: Duration, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+async fn compact_history(
+    registry: Arc<Registry>,
+    retention: Duration,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
     let step = (retention / 5).max(Duration::from_secs(1));
     let mut samples: std::collections::VecDeque<(Instant, Revision)> = Default::default();
     let mut ticker = tokio::time::interval(step);
@@ -253,7 +300,9 @@ async fn accept_loop(app: Arc<App>, listener: tokio::net::TcpListener) {
         let app = app.clone();
         let service = hyper::service::service_fn(move |req| http::serve(app.clone(), req));
         let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
+        let conn = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), service)
+            .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             let _ = conn.await;

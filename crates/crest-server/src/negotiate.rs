@@ -10,11 +10,17 @@ pub enum Output {
     Json,
     Yaml,
     /// `meta.k8s.io/v1` (or v1beta1) Table.
-    Table { v1beta1: bool },
+    Table {
+        v1beta1: bool,
+    },
     /// `PartialObjectMetadata` / `PartialObjectMetadataList`.
-    Metadata { v1beta1: bool },
+    Metadata {
+        v1beta1: bool,
+    },
     /// `apidiscovery.k8s.io/v2` (or v2beta1) APIGroupDiscoveryList.
-    AggregatedDiscovery { v2beta1: bool },
+    AggregatedDiscovery {
+        v2beta1: bool,
+    },
 }
 
 /// What the endpoint can produce beyond plain JSON/YAML.
@@ -43,7 +49,9 @@ fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
             let mut params = vec![];
             let mut q = 1.0;
             for p in it {
-                let Some((k, v)) = p.split_once('=') else { continue };
+                let Some((k, v)) = p.split_once('=') else {
+                    continue;
+                };
                 let k = k.trim().to_ascii_lowercase();
                 let v = v.trim().trim_matches('"');
                 if k == "q" {
@@ -70,7 +78,10 @@ pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, Api
             continue;
         }
         let param = |name: &str| m.params.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
-        let json_like = matches!(m.essence.as_str(), "application/json" | "application/*" | "*/*");
+        let json_like = matches!(
+            m.essence.as_str(),
+            "application/json" | "application/*" | "*/*"
+        );
         if let Some(as_) = param("as") {
             if m.essence != "application/json" {
                 continue;
@@ -78,13 +89,25 @@ pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, Api
             let (g, v) = (param("g").unwrap_or(""), param("v").unwrap_or(""));
             match (as_, g, v) {
                 ("Table", "meta.k8s.io", "v1" | "v1beta1") if caps.table => {
-                    return Ok(Output::Table { v1beta1: v == "v1beta1" })
+                    return Ok(Output::Table {
+                        v1beta1: v == "v1beta1",
+                    })
                 }
-                ("PartialObjectMetadata" | "PartialObjectMetadataList", "meta.k8s.io", "v1" | "v1beta1") if caps.metadata => {
-                    return Ok(Output::Metadata { v1beta1: v == "v1beta1" })
+                (
+                    "PartialObjectMetadata" | "PartialObjectMetadataList",
+                    "meta.k8s.io",
+                    "v1" | "v1beta1",
+                ) if caps.metadata => {
+                    return Ok(Output::Metadata {
+                        v1beta1: v == "v1beta1",
+                    })
                 }
-                ("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2" | "v2beta1") if caps.aggregated_discovery => {
-                    return Ok(Output::AggregatedDiscovery { v2beta1: v == "v2beta1" })
+                ("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2" | "v2beta1")
+                    if caps.aggregated_discovery =>
+                {
+                    return Ok(Output::AggregatedDiscovery {
+                        v2beta1: v == "v2beta1",
+                    })
                 }
                 _ => continue,
             }
@@ -92,7 +115,10 @@ pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, Api
         if json_like {
             return Ok(Output::Json);
         }
-        if matches!(m.essence.as_str(), "application/yaml" | "text/yaml" | "application/x-yaml") {
+        if matches!(
+            m.essence.as_str(),
+            "application/yaml" | "text/yaml" | "application/x-yaml"
+        ) {
             return Ok(Output::Yaml);
         }
     }
@@ -134,7 +160,8 @@ pub fn body_format(content_type: Option<&str>) -> BodyFormat {
 /// Decodes a JSON or YAML object body with the decoder's message on failure.
 pub fn decode_object(body: &[u8], yaml: bool) -> Result<Value, ApiError> {
     let v: Value = if yaml {
-        serde_yaml_ng::from_slice(body).map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?
+        serde_yaml_ng::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?
     } else {
         serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error_message(&e)))?
     };
@@ -169,15 +196,32 @@ mod tests {
 
     #[test]
     fn kubectl_get_asks_for_table() {
-        let caps = Capabilities { table: true, metadata: true, aggregated_discovery: false };
+        let caps = Capabilities {
+            table: true,
+            metadata: true,
+            aggregated_discovery: false,
+        };
         let a = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
-        assert_eq!(negotiate(Some(a), caps).unwrap(), Output::Table { v1beta1: false });
-        assert_eq!(negotiate(Some(a), Capabilities::default()).unwrap(), Output::Json);
-        assert!(negotiate(Some("application/vnd.kubernetes.protobuf"), caps).is_err());
         assert_eq!(
-            negotiate(Some("application/vnd.kubernetes.protobuf, application/json"), caps).unwrap(),
+            negotiate(Some(a), caps).unwrap(),
+            Output::Table { v1beta1: false }
+        );
+        assert_eq!(
+            negotiate(Some(a), Capabilities::default()).unwrap(),
             Output::Json
         );
-        assert_eq!(negotiate(Some("application/yaml"), caps).unwrap(), Output::Yaml);
+        assert!(negotiate(Some("application/vnd.kubernetes.protobuf"), caps).is_err());
+        assert_eq!(
+            negotiate(
+                Some("application/vnd.kubernetes.protobuf, application/json"),
+                caps
+            )
+            .unwrap(),
+            Output::Json
+        );
+        assert_eq!(
+            negotiate(Some("application/yaml"), caps).unwrap(),
+            Output::Yaml
+        );
     }
 }

@@ -6,11 +6,11 @@ use crate::negotiate::{negotiate, Capabilities, Output};
 use crate::resources::Resources;
 use crate::App;
 use bytes::Bytes;
-use crest_api::{ApiError, GroupVersion};
 use crest_api::ApiResource;
-use serde_json::{json, Value};
+use crest_api::{ApiError, GroupVersion};
 use http::{HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
+use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -43,8 +43,14 @@ fn published(res: &Resources) -> BTreeMap<(String, String), Vec<PublishedResourc
     let mut by_gv: BTreeMap<(String, String), Vec<PublishedResource>> = BTreeMap::new();
     for def in res.all() {
         let a = &def.api;
-        let p = PublishedResource { resource: a.clone(), schema: def.schema.clone() };
-        by_gv.entry((a.group.clone(), a.version.clone())).or_default().push(p);
+        let p = PublishedResource {
+            resource: a.clone(),
+            schema: def.schema.clone(),
+        };
+        by_gv
+            .entry((a.group.clone(), a.version.clone()))
+            .or_default()
+            .push(p);
     }
     by_gv
 }
@@ -55,7 +61,9 @@ fn content_hash(bytes: &[u8]) -> String {
     let mut h2: u64 = 0x84222325cbf29ce4;
     for b in bytes {
         h1 = (h1 ^ u64::from(*b)).wrapping_mul(0x100000001b3);
-        h2 = (h2 ^ u64::from(*b)).wrapping_mul(0x100000001b3).rotate_left(5);
+        h2 = (h2 ^ u64::from(*b))
+            .wrapping_mul(0x100000001b3)
+            .rotate_left(5);
     }
     format!("{h1:016X}{h2:016X}")
 }
@@ -65,7 +73,10 @@ fn definition_name(a: &ApiResource) -> String {
         return format!("io.k8s.api.core.v1.{}", a.kind);
     }
     if a.group == "apiextensions.k8s.io" {
-        return format!("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{}.{}", a.version, a.kind);
+        return format!(
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{}.{}",
+            a.version, a.kind
+        );
     }
     let reversed: Vec<&str> = a.group.split('.').rev().collect();
     format!("{}.{}.{}", reversed.join("."), a.version, a.kind)
@@ -97,29 +108,65 @@ fn v3_group_version(gv: &GroupVersion, pubs: &[PublishedResource]) -> Value {
     let mut paths = serde_json::Map::new();
     let mut schemas = serde_json::Map::new();
     schemas.insert("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta".into(), json!({"type": "object", "description": "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.", "x-kubernetes-preserve-unknown-fields": true}));
-    let base = if gv.group.is_empty() { format!("/api/{}", gv.version) } else { format!("/apis/{}/{}", gv.group, gv.version) };
+    let base = if gv.group.is_empty() {
+        format!("/api/{}", gv.version)
+    } else {
+        format!("/apis/{}/{}", gv.group, gv.version)
+    };
     let write = ["dryRun", "fieldManager", "fieldValidation", "pretty"];
-    let patch = ["dryRun", "fieldManager", "fieldValidation", "force", "pretty"];
-    let list = ["allowWatchBookmarks", "continue", "fieldSelector", "labelSelector", "limit", "pretty", "resourceVersion", "resourceVersionMatch", "sendInitialEvents", "timeoutSeconds", "watch"];
+    let patch = [
+        "dryRun",
+        "fieldManager",
+        "fieldValidation",
+        "force",
+        "pretty",
+    ];
+    let list = [
+        "allowWatchBookmarks",
+        "continue",
+        "fieldSelector",
+        "labelSelector",
+        "limit",
+        "pretty",
+        "resourceVersion",
+        "resourceVersionMatch",
+        "sendInitialEvents",
+        "timeoutSeconds",
+        "watch",
+    ];
     for p in pubs {
         let a = &p.resource;
         let name = definition_name(a);
         let def_ref = format!("#/components/schemas/{name}");
-        let mut schema = p.schema.clone().unwrap_or(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
-        if let Some(props) = schema.as_object_mut().map(|o| o.entry("properties").or_insert_with(|| json!({}))) {
+        let mut schema = p
+            .schema
+            .clone()
+            .unwrap_or(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+        if let Some(props) = schema
+            .as_object_mut()
+            .map(|o| o.entry("properties").or_insert_with(|| json!({})))
+        {
             props["apiVersion"] = json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."});
             props["kind"] = json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents."});
             props["metadata"] = json!({"allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]});
         }
-        schema["x-kubernetes-group-version-kind"] = json!([{"group": a.group, "version": a.version, "kind": a.kind}]);
+        schema["x-kubernetes-group-version-kind"] =
+            json!([{"group": a.group, "version": a.version, "kind": a.kind}]);
         schemas.insert(name.clone(), schema);
-        let collection = if a.namespaced { format!("{base}/namespaces/{{namespace}}/{}", a.plural) } else { format!("{base}/{}", a.plural) };
+        let collection = if a.namespaced {
+            format!("{base}/namespaces/{{namespace}}/{}", a.plural)
+        } else {
+            format!("{base}/{}", a.plural)
+        };
         let item = format!("{collection}/{{name}}");
-        paths.insert(collection, json!({
-            "get": operation(a, "list", "list", &def_ref, &list),
-            "post": operation(a, "post", "create", &def_ref, &write),
-            "delete": operation(a, "deletecollection", "deletecollection", &def_ref, &list),
-        }));
+        paths.insert(
+            collection,
+            json!({
+                "get": operation(a, "list", "list", &def_ref, &list),
+                "post": operation(a, "post", "create", &def_ref, &write),
+                "delete": operation(a, "deletecollection", "deletecollection", &def_ref, &list),
+            }),
+        );
         paths.insert(item, json!({
             "get": operation(a, "get", "read", &def_ref, &["pretty", "resourceVersion"]),
             "put": operation(a, "put", "replace", &def_ref, &write),
@@ -162,14 +209,23 @@ fn build(res: Arc<Resources>) -> Built {
         let doc = v3_group_version(&gv, &pubs);
         let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
         let hash = content_hash(&bytes);
-        let path = if group.is_empty() { format!("api/{version}") } else { format!("apis/{group}/{version}") };
+        let path = if group.is_empty() {
+            format!("api/{version}")
+        } else {
+            format!("apis/{group}/{version}")
+        };
         entries.push((path.clone(), format!("/openapi/v3/{path}?hash={hash}")));
         group_versions.insert(path, Doc { bytes, hash });
         all.extend(pubs);
     }
     let root = Bytes::from(serde_json::to_vec(&v3_root(&entries)).unwrap_or_default());
     let v2 = Bytes::from(serde_json::to_vec(&v2(&all)).unwrap_or_default());
-    Built { source: res, root, group_versions, v2 }
+    Built {
+        source: res,
+        root,
+        group_versions,
+        v2,
+    }
 }
 
 impl OpenApiCache {
@@ -187,27 +243,42 @@ impl OpenApiCache {
 fn json_response(bytes: Bytes, etag: Option<&str>, immutable: bool) -> Response<Body> {
     let mut r = Response::new(full(bytes));
     let h = r.headers_mut();
-    h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     if let Some(e) = etag.and_then(|e| HeaderValue::from_str(&format!("\"{e}\"")).ok()) {
         h.insert(http::header::ETAG, e);
     }
-    let cc = if immutable { "public, immutable" } else { "no-cache, private" };
+    let cc = if immutable {
+        "public, immutable"
+    } else {
+        "no-cache, private"
+    };
     h.insert(http::header::CACHE_CONTROL, HeaderValue::from_static(cc));
     h.insert(http::header::VARY, HeaderValue::from_static("Accept"));
     r
 }
 
-pub fn serve(app: &App, req: &Request<Incoming>, path: &str, accept: Option<&str>) -> Result<Response<Body>, ApiError> {
+pub fn serve(
+    app: &App,
+    req: &Request<Incoming>,
+    path: &str,
+    accept: Option<&str>,
+) -> Result<Response<Body>, ApiError> {
     let built = app.openapi.current(app.registry.resources());
     // Only JSON is served; a client that takes only protobuf falls back on the 406.
-    if let Err(e) = negotiate(accept, Capabilities::default()) {
-        return Err(e);
-    }
     if negotiate(accept, Capabilities::default())? == Output::Yaml {
-        return Err(ApiError::not_acceptable("only the following media types are accepted: application/json"));
+        return Err(ApiError::not_acceptable(
+            "only the following media types are accepted: application/json",
+        ));
     }
     if path == "/openapi/v2" {
-        return Ok(json_response(built.v2.clone(), Some(&content_hash(&built.v2)), false));
+        return Ok(json_response(
+            built.v2.clone(),
+            Some(&content_hash(&built.v2)),
+            false,
+        ));
     }
     let rest = path.trim_start_matches("/openapi/v3").trim_matches('/');
     if rest.is_empty() {
@@ -216,14 +287,19 @@ pub fn serve(app: &App, req: &Request<Incoming>, path: &str, accept: Option<&str
     let Some(doc) = built.group_versions.get(rest) else {
         return Err(ApiError::path_not_found());
     };
-    let if_none_match = req.headers().get(http::header::IF_NONE_MATCH).and_then(|v| v.to_str().ok());
+    let if_none_match = req
+        .headers()
+        .get(http::header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok());
     if if_none_match.is_some_and(|v| v.trim_matches('"') == doc.hash) {
         let mut r = Response::new(full(Bytes::new()));
         *r.status_mut() = StatusCode::NOT_MODIFIED;
         return Ok(r);
     }
     let hash_param = req.uri().query().and_then(|q| {
-        form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "hash").map(|(_, v)| v.into_owned())
+        form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k == "hash")
+            .map(|(_, v)| v.into_owned())
     });
     // With the current hash the document is immutable; with a stale one, redirect to the current.
     match hash_param {
@@ -231,7 +307,8 @@ pub fn serve(app: &App, req: &Request<Incoming>, path: &str, accept: Option<&str
         Some(_) => {
             let mut r = Response::new(full(Bytes::new()));
             *r.status_mut() = StatusCode::MOVED_PERMANENTLY;
-            if let Ok(loc) = HeaderValue::from_str(&format!("/openapi/v3/{rest}?hash={}", doc.hash)) {
+            if let Ok(loc) = HeaderValue::from_str(&format!("/openapi/v3/{rest}?hash={}", doc.hash))
+            {
                 r.headers_mut().insert(http::header::LOCATION, loc);
             }
             Ok(r)

@@ -84,7 +84,9 @@ pub fn storage_error(e: StorageError) -> ApiError {
 }
 
 fn to_bytes(obj: &Value) -> Result<Bytes, ApiError> {
-    serde_json::to_vec(obj).map(Bytes::from).map_err(|e| ApiError::internal(e.to_string()))
+    serde_json::to_vec(obj)
+        .map(Bytes::from)
+        .map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// The stored form: no resourceVersion (the store's mod revision is the resourceVersion).
@@ -96,19 +98,35 @@ fn stored_bytes(obj: &Value) -> Result<Bytes, ApiError> {
 
 impl Registry {
     pub fn new(storage: Arc<dyn Storage>, cache: Arc<Cache>) -> Arc<Self> {
-        let crd_strategy: Arc<dyn Strategy> = Arc::new(CrdStrategy { cache: cache.clone() });
+        let crd_strategy: Arc<dyn Strategy> = Arc::new(CrdStrategy {
+            cache: cache.clone(),
+        });
         let resources = Resources::build(&[], crd_strategy.clone());
-        Arc::new(Registry { storage, cache, resources: RwLock::new(Arc::new(resources)), crd_strategy })
+        Arc::new(Registry {
+            storage,
+            cache,
+            resources: RwLock::new(Arc::new(resources)),
+            crd_strategy,
+        })
     }
 
     pub fn resources(&self) -> Arc<Resources> {
-        self.resources.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.resources
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Rebuilds the served resources from the CRDs in the cache (called by the cache feeder
     /// whenever a CRD changes, before the change becomes visible to readers).
     pub fn rebuild_resources(&self) {
-        let crds: Vec<Value> = self.cache.list(CRD_PREFIX).objects.iter().filter_map(|o| o.value().ok()).collect();
+        let crds: Vec<Value> = self
+            .cache
+            .list(CRD_PREFIX)
+            .objects
+            .iter()
+            .filter_map(|o| o.value().ok())
+            .collect();
         let built = Arc::new(Resources::build(&crds, self.crd_strategy.clone()));
         *self.resources.write().unwrap_or_else(|p| p.into_inner()) = built;
     }
@@ -120,7 +138,12 @@ impl Registry {
 
     /// Looks a resource up, catching up with recent writes first when it is not (yet) known, so a
     /// request right after a CRD create finds the new resource.
-    pub async fn lookup(&self, group: &str, version: &str, plural: &str) -> Result<Option<Arc<ResourceDef>>, ApiError> {
+    pub async fn lookup(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Result<Option<Arc<ResourceDef>>, ApiError> {
         if let Some(d) = self.resources().lookup(group, version, plural) {
             return Ok(Some(d));
         }
@@ -148,9 +171,16 @@ impl Registry {
         v
     }
 
-    pub async fn get(&self, def: &ResourceDef, ns: Option<&str>, name: &str) -> Result<Arc<CachedObject>, ApiError> {
+    pub async fn get(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<Arc<CachedObject>, ApiError> {
         self.sync().await?;
-        self.cache.get(&def.key(ns, name)).ok_or_else(|| ApiError::not_found(&def.api.group_resource(), name))
+        self.cache
+            .get(&def.key(ns, name))
+            .ok_or_else(|| ApiError::not_found(&def.api.group_resource(), name))
     }
 
     pub async fn list(&self, def: &ResourceDef, ns: Option<&str>) -> Result<Snapshot, ApiError> {
@@ -159,20 +189,32 @@ impl Registry {
     }
 
     /// Namespace lifecycle admission: namespaced objects need an existing, non-terminating namespace.
-    fn admit_namespace(&self, def: &ResourceDef, ns: Option<&str>, name: &str) -> Result<(), ApiError> {
+    fn admit_namespace(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<(), ApiError> {
         if !def.api.namespaced {
             return Ok(());
         }
         let ns = ns.unwrap_or_default();
         let Some(nsobj) = self.cache.get(&format!("{NAMESPACE_PREFIX}{ns}")) else {
-            return Err(ApiError::not_found(&GroupResource::new("", "namespaces"), ns));
+            return Err(ApiError::not_found(
+                &GroupResource::new("", "namespaces"),
+                ns,
+            ));
         };
         let v = nsobj.value()?;
-        if meta::deletion_timestamp(&v).is_some() || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
+        if meta::deletion_timestamp(&v).is_some()
+            || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+        {
             return Err(ApiError::forbidden(
                 &def.api.group_resource(),
                 name,
-                &format!("unable to create new content in namespace {ns} because it is being terminated"),
+                &format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
             )
             .with_namespace_terminating(ns));
         }
@@ -180,7 +222,13 @@ impl Registry {
     }
 
     /// Create: assigns system metadata, validates, stores if absent.
-    pub async fn create(&self, def: &ResourceDef, ns: Option<&str>, mut obj: Value, opts: &WriteOptions) -> Result<Value, ApiError> {
+    pub async fn create(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
         self.sync().await?;
         let gr = def.api.group_resource();
         if def.terminating {
@@ -191,7 +239,15 @@ impl Registry {
         self.admit_namespace(def, ns, meta::name(&obj))?;
         let strategy = def.strategy.as_ref();
         if let Some(m) = meta::meta_mut(&mut obj) {
-            for f in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink", "generation"] {
+            for f in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "resourceVersion",
+                "selfLink",
+                "generation",
+            ] {
                 m.remove(f);
             }
             if let Some(ns) = ns.filter(|_| def.api.namespaced) {
@@ -206,11 +262,16 @@ impl Registry {
         self.to_storage_version(def, &mut obj);
         strategy.prepare_create(&mut obj);
 
-        let generate = meta::name(&obj).is_empty() && !meta::meta_str(&obj, "generateName").is_empty();
+        let generate =
+            meta::name(&obj).is_empty() && !meta::meta_str(&obj, "generateName").is_empty();
         let attempts = if generate { MAX_RETRIES } else { 1 };
         for _ in 0..attempts {
             if generate {
-                let name = format!("{}{}", meta::meta_str(&obj, "generateName"), meta::random_suffix());
+                let name = format!(
+                    "{}{}",
+                    meta::meta_str(&obj, "generateName"),
+                    meta::random_suffix()
+                );
                 meta::set(&mut obj, "name", name);
             }
             let name = meta::name(&obj).to_string();
@@ -226,7 +287,12 @@ impl Registry {
                 }
                 return Ok(self.convert(def, obj));
             }
-            match self.storage.create(&key, stored_bytes(&obj)?).await.map_err(storage_error)? {
+            match self
+                .storage
+                .create(&key, stored_bytes(&obj)?)
+                .await
+                .map_err(storage_error)?
+            {
                 WriteOutcome::Done(kv) => {
                     meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
                     return Ok(self.convert(def, obj));
@@ -247,13 +313,23 @@ impl Registry {
     }
 
     /// Update (PUT): replaces the object, conditioned on its resourceVersion.
-    pub async fn update(&self, def: &ResourceDef, ns: Option<&str>, name: &str, obj: Value, mode: UpdateMode, opts: &WriteOptions) -> Result<Value, ApiError> {
+    pub async fn update(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        obj: Value,
+        mode: UpdateMode,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
         self.sync().await?;
-        self.update_inner(def, ns, name, obj, mode, opts, false).await
+        self.update_inner(def, ns, name, obj, mode, opts, false)
+            .await
     }
 
     /// The shared update path. `from_patch`: the resourceVersion came from the stored object, so
     /// a conflict is the server's race and is reported for a retry.
+    #[allow(clippy::too_many_arguments)]
     async fn update_inner(
         &self,
         def: &ResourceDef,
@@ -278,11 +354,17 @@ impl Registry {
                     "0x0",
                     "must be specified for an update",
                 )];
-                return Err(ApiError::invalid(&crest_api::GroupKind::new(&gr.group, &gr.resource), name, &errs));
+                return Err(ApiError::invalid(
+                    &crest_api::GroupKind::new(&gr.group, &gr.resource),
+                    name,
+                    &errs,
+                ));
             }
         } else if rv.parse::<i64>().ok() != Some(current.mod_revision) {
             if rv.parse::<i64>().is_err() {
-                return Err(ApiError::bad_request(format!("invalid resource version: {rv:?}")));
+                return Err(ApiError::bad_request(format!(
+                    "invalid resource version: {rv:?}"
+                )));
             }
             return Err(ApiError::stale(&gr, name));
         }
@@ -303,7 +385,10 @@ impl Registry {
             }
             UpdateMode::Finalize => {
                 let mut merged = old.clone();
-                let fins = obj.pointer("/spec/finalizers").cloned().unwrap_or(Value::Array(vec![]));
+                let fins = obj
+                    .pointer("/spec/finalizers")
+                    .cloned()
+                    .unwrap_or(Value::Array(vec![]));
                 if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
                     spec.insert("finalizers".into(), fins);
                 }
@@ -312,7 +397,14 @@ impl Registry {
         }
         // System metadata is the server's, whatever the client sent.
         if let Some(m) = meta::meta_mut(&mut obj) {
-            for f in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "namespace"] {
+            for f in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "namespace",
+            ] {
                 match old.get("metadata").and_then(|om| om.get(f)) {
                     Some(v) => {
                         m.insert(f.into(), v.clone());
@@ -329,9 +421,16 @@ impl Registry {
         }
         if strategy.uses_generation() {
             let skip_status = strategy.status_subresource();
-            let gen = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0);
+            let gen = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
             let changed = spec_part(&obj, skip_status) != spec_part(&old, skip_status);
-            meta::set(&mut obj, "generation", if changed { gen + 1 } else { gen.max(1) });
+            meta::set(
+                &mut obj,
+                "generation",
+                if changed { gen + 1 } else { gen.max(1) },
+            );
         }
         let mut errs = validate_metadata(def, &obj);
         errs.extend(validate_finalizer_update(&obj, &old));
@@ -344,9 +443,18 @@ impl Registry {
             if opts.dry_run {
                 return Ok(self.convert(def, obj));
             }
-            return match self.storage.delete(&key, current.mod_revision).await.map_err(storage_error)? {
+            return match self
+                .storage
+                .delete(&key, current.mod_revision)
+                .await
+                .map_err(storage_error)?
+            {
                 WriteOutcome::Done(_) => {
-                    meta::set(&mut obj, "resourceVersion", current.mod_revision.to_string());
+                    meta::set(
+                        &mut obj,
+                        "resourceVersion",
+                        current.mod_revision.to_string(),
+                    );
                     Ok(self.convert(def, obj))
                 }
                 WriteOutcome::Conflict(_) => Err(conflict_error(&gr, name, from_patch)),
@@ -356,10 +464,19 @@ impl Registry {
         meta::remove(&mut old_cmp, "resourceVersion");
         if obj == old_cmp || opts.dry_run {
             // Nothing changed: like kube-apiserver, no write and the resourceVersion stays.
-            meta::set(&mut obj, "resourceVersion", current.mod_revision.to_string());
+            meta::set(
+                &mut obj,
+                "resourceVersion",
+                current.mod_revision.to_string(),
+            );
             return Ok(self.convert(def, obj));
         }
-        match self.storage.update(&key, current.mod_revision, stored_bytes(&obj)?).await.map_err(storage_error)? {
+        match self
+            .storage
+            .update(&key, current.mod_revision, stored_bytes(&obj)?)
+            .await
+            .map_err(storage_error)?
+        {
             WriteOutcome::Done(kv) => {
                 meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
                 Ok(self.convert(def, obj))
@@ -370,7 +487,15 @@ impl Registry {
 
     /// Patch: applies `patch_fn` to the current served object and updates, retrying when another
     /// write raced (unless the patch itself pinned a resourceVersion).
-    pub async fn patch<F>(&self, def: &ResourceDef, ns: Option<&str>, name: &str, mode: UpdateMode, opts: &WriteOptions, patch_fn: F) -> Result<Value, ApiError>
+    pub async fn patch<F>(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        mode: UpdateMode,
+        opts: &WriteOptions,
+        patch_fn: F,
+    ) -> Result<Value, ApiError>
     where
         F: Fn(&Value) -> Result<Value, ApiError>,
     {
@@ -383,15 +508,24 @@ impl Registry {
             let current_v = self.convert(def, current.value()?);
             let mut patched = patch_fn(&current_v)?;
             if !patched.is_object() {
-                return Err(ApiError::bad_request("the patched object is not a JSON object"));
+                return Err(ApiError::bad_request(
+                    "the patched object is not a JSON object",
+                ));
             }
             let pinned = meta::resource_version(&patched).to_string();
             let from_patch = pinned.is_empty() || pinned == current.mod_revision.to_string();
             if pinned.is_empty() {
-                meta::set(&mut patched, "resourceVersion", current.mod_revision.to_string());
+                meta::set(
+                    &mut patched,
+                    "resourceVersion",
+                    current.mod_revision.to_string(),
+                );
             }
             check_identity(def, ns, name, &patched)?;
-            match self.update_inner(def, ns, name, patched, mode, opts, from_patch).await {
+            match self
+                .update_inner(def, ns, name, patched, mode, opts, from_patch)
+                .await
+            {
                 Err(e) if e.code == 409 && e.message == RETRY_MARKER => {
                     self.sync().await?;
                     continue;
@@ -403,7 +537,14 @@ impl Registry {
     }
 
     /// Reads, changes and writes an object, retrying on races (controllers' updates).
-    pub async fn update_with<F>(&self, def: &ResourceDef, ns: Option<&str>, name: &str, mode: UpdateMode, f: F) -> Result<Value, ApiError>
+    pub async fn update_with<F>(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        mode: UpdateMode,
+        f: F,
+    ) -> Result<Value, ApiError>
     where
         F: Fn(&mut Value),
     {
@@ -416,7 +557,14 @@ impl Registry {
     }
 
     /// Delete: graceful (finalizers pending) or immediate.
-    pub async fn delete(&self, def: &ResourceDef, ns: Option<&str>, name: &str, pre: &Preconditions, opts: &WriteOptions) -> Result<Deleted, ApiError> {
+    pub async fn delete(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        pre: &Preconditions,
+        opts: &WriteOptions,
+    ) -> Result<Deleted, ApiError> {
         self.sync().await?;
         let gr = def.api.group_resource();
         let key = def.key(ns, name);
@@ -454,13 +602,24 @@ impl Registry {
             let keep = def.strategy.begin_delete(&mut obj);
             if keep {
                 if already_deleting && obj == before || opts.dry_run {
-                    return Ok(Deleted { object: self.convert(def, obj), gone: false });
+                    return Ok(Deleted {
+                        object: self.convert(def, obj),
+                        gone: false,
+                    });
                 }
                 meta::remove(&mut obj, "resourceVersion");
-                match self.storage.update(&key, current.mod_revision, stored_bytes(&obj)?).await.map_err(storage_error)? {
+                match self
+                    .storage
+                    .update(&key, current.mod_revision, stored_bytes(&obj)?)
+                    .await
+                    .map_err(storage_error)?
+                {
                     WriteOutcome::Done(kv) => {
                         meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
-                        return Ok(Deleted { object: self.convert(def, obj), gone: false });
+                        return Ok(Deleted {
+                            object: self.convert(def, obj),
+                            gone: false,
+                        });
                     }
                     WriteOutcome::Conflict(_) => {
                         self.sync().await?;
@@ -470,10 +629,23 @@ impl Registry {
             }
             let obj = self.convert(def, current.value()?);
             if opts.dry_run {
-                return Ok(Deleted { object: obj, gone: true });
+                return Ok(Deleted {
+                    object: obj,
+                    gone: true,
+                });
             }
-            match self.storage.delete(&key, current.mod_revision).await.map_err(storage_error)? {
-                WriteOutcome::Done(_) => return Ok(Deleted { object: obj, gone: true }),
+            match self
+                .storage
+                .delete(&key, current.mod_revision)
+                .await
+                .map_err(storage_error)?
+            {
+                WriteOutcome::Done(_) => {
+                    return Ok(Deleted {
+                        object: obj,
+                        gone: true,
+                    })
+                }
                 WriteOutcome::Conflict(None) => return Err(ApiError::not_found(&gr, name)),
                 WriteOutcome::Conflict(Some(_)) => {
                     self.sync().await?;
@@ -486,7 +658,13 @@ impl Registry {
 
     /// Deletes every object of `def` in `ns` (all namespaces for `None`); returns what was deleted
     /// or marked for deletion.
-    pub async fn delete_collection<F>(&self, def: &ResourceDef, ns: Option<&str>, opts: &WriteOptions, filter: F) -> Result<Vec<Value>, ApiError>
+    pub async fn delete_collection<F>(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        opts: &WriteOptions,
+        filter: F,
+    ) -> Result<Vec<Value>, ApiError>
     where
         F: Fn(&Value) -> bool,
     {
@@ -498,8 +676,15 @@ impl Registry {
                 continue;
             }
             let (name, ons) = (meta::name(&v).to_string(), meta::namespace(&v).to_string());
-            let ons = if def.api.namespaced { Some(ons.as_str()) } else { None };
-            match self.delete(def, ons, &name, &Preconditions::default(), opts).await {
+            let ons = if def.api.namespaced {
+                Some(ons.as_str())
+            } else {
+                None
+            };
+            match self
+                .delete(def, ons, &name, &Preconditions::default(), opts)
+                .await
+            {
                 Ok(d) => out.push(d.object),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
@@ -521,7 +706,12 @@ fn conflict_error(gr: &GroupResource, name: &str, from_patch: bool) -> ApiError 
 }
 
 /// The name and namespace in a body must match the URL.
-pub fn check_identity(def: &ResourceDef, ns: Option<&str>, name: &str, obj: &Value) -> Result<(), ApiError> {
+pub fn check_identity(
+    def: &ResourceDef,
+    ns: Option<&str>,
+    name: &str,
+    obj: &Value,
+) -> Result<(), ApiError> {
     let body_name = meta::name(obj);
     if body_name != name {
         return Err(ApiError::bad_request(format!(
@@ -544,8 +734,13 @@ pub fn check_namespace(def: &ResourceDef, ns: Option<&str>, obj: &Value) -> Resu
 fn validate_metadata(def: &ResourceDef, obj: &Value) -> Vec<FieldError> {
     let path = FieldPath::new("metadata");
     match obj.get("metadata").and_then(Value::as_object) {
-        Some(m) => validate_object_meta(m, def.api.namespaced, def.strategy.name_validator(), &path),
-        None => vec![FieldError::required(&path.child("name"), "name or generateName is required")],
+        Some(m) => {
+            validate_object_meta(m, def.api.namespaced, def.strategy.name_validator(), &path)
+        }
+        None => vec![FieldError::required(
+            &path.child("name"),
+            "name or generateName is required",
+        )],
     }
 }
 
@@ -555,7 +750,10 @@ fn validate_finalizer_update(new: &Value, old: &Value) -> Vec<FieldError> {
         return vec![];
     }
     let old_f = meta::finalizers(old);
-    let added: Vec<String> = meta::finalizers(new).into_iter().filter(|f| !old_f.contains(f)).collect();
+    let added: Vec<String> = meta::finalizers(new)
+        .into_iter()
+        .filter(|f| !old_f.contains(f))
+        .collect();
     if added.is_empty() {
         return vec![];
     }

@@ -18,16 +18,23 @@ pub struct ResourcePath {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ApiPath {
     /// `/api` or `/apis`.
-    Root { core: bool },
+    Root {
+        core: bool,
+    },
     /// `/apis/G`.
     Group(String),
     /// `/api/v1`, `/apis/G/V`.
-    GroupVersion { group: String, version: String },
+    GroupVersion {
+        group: String,
+        version: String,
+    },
     Resource(ResourcePath),
 }
 
 fn decode_segment(s: &str) -> String {
-    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// Parses `/api/...` and `/apis/...` paths; `None` for anything else.
@@ -50,7 +57,8 @@ pub fn parse_api_path(path: &str) -> Option<ApiPath> {
         return Some(ApiPath::GroupVersion { group, version });
     }
     let is_namespace_sub = |p: &[String]| p.len() == 3 && (p[2] == "status" || p[2] == "finalize");
-    let (namespace, rest) = if rest[0] == "namespaces" && rest.len() >= 3 && !is_namespace_sub(rest) {
+    let (namespace, rest) = if rest[0] == "namespaces" && rest.len() >= 3 && !is_namespace_sub(rest)
+    {
         (Some(rest[1].clone()), &rest[2..])
     } else {
         (None, rest)
@@ -79,14 +87,20 @@ impl Query {
         let mut values: HashMap<String, Vec<String>> = HashMap::new();
         if let Some(q) = q {
             for (k, v) in form_urlencoded::parse(q.as_bytes()) {
-                values.entry(k.into_owned()).or_default().push(v.into_owned());
+                values
+                    .entry(k.into_owned())
+                    .or_default()
+                    .push(v.into_owned());
             }
         }
         Query { values }
     }
 
     pub fn get(&self, k: &str) -> Option<&str> {
-        self.values.get(k).and_then(|v| v.first()).map(String::as_str)
+        self.values
+            .get(k)
+            .and_then(|v| v.first())
+            .map(String::as_str)
     }
 
     pub fn all(&self, k: &str) -> &[String] {
@@ -115,7 +129,11 @@ impl Query {
             return Ok(true);
         }
         let list: Vec<String> = vals.iter().map(|v| format!("{v:?}")).collect();
-        let err = crest_api::FieldError::not_supported(&crest_api::FieldPath::new("dryRun"), serde_json::Value::Null, &["All"]);
+        let err = crest_api::FieldError::not_supported(
+            &crest_api::FieldPath::new("dryRun"),
+            serde_json::Value::Null,
+            &["All"],
+        );
         let mut e = ApiError::invalid(&crest_api::GroupKind::new("meta.k8s.io", kind), "", &[err]);
         e.message = format!(
             "{kind}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{{{}}}: supported values: \"All\"",
@@ -150,13 +168,29 @@ mod tests {
     #[test]
     fn paths() {
         assert_eq!(parse_api_path("/api"), Some(ApiPath::Root { core: true }));
-        assert_eq!(parse_api_path("/apis/"), Some(ApiPath::Root { core: false }));
+        assert_eq!(
+            parse_api_path("/apis/"),
+            Some(ApiPath::Root { core: false })
+        );
         let r = res("/apis/stable.example.com/v1/namespaces/default/crontabs/x");
-        assert_eq!((r.namespace.as_deref(), r.resource.as_str(), r.name.as_deref()), (Some("default"), "crontabs", Some("x")));
+        assert_eq!(
+            (
+                r.namespace.as_deref(),
+                r.resource.as_str(),
+                r.name.as_deref()
+            ),
+            (Some("default"), "crontabs", Some("x"))
+        );
         let r = res("/api/v1/namespaces/foo");
-        assert_eq!((r.namespace, r.resource.as_str(), r.name.as_deref()), (None, "namespaces", Some("foo")));
+        assert_eq!(
+            (r.namespace, r.resource.as_str(), r.name.as_deref()),
+            (None, "namespaces", Some("foo"))
+        );
         let r = res("/api/v1/namespaces/foo/status");
-        assert_eq!((r.name.as_deref(), r.subresource.as_deref()), (Some("foo"), Some("status")));
+        assert_eq!(
+            (r.name.as_deref(), r.subresource.as_deref()),
+            (Some("foo"), Some("status"))
+        );
         let r = res("/apis/g.io/v1/crontabs");
         assert_eq!((r.namespace, r.name), (None, None));
         assert_eq!(parse_api_path("/version"), None);

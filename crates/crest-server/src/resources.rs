@@ -113,14 +113,21 @@ pub fn version_priority_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 fn str_list(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn is_condition_true(crd: &Value, cond: &str) -> bool {
     crd.pointer("/status/conditions")
         .and_then(Value::as_array)
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == cond && c["status"] == "True"))
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == cond && c["status"] == "True")
+        })
 }
 
 pub fn namespace_resource() -> ApiResource {
@@ -132,7 +139,10 @@ pub fn namespace_resource() -> ApiResource {
         kind: "Namespace".into(),
         list_kind: "NamespaceList".into(),
         namespaced: false,
-        verbs: all_verbs().into_iter().filter(|v| v != "deletecollection").collect(),
+        verbs: all_verbs()
+            .into_iter()
+            .filter(|v| v != "deletecollection")
+            .collect(),
         short_names: vec!["ns".into()],
         categories: vec![],
         subresources: vec!["finalize".into(), "status".into()],
@@ -201,15 +211,21 @@ impl Resources {
                 .and_then(|v| v["name"].as_str())
                 .unwrap_or_default()
                 .to_string();
-            let terminating = crd.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null());
+            let terminating = crd
+                .pointer("/metadata/deletionTimestamp")
+                .is_some_and(|v| !v.is_null());
             let crd_name = crest_api::meta::name(crd).to_string();
             for v in versions.iter().filter(|v| v["served"] == true) {
                 let version = v["name"].as_str().unwrap_or_default().to_string();
                 let mut subresources = vec![];
-                if v.pointer("/subresources/status").is_some_and(|s| !s.is_null()) {
+                if v.pointer("/subresources/status")
+                    .is_some_and(|s| !s.is_null())
+                {
                     subresources.push("status".to_string());
                 }
-                if v.pointer("/subresources/scale").is_some_and(|s| !s.is_null()) {
+                if v.pointer("/subresources/scale")
+                    .is_some_and(|s| !s.is_null())
+                {
                     subresources.push("scale".to_string());
                 }
                 let columns = printer_columns(v);
@@ -219,7 +235,10 @@ impl Resources {
                     plural: plural.clone(),
                     singular: names["singular"].as_str().unwrap_or_default().to_string(),
                     kind: kind.clone(),
-                    list_kind: names["listKind"].as_str().map(str::to_string).unwrap_or(format!("{kind}List")),
+                    list_kind: names["listKind"]
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or(format!("{kind}List")),
                     namespaced,
                     verbs: all_verbs(),
                     short_names: str_list(names.get("shortNames")),
@@ -240,8 +259,14 @@ impl Resources {
                 crd_groups.entry(group.clone()).or_default().push(version);
             }
         }
-        r.groups.push(GroupInfo { name: String::new(), versions: vec!["v1".into()] });
-        r.groups.push(GroupInfo { name: CRD_GROUP.into(), versions: vec!["v1".into()] });
+        r.groups.push(GroupInfo {
+            name: String::new(),
+            versions: vec!["v1".into()],
+        });
+        r.groups.push(GroupInfo {
+            name: CRD_GROUP.into(),
+            versions: vec!["v1".into()],
+        });
         for (name, mut versions) in crd_groups {
             versions.sort_by(|a, b| version_priority_cmp(a, b));
             versions.dedup();
@@ -253,12 +278,17 @@ impl Resources {
     fn add(&mut self, def: ResourceDef) {
         let def = Arc::new(def);
         let a = &def.api;
-        self.by_path.insert((a.group.clone(), a.version.clone(), a.plural.clone()), def.clone());
+        self.by_path.insert(
+            (a.group.clone(), a.version.clone(), a.plural.clone()),
+            def.clone(),
+        );
         self.by_gv.entry(a.group_version()).or_default().push(def);
     }
 
     pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceDef>> {
-        self.by_path.get(&(group.to_string(), version.to_string(), plural.to_string())).cloned()
+        self.by_path
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
     }
 
     /// Resources of one group-version, in discovery order.
@@ -323,8 +353,29 @@ mod tests {
 
     #[test]
     fn version_order() {
-        let mut v = vec!["v1alpha1", "v2", "v1beta1", "v1", "foo", "v10beta3", "v11alpha2", "v12alpha1"];
+        let mut v = vec![
+            "v1alpha1",
+            "v2",
+            "v1beta1",
+            "v1",
+            "foo",
+            "v10beta3",
+            "v11alpha2",
+            "v12alpha1",
+        ];
         v.sort_by(|a, b| version_priority_cmp(a, b));
-        assert_eq!(v, vec!["v2", "v1", "v10beta3", "v1beta1", "v12alpha1", "v11alpha2", "v1alpha1", "foo"]);
+        assert_eq!(
+            v,
+            vec![
+                "v2",
+                "v1",
+                "v10beta3",
+                "v1beta1",
+                "v12alpha1",
+                "v11alpha2",
+                "v1alpha1",
+                "foo"
+            ]
+        );
     }
 }

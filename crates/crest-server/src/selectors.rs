@@ -43,8 +43,16 @@ fn parse_set(rest: &str, sel: &str) -> Result<Vec<String>, ApiError> {
     let inner = rest
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| ApiError::bad_request(format!("unable to parse requirement: found '{rest}', expected: '('  in selector {sel:?}")))?;
-    Ok(inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect())
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "unable to parse requirement: found '{rest}', expected: '('  in selector {sel:?}"
+            ))
+        })?;
+    Ok(inner
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect())
 }
 
 fn invalid_label_selector(sel: &str, detail: &str) -> ApiError {
@@ -59,31 +67,58 @@ fn parse_label_selector(sel: &str) -> Result<Vec<Requirement>, ApiError> {
     for part in split_top(sel) {
         let p = part.trim();
         if p.is_empty() {
-            return Err(invalid_label_selector(sel, "found '', expected: !, identifier, or 'end of string'"));
+            return Err(invalid_label_selector(
+                sel,
+                "found '', expected: !, identifier, or 'end of string'",
+            ));
         }
         let req = if let Some(k) = p.strip_prefix('!') {
-            Requirement { key: k.trim().into(), op: Op::NotExists }
+            Requirement {
+                key: k.trim().into(),
+                op: Op::NotExists,
+            }
         } else if let Some((k, v)) = p.split_once("!=") {
-            Requirement { key: k.trim().into(), op: Op::NotIn(vec![v.trim().into()]) }
+            Requirement {
+                key: k.trim().into(),
+                op: Op::NotIn(vec![v.trim().into()]),
+            }
         } else if let Some((k, v)) = p.split_once("==").or_else(|| p.split_once('=')) {
-            Requirement { key: k.trim().into(), op: Op::In(vec![v.trim().into()]) }
+            Requirement {
+                key: k.trim().into(),
+                op: Op::In(vec![v.trim().into()]),
+            }
         } else if let Some(idx) = p.find(" notin ") {
-            Requirement { key: p[..idx].trim().into(), op: Op::NotIn(parse_set(&p[idx + 7..], sel)?) }
+            Requirement {
+                key: p[..idx].trim().into(),
+                op: Op::NotIn(parse_set(&p[idx + 7..], sel)?),
+            }
         } else if let Some(idx) = p.find(" in ") {
-            Requirement { key: p[..idx].trim().into(), op: Op::In(parse_set(&p[idx + 4..], sel)?) }
+            Requirement {
+                key: p[..idx].trim().into(),
+                op: Op::In(parse_set(&p[idx + 4..], sel)?),
+            }
         } else {
-            Requirement { key: p.into(), op: Op::Exists }
+            Requirement {
+                key: p.into(),
+                op: Op::Exists,
+            }
         };
         let key_errs = crest_api::validation::is_qualified_name(&req.key);
         if let Some(m) = key_errs.first() {
-            return Err(ApiError::bad_request(format!("unable to parse requirement: values[0][{}]: Invalid value: {:?}: {m}", req.key, req.key)));
+            return Err(ApiError::bad_request(format!(
+                "unable to parse requirement: values[0][{}]: Invalid value: {:?}: {m}",
+                req.key, req.key
+            )));
         }
         for v in match &req.op {
             Op::In(vs) | Op::NotIn(vs) => vs.as_slice(),
             _ => &[],
         } {
             if let Some(m) = crest_api::validation::is_valid_label_value(v).first() {
-                return Err(ApiError::bad_request(format!("unable to parse requirement: values[0][{}]: Invalid value: {v:?}: {m}", req.key)));
+                return Err(ApiError::bad_request(format!(
+                    "unable to parse requirement: values[0][{}]: Invalid value: {v:?}: {m}",
+                    req.key
+                )));
             }
         }
         reqs.push(req);
@@ -108,17 +143,23 @@ impl ListFilter {
                 let term = term.trim();
                 let (k, v, neg) = if let Some((k, v)) = term.split_once("!=") {
                     (k, v, true)
-                } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+                } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('='))
+                {
                     (k, v, false)
                 } else {
-                    return Err(ApiError::bad_request(format!("invalid selector: '{fs}'; can't understand '{term}'")));
+                    return Err(ApiError::bad_request(format!(
+                        "invalid selector: '{fs}'; can't understand '{term}'"
+                    )));
                 };
                 let k = k.trim();
                 let supported = matches!(k, "metadata.name")
-                    || (k == "metadata.namespace" && (def.api.namespaced || def.crd_name.is_some()))
+                    || (k == "metadata.namespace"
+                        && (def.api.namespaced || def.crd_name.is_some()))
                     || (k == "status.phase" && def.api.kind == "Namespace");
                 if !supported {
-                    return Err(ApiError::bad_request(format!("field label not supported: {k}")));
+                    return Err(ApiError::bad_request(format!(
+                        "field label not supported: {k}"
+                    )));
                 }
                 fields.push((k.to_string(), v.trim().to_string(), neg));
             }
@@ -132,7 +173,10 @@ impl ListFilter {
 
     /// The single name a `metadata.name=X` selector pins, if any.
     pub fn name(&self) -> Option<&str> {
-        self.fields.iter().find(|(k, _, neg)| k == "metadata.name" && !neg).map(|(_, v, _)| v.as_str())
+        self.fields
+            .iter()
+            .find(|(k, _, neg)| k == "metadata.name" && !neg)
+            .map(|(_, v, _)| v.as_str())
     }
 
     pub fn matches_bytes(&self, b: &[u8]) -> Result<bool, ApiError> {
@@ -154,7 +198,10 @@ impl ListFilter {
                 let actual = match k.as_str() {
                     "metadata.name" => meta::name(obj),
                     "metadata.namespace" => meta::namespace(obj),
-                    "status.phase" => obj.pointer("/status/phase").and_then(Value::as_str).unwrap_or(""),
+                    "status.phase" => obj
+                        .pointer("/status/phase")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
                     _ => "",
                 };
                 (actual == v) != *neg
@@ -170,7 +217,13 @@ mod tests {
     #[test]
     fn label_selectors() {
         let o = json!({"metadata": {"labels": {"app": "web", "tier": "fe"}}});
-        let f = |s: &str| ListFilter { labels: parse_label_selector(s).unwrap(), fields: vec![] }.matches(&o);
+        let f = |s: &str| {
+            ListFilter {
+                labels: parse_label_selector(s).unwrap(),
+                fields: vec![],
+            }
+            .matches(&o)
+        };
         assert!(f("app=web"));
         assert!(f("app==web,tier"));
         assert!(!f("app!=web"));

@@ -141,7 +141,10 @@ impl Strategy for NamespaceStrategy {
         !self.finalized(obj)
     }
     fn finalized(&self, obj: &Value) -> bool {
-        let spec_finalizers = obj.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+        let spec_finalizers = obj
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
         meta::finalizers(obj).is_empty() && !spec_finalizers
     }
 }
@@ -215,7 +218,11 @@ pub struct CustomResourceStrategy {
 
 impl CustomResourceStrategy {
     pub fn new(_api: &ApiResource, version: &Value) -> Self {
-        CustomResourceStrategy { status: version.pointer("/subresources/status").is_some_and(|s| !s.is_null()) }
+        CustomResourceStrategy {
+            status: version
+                .pointer("/subresources/status")
+                .is_some_and(|s| !s.is_null()),
+        }
     }
 }
 

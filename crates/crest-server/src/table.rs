@@ -39,10 +39,21 @@ pub fn column_definitions(style: &TableStyle) -> Vec<Value> {
             column("Status", "string", "", "The status of the namespace", 0),
             column("Age", "string", "", CREATION_TIMESTAMP_DESCRIPTION, 0),
         ],
-        TableStyle::Default => vec![name, column("Created At", "date", "", CREATION_TIMESTAMP_DESCRIPTION, 0)],
+        TableStyle::Default => vec![
+            name,
+            column("Created At", "date", "", CREATION_TIMESTAMP_DESCRIPTION, 0),
+        ],
         TableStyle::Columns(cols) => {
             let mut out = vec![name];
-            out.extend(cols.iter().map(|c| column(&c.name, &c.column_type, &c.format, &c.description, c.priority)));
+            out.extend(cols.iter().map(|c| {
+                column(
+                    &c.name,
+                    &c.column_type,
+                    &c.format,
+                    &c.description,
+                    c.priority,
+                )
+            }));
             out
         }
     }
@@ -55,7 +66,9 @@ pub fn row(style: &TableStyle, obj: &Value, include: IncludeObject, v1beta1: boo
     let cells: Vec<Value> = match style {
         TableStyle::Namespace => vec![
             name.into(),
-            obj.pointer("/status/phase").cloned().unwrap_or(Value::from("")),
+            obj.pointer("/status/phase")
+                .cloned()
+                .unwrap_or(Value::from("")),
             human_age(created).into(),
         ],
         TableStyle::Default => vec![name.into(), created.into()],
@@ -99,7 +112,9 @@ pub fn table(style: &TableStyle, rows: Vec<Value>, list_meta: Value, v1beta1: bo
 }
 
 fn cell(col: &PrinterColumn, obj: &Value) -> Value {
-    let Some(v) = simple_json_path(obj, &col.json_path) else { return Value::Null };
+    let Some(v) = simple_json_path(obj, &col.json_path) else {
+        return Value::Null;
+    };
     match col.column_type.as_str() {
         "date" => match v.as_str() {
             Some(s) => human_age(s).into(),
@@ -121,7 +136,11 @@ fn cell(col: &PrinterColumn, obj: &Value) -> Value {
 pub fn simple_json_path<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
     let path = path.trim().trim_start_matches('{').trim_end_matches('}');
     let mut cur = obj;
-    for seg in path.trim_start_matches('.').split('.').filter(|s| !s.is_empty()) {
+    for seg in path
+        .trim_start_matches('.')
+        .split('.')
+        .filter(|s| !s.is_empty())
+    {
         let (field, idx) = match seg.split_once('[') {
             Some((f, rest)) => (f, Some(rest.trim_end_matches(']'))),
             None => (seg, None),
@@ -156,24 +175,40 @@ pub fn human_duration(seconds: i64) -> String {
     let minutes = seconds / 60;
     if minutes < 10 {
         let s = seconds % 60;
-        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
     } else if minutes < 180 {
         return format!("{minutes}m");
     }
     let hours = seconds / 3600;
     if hours < 8 {
         let m = minutes % 60;
-        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
     } else if hours < 48 {
         return format!("{hours}h");
     } else if hours < 24 * 8 {
         let h = hours % 24;
-        return if h == 0 { format!("{}d", hours / 24) } else { format!("{}d{}h", hours / 24, h) };
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{}h", hours / 24, h)
+        };
     } else if hours < 24 * 365 * 2 {
         return format!("{}d", hours / 24);
     } else if hours < 24 * 365 * 8 {
         let dy = (hours / 24) % 365;
-        return if dy == 0 { format!("{}y", hours / 24 / 365) } else { format!("{}y{}d", hours / 24 / 365, dy) };
+        return if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{}d", hours / 24 / 365, dy)
+        };
     }
     format!("{}y", hours / 24 / 365)
 }

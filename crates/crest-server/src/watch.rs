@@ -35,7 +35,12 @@ impl Encoder {
         match self.out {
             Output::Table { v1beta1 } => {
                 let row = table::row(&self.def.table, obj, self.include, v1beta1);
-                table::table(&self.def.table, vec![row], json!({"resourceVersion": meta::resource_version(obj)}), v1beta1)
+                table::table(
+                    &self.def.table,
+                    vec![row],
+                    json!({"resourceVersion": meta::resource_version(obj)}),
+                    v1beta1,
+                )
             }
             Output::Metadata { v1beta1 } => table::partial_object_metadata(obj, v1beta1),
             _ => obj.clone(),
@@ -43,7 +48,8 @@ impl Encoder {
     }
 
     fn event(&self, kind: &str, obj: &Value) -> Bytes {
-        let mut line = serde_json::to_vec(&json!({"type": kind, "object": self.object(obj)})).unwrap_or_default();
+        let mut line = serde_json::to_vec(&json!({"type": kind, "object": self.object(obj)}))
+            .unwrap_or_default();
         line.push(b'\n');
         Bytes::from(line)
     }
@@ -72,15 +78,19 @@ pub async fn serve(
     let include = IncludeObject::parse(query.get("includeObject"))?;
     let bookmarks = query.bool("allowWatchBookmarks")?;
     let timeout = match query.get("timeoutSeconds") {
-        Some(t) => Some(Duration::from_secs(
-            t.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {t:?}")))?,
-        )),
+        Some(t) => Some(Duration::from_secs(t.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("invalid timeoutSeconds: {t:?}"))
+        })?)),
         None => None,
     };
     let rv = query.get("resourceVersion").unwrap_or("");
     let send_initial = query.bool("sendInitialEvents")?;
     let prefix = def.list_prefix(ns.as_deref());
-    let enc = Encoder { def: def.clone(), out, include };
+    let enc = Encoder {
+        def: def.clone(),
+        out,
+        include,
+    };
 
     let mut initial: Vec<Bytes> = vec![];
     let start_rev = if rv.is_empty() || rv == "0" || send_initial {
@@ -94,13 +104,15 @@ pub async fn serve(
         }
         if send_initial {
             let bm = json!({"kind": def.api.kind, "apiVersion": def.api.api_version(), "metadata": {"resourceVersion": snap.revision.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}});
-            let mut line = serde_json::to_vec(&json!({"type": "BOOKMARK", "object": bm})).unwrap_or_default();
+            let mut line =
+                serde_json::to_vec(&json!({"type": "BOOKMARK", "object": bm})).unwrap_or_default();
             line.push(b'\n');
             initial.push(Bytes::from(line));
         }
         snap.revision
     } else {
-        rv.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))?
+        rv.parse::<i64>()
+            .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))?
     };
 
     let current = app.registry.storage.current_revision();
@@ -126,7 +138,9 @@ pub async fn serve(
                 let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
                 ticker.tick().await;
                 loop {
-                    let sleep_until = deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600 * 24));
+                    let sleep_until = deadline.unwrap_or_else(|| {
+                        tokio::time::Instant::now() + Duration::from_secs(3600 * 24)
+                    });
                     tokio::select! {
                         _ = tokio::time::sleep_until(sleep_until) => return,
                         _ = shutdown.changed() => return,
@@ -180,22 +194,29 @@ pub async fn serve(
         Err(e) => {
             // A resourceVersion older than the retained history: the client must relist.
             let st = match e {
-                crest_storage::StorageError::Compacted { requested, .. } => ApiError::expired(format!(
-                    "too old resource version: {requested} ({})",
-                    app.registry.storage.compacted_revision()
-                ))
-                .to_status(),
+                crest_storage::StorageError::Compacted { requested, .. } => {
+                    ApiError::expired(format!(
+                        "too old resource version: {requested} ({})",
+                        app.registry.storage.compacted_revision()
+                    ))
+                    .to_status()
+                }
                 other => storage_error(other).to_status(),
             };
-            let mut line = serde_json::to_vec(&json!({"type": "ERROR", "object": st})).unwrap_or_default();
+            let mut line =
+                serde_json::to_vec(&json!({"type": "ERROR", "object": st})).unwrap_or_default();
             line.push(b'\n');
             let _ = tx.send(Bytes::from(line)).await;
         }
     }
-    let stream = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) })
-        .map(|b| Ok::<_, Infallible>(Frame::data(b)));
+    let stream =
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) })
+            .map(|b| Ok::<_, Infallible>(Frame::data(b)));
     let mut resp = Response::new(BodyExt::boxed(StreamBody::new(stream)));
     *resp.status_mut() = StatusCode::OK;
-    resp.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(resp)
 }

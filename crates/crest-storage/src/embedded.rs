@@ -10,8 +10,8 @@
 //! Compaction deletes `log` entries up to a revision; `kv` always holds the latest state.
 
 use crate::{
-    BoxFuture, Event, EventType, KeyValue, RangeRequest, RangeResult, Result, Revision, Storage, StorageError,
-    WatchStream, WriteOutcome,
+    BoxFuture, Event, EventType, KeyValue, RangeRequest, RangeResult, Result, Revision, Storage,
+    StorageError, WatchStream, WriteOutcome,
 };
 use bytes::Bytes;
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
@@ -39,7 +39,11 @@ pub struct EmbeddedOptions {
 
 impl Default for EmbeddedOptions {
     fn default() -> Self {
-        EmbeddedOptions { cache_bytes: 16 << 20, watch_buffer: 8192, max_batch: 1024 }
+        EmbeddedOptions {
+            cache_bytes: 16 << 20,
+            watch_buffer: 8192,
+            max_batch: 1024,
+        }
     }
 }
 
@@ -80,7 +84,11 @@ fn encode_event(ev: &Event) -> Vec<u8> {
     let rec = encode_record(&ev.kv);
     let prev = ev.prev_kv.as_ref().map(encode_record).unwrap_or_default();
     let mut b = Vec::with_capacity(9 + ev.kv.key.len() + rec.len() + prev.len());
-    b.push(if ev.event_type == EventType::Put { 0 } else { 1 });
+    b.push(if ev.event_type == EventType::Put {
+        0
+    } else {
+        1
+    });
     b.extend_from_slice(&(ev.kv.key.len() as u32).to_le_bytes());
     b.extend_from_slice(ev.kv.key.as_bytes());
     b.extend_from_slice(&(rec.len() as u32).to_le_bytes());
@@ -92,24 +100,53 @@ fn encode_event(ev: &Event) -> Vec<u8> {
 fn decode_event(b: &[u8]) -> Result<Event> {
     let corrupt = || StorageError::Backend("corrupt log entry".into());
     let t = *b.first().ok_or_else(corrupt)?;
-    let klen = u32::from_le_bytes(b.get(1..5).and_then(|s| s.try_into().ok()).ok_or_else(corrupt)?) as usize;
-    let key = std::str::from_utf8(b.get(5..5 + klen).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+    let klen = u32::from_le_bytes(
+        b.get(1..5)
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(corrupt)?,
+    ) as usize;
+    let key =
+        std::str::from_utf8(b.get(5..5 + klen).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
     let at = 5 + klen;
-    let rlen = u32::from_le_bytes(b.get(at..at + 4).and_then(|s| s.try_into().ok()).ok_or_else(corrupt)?) as usize;
+    let rlen = u32::from_le_bytes(
+        b.get(at..at + 4)
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(corrupt)?,
+    ) as usize;
     let rec = b.get(at + 4..at + 4 + rlen).ok_or_else(corrupt)?;
     let prev = b.get(at + 4 + rlen..).unwrap_or_default();
     Ok(Event {
-        event_type: if t == 0 { EventType::Put } else { EventType::Delete },
+        event_type: if t == 0 {
+            EventType::Put
+        } else {
+            EventType::Delete
+        },
         kv: decode_record(key, rec)?,
-        prev_kv: if prev.is_empty() { None } else { Some(decode_record(key, prev)?) },
+        prev_kv: if prev.is_empty() {
+            None
+        } else {
+            Some(decode_record(key, prev)?)
+        },
     })
 }
 
 enum Op {
-    Create { key: String, value: Bytes },
-    Update { key: String, expected: Revision, value: Bytes },
-    Delete { key: String, expected: Revision },
-    Compact { revision: Revision },
+    Create {
+        key: String,
+        value: Bytes,
+    },
+    Update {
+        key: String,
+        expected: Revision,
+        value: Bytes,
+    },
+    Delete {
+        key: String,
+        expected: Revision,
+    },
+    Compact {
+        revision: Revision,
+    },
 }
 
 struct Pending {
@@ -143,15 +180,26 @@ pub struct EmbeddedStore {
 impl EmbeddedStore {
     /// Opens (or creates) `dir/crest.redb`.
     pub fn open(dir: &Path, opts: EmbeddedOptions) -> Result<Arc<Self>> {
-        let db = Database::builder().set_cache_size(opts.cache_bytes).create(dir.join("crest.redb")).map_err(backend)?;
+        let db = Database::builder()
+            .set_cache_size(opts.cache_bytes)
+            .create(dir.join("crest.redb"))
+            .map_err(backend)?;
         let (revision, compacted) = {
             let txn = db.begin_write().map_err(backend)?;
             let (r, c) = {
                 txn.open_table(KV).map_err(backend)?;
                 txn.open_table(LOG).map_err(backend)?;
                 let meta = txn.open_table(META).map_err(backend)?;
-                let r = meta.get("revision").map_err(backend)?.map(|g| g.value()).unwrap_or(0);
-                let c = meta.get("compacted").map_err(backend)?.map(|g| g.value()).unwrap_or(0);
+                let r = meta
+                    .get("revision")
+                    .map_err(backend)?
+                    .map(|g| g.value())
+                    .unwrap_or(0);
+                let c = meta
+                    .get("compacted")
+                    .map_err(backend)?
+                    .map(|g| g.value())
+                    .unwrap_or(0);
                 (r, c)
             };
             txn.commit().map_err(backend)?;
@@ -184,7 +232,8 @@ impl EmbeddedStore {
         {
             let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             let tx = guard.as_ref().ok_or(StorageError::Closed)?;
-            tx.send(Pending { op, reply }).map_err(|_| StorageError::Closed)?;
+            tx.send(Pending { op, reply })
+                .map_err(|_| StorageError::Closed)?;
         }
         rx.await.map_err(|_| StorageError::Closed)?
     }
@@ -193,22 +242,39 @@ impl EmbeddedStore {
         let current = self.shared.revision.load(Ordering::SeqCst);
         let compacted = self.shared.compacted.load(Ordering::SeqCst);
         if revision > current {
-            return Err(StorageError::FutureRevision { requested: revision, current });
+            return Err(StorageError::FutureRevision {
+                requested: revision,
+                current,
+            });
         }
         if revision > 0 && revision < compacted {
-            return Err(StorageError::Compacted { requested: revision, compacted });
+            return Err(StorageError::Compacted {
+                requested: revision,
+                compacted,
+            });
         }
         Ok(())
     }
 
     /// The state of keys under `prefix` at `revision` (0 = latest), as a sorted map.
-    fn snapshot(&self, prefix: &str, revision: Revision) -> Result<(BTreeMap<String, KeyValue>, Revision)> {
+    fn snapshot(
+        &self,
+        prefix: &str,
+        revision: Revision,
+    ) -> Result<(BTreeMap<String, KeyValue>, Revision)> {
         let txn = self.shared.db.begin_read().map_err(backend)?;
         let kv = txn.open_table(KV).map_err(backend)?;
         let meta = txn.open_table(META).map_err(backend)?;
-        let latest = meta.get("revision").map_err(backend)?.map(|g| g.value()).unwrap_or(0);
+        let latest = meta
+            .get("revision")
+            .map_err(backend)?
+            .map(|g| g.value())
+            .unwrap_or(0);
         let mut out = BTreeMap::new();
-        for item in kv.range::<&str>((Bound::Included(prefix), Bound::Unbounded)).map_err(backend)? {
+        for item in kv
+            .range::<&str>((Bound::Included(prefix), Bound::Unbounded))
+            .map_err(backend)?
+        {
             let (k, v) = item.map_err(backend)?;
             let key = k.value();
             if !key.starts_with(prefix) {
@@ -262,7 +328,10 @@ fn writer_loop(shared: Arc<Shared>, rx: mpsc::Receiver<Pending>, max_batch: usiz
                     for ev in &events {
                         // A watcher that cannot keep up is dropped; its stream ends and the client
                         // resumes from its last revision.
-                        watchers.retain(|w| !ev.kv.key.starts_with(&w.prefix) || w.tx.try_send(Ok(ev.clone())).is_ok());
+                        watchers.retain(|w| {
+                            !ev.kv.key.starts_with(&w.prefix)
+                                || w.tx.try_send(Ok(ev.clone())).is_ok()
+                        });
                     }
                 }
                 for (p, o) in batch.into_iter().zip(outcomes) {
@@ -316,11 +385,22 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                     rev += 1;
                     Event {
                         event_type: EventType::Put,
-                        kv: KeyValue { key: key.into(), value: value.clone(), create_revision: rev, mod_revision: rev, version: 1 },
+                        kv: KeyValue {
+                            key: key.into(),
+                            value: value.clone(),
+                            create_revision: rev,
+                            mod_revision: rev,
+                            version: 1,
+                        },
                         prev_kv: None,
                     }
                 }
-                (Op::Update { expected, value, .. }, Some(c)) if c.mod_revision == *expected => {
+                (
+                    Op::Update {
+                        expected, value, ..
+                    },
+                    Some(c),
+                ) if c.mod_revision == *expected => {
                     rev += 1;
                     Event {
                         event_type: EventType::Put,
@@ -334,11 +414,19 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                         prev_kv: Some(c),
                     }
                 }
-                (Op::Delete { expected, .. }, Some(c)) if *expected == 0 || c.mod_revision == *expected => {
+                (Op::Delete { expected, .. }, Some(c))
+                    if *expected == 0 || c.mod_revision == *expected =>
+                {
                     rev += 1;
                     Event {
                         event_type: EventType::Delete,
-                        kv: KeyValue { key: key.into(), value: Bytes::new(), create_revision: 0, mod_revision: rev, version: 0 },
+                        kv: KeyValue {
+                            key: key.into(),
+                            value: Bytes::new(),
+                            create_revision: 0,
+                            mod_revision: rev,
+                            version: 0,
+                        },
                         prev_kv: Some(c),
                     }
                 }
@@ -349,7 +437,8 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
             };
             match ev.event_type {
                 EventType::Put => {
-                    kv.insert(key, encode_record(&ev.kv).as_slice()).map_err(backend)?;
+                    kv.insert(key, encode_record(&ev.kv).as_slice())
+                        .map_err(backend)?;
                     outcomes.push(WriteOutcome::Done(ev.kv.clone()));
                 }
                 EventType::Delete => {
@@ -359,7 +448,8 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                     outcomes.push(WriteOutcome::Done(gone));
                 }
             }
-            log.insert(rev, encode_event(&ev).as_slice()).map_err(backend)?;
+            log.insert(rev, encode_event(&ev).as_slice())
+                .map_err(backend)?;
             events.push(ev);
         }
         meta.insert("revision", rev).map_err(backend)?;
@@ -377,7 +467,11 @@ impl Storage for EmbeddedStore {
         self.shared.compacted.load(Ordering::SeqCst)
     }
 
-    fn get<'a>(&'a self, key: &'a str, revision: Revision) -> BoxFuture<'a, Result<Option<KeyValue>>> {
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+        revision: Revision,
+    ) -> BoxFuture<'a, Result<Option<KeyValue>>> {
         Box::pin(async move {
             self.check_revision(revision)?;
             if revision == 0 {
@@ -399,7 +493,11 @@ impl Storage for EmbeddedStore {
             let (m, revision) = self.snapshot(&req.prefix, req.revision)?;
             let count = m.len();
             let iter: Box<dyn Iterator<Item = KeyValue>> = match &req.start_after {
-                Some(s) => Box::new(m.into_iter().filter(move |(k, _)| k.as_str() > s.as_str()).map(|(_, v)| v)),
+                Some(s) => Box::new(
+                    m.into_iter()
+                        .filter(move |(k, _)| k.as_str() > s.as_str())
+                        .map(|(_, v)| v),
+                ),
                 None => Box::new(m.into_values()),
             };
             let mut kvs: Vec<KeyValue> = iter.collect();
@@ -407,20 +505,44 @@ impl Storage for EmbeddedStore {
             if more {
                 kvs.truncate(req.limit);
             }
-            Ok(RangeResult { kvs, revision, more, count })
+            Ok(RangeResult {
+                kvs,
+                revision,
+                more,
+                count,
+            })
         })
     }
 
     fn create<'a>(&'a self, key: &'a str, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>> {
-        Box::pin(self.submit(Op::Create { key: key.to_string(), value }))
+        Box::pin(self.submit(Op::Create {
+            key: key.to_string(),
+            value,
+        }))
     }
 
-    fn update<'a>(&'a self, key: &'a str, expected: Revision, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>> {
-        Box::pin(self.submit(Op::Update { key: key.to_string(), expected, value }))
+    fn update<'a>(
+        &'a self,
+        key: &'a str,
+        expected: Revision,
+        value: Bytes,
+    ) -> BoxFuture<'a, Result<WriteOutcome>> {
+        Box::pin(self.submit(Op::Update {
+            key: key.to_string(),
+            expected,
+            value,
+        }))
     }
 
-    fn delete<'a>(&'a self, key: &'a str, expected: Revision) -> BoxFuture<'a, Result<WriteOutcome>> {
-        Box::pin(self.submit(Op::Delete { key: key.to_string(), expected }))
+    fn delete<'a>(
+        &'a self,
+        key: &'a str,
+        expected: Revision,
+    ) -> BoxFuture<'a, Result<WriteOutcome>> {
+        Box::pin(self.submit(Op::Delete {
+            key: key.to_string(),
+            expected,
+        }))
     }
 
     fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
@@ -429,12 +551,22 @@ impl Storage for EmbeddedStore {
         }
         let compacted = self.compacted_revision();
         if after < compacted {
-            return Err(StorageError::Compacted { requested: after, compacted });
+            return Err(StorageError::Compacted {
+                requested: after,
+                compacted,
+            });
         }
         let (live_tx, mut live_rx) = tmpsc::channel(self.shared.watch_buffer);
         let registered_at = {
-            let mut w = self.shared.watchers.lock().unwrap_or_else(|p| p.into_inner());
-            w.push(Watcher { prefix: prefix.to_string(), tx: live_tx });
+            let mut w = self
+                .shared
+                .watchers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            w.push(Watcher {
+                prefix: prefix.to_string(),
+                tx: live_tx,
+            });
             self.shared.revision.load(Ordering::SeqCst)
         };
         let (tx, rx) = tmpsc::channel(self.shared.watch_buffer.min(1024));
@@ -487,11 +619,19 @@ impl Storage for EmbeddedStore {
             self.shared.closed.store(true, Ordering::SeqCst);
             // Dropping the sender ends the writer after it drains what is queued.
             drop(self.writer.lock().unwrap_or_else(|p| p.into_inner()).take());
-            let handle = self.writer_thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let handle = self
+                .writer_thread
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
             if let Some(h) = handle {
                 let _ = tokio::task::spawn_blocking(move || h.join()).await;
             }
-            self.shared.watchers.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            self.shared
+                .watchers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
         })
     }
 }
@@ -501,7 +641,10 @@ mod tests {
     use super::*;
 
     fn rt() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap()
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap()
     }
 
     #[test]
@@ -509,40 +652,104 @@ mod tests {
         rt().block_on(async {
             let dir = tempfile::tempdir().unwrap();
             let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
-            let WriteOutcome::Done(a) = s.create("/a/1", Bytes::from("x")).await.unwrap() else { panic!() };
+            let WriteOutcome::Done(a) = s.create("/a/1", Bytes::from("x")).await.unwrap() else {
+                panic!()
+            };
             assert_eq!((a.create_revision, a.mod_revision, a.version), (1, 1, 1));
-            assert!(matches!(s.create("/a/1", Bytes::from("y")).await.unwrap(), WriteOutcome::Conflict(Some(_))));
-            assert!(matches!(s.update("/a/1", 7, Bytes::from("y")).await.unwrap(), WriteOutcome::Conflict(Some(_))));
-            let WriteOutcome::Done(b) = s.update("/a/1", 1, Bytes::from("y")).await.unwrap() else { panic!() };
+            assert!(matches!(
+                s.create("/a/1", Bytes::from("y")).await.unwrap(),
+                WriteOutcome::Conflict(Some(_))
+            ));
+            assert!(matches!(
+                s.update("/a/1", 7, Bytes::from("y")).await.unwrap(),
+                WriteOutcome::Conflict(Some(_))
+            ));
+            let WriteOutcome::Done(b) = s.update("/a/1", 1, Bytes::from("y")).await.unwrap() else {
+                panic!()
+            };
             assert_eq!((b.create_revision, b.mod_revision, b.version), (1, 2, 2));
             s.create("/a/2", Bytes::from("z")).await.unwrap();
             s.create("/b/1", Bytes::from("q")).await.unwrap();
-            let r = s.range(RangeRequest { prefix: "/a/".into(), ..Default::default() }).await.unwrap();
+            let r = s
+                .range(RangeRequest {
+                    prefix: "/a/".into(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
             assert_eq!((r.kvs.len(), r.revision, r.count), (2, 4, 2));
-            let r = s.range(RangeRequest { prefix: "/a/".into(), limit: 1, ..Default::default() }).await.unwrap();
+            let r = s
+                .range(RangeRequest {
+                    prefix: "/a/".into(),
+                    limit: 1,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
             assert!(r.more && r.kvs[0].key == "/a/1");
-            let r = s.range(RangeRequest { prefix: "/a/".into(), start_after: Some("/a/1".into()), ..Default::default() }).await.unwrap();
+            let r = s
+                .range(RangeRequest {
+                    prefix: "/a/".into(),
+                    start_after: Some("/a/1".into()),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
             assert_eq!(r.kvs[0].key, "/a/2");
-            assert!(matches!(s.delete("/a/2", 0).await.unwrap(), WriteOutcome::Done(_)));
+            assert!(matches!(
+                s.delete("/a/2", 0).await.unwrap(),
+                WriteOutcome::Done(_)
+            ));
             // At revision 1 only /a/1 = x existed.
-            let r = s.range(RangeRequest { prefix: "/a/".into(), revision: 1, ..Default::default() }).await.unwrap();
+            let r = s
+                .range(RangeRequest {
+                    prefix: "/a/".into(),
+                    revision: 1,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
             assert_eq!(r.kvs.len(), 1);
             assert_eq!(r.kvs[0].value, Bytes::from("x"));
-            let r = s.range(RangeRequest { prefix: "/a/".into(), revision: 3, ..Default::default() }).await.unwrap();
+            let r = s
+                .range(RangeRequest {
+                    prefix: "/a/".into(),
+                    revision: 3,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
             assert_eq!(r.kvs.len(), 2);
-            assert!(matches!(s.get("/a/1", 99).await, Err(StorageError::FutureRevision { .. })));
+            assert!(matches!(
+                s.get("/a/1", 99).await,
+                Err(StorageError::FutureRevision { .. })
+            ));
             s.compact(3).await.unwrap();
-            assert!(matches!(s.get("/a/1", 2).await, Err(StorageError::Compacted { .. })));
-            assert!(matches!(s.watch("/a/", 1), Err(StorageError::Compacted { .. })));
-            assert_eq!(s.get("/a/1", 0).await.unwrap().unwrap().value, Bytes::from("y"));
+            assert!(matches!(
+                s.get("/a/1", 2).await,
+                Err(StorageError::Compacted { .. })
+            ));
+            assert!(matches!(
+                s.watch("/a/", 1),
+                Err(StorageError::Compacted { .. })
+            ));
+            assert_eq!(
+                s.get("/a/1", 0).await.unwrap().unwrap().value,
+                Bytes::from("y")
+            );
             s.close().await;
-            assert!(matches!(s.create("/c", Bytes::new()).await, Err(StorageError::Closed)));
+            assert!(matches!(
+                s.create("/c", Bytes::new()).await,
+                Err(StorageError::Closed)
+            ));
             drop(s);
 
             // Reopen: data and revision survive, revisions keep growing.
             let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
             assert_eq!(s.current_revision(), 5);
-            let WriteOutcome::Done(c) = s.create("/c", Bytes::new()).await.unwrap() else { panic!() };
+            let WriteOutcome::Done(c) = s.create("/c", Bytes::new()).await.unwrap() else {
+                panic!()
+            };
             assert_eq!(c.mod_revision, 6);
             s.close().await;
         });
@@ -554,13 +761,17 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
             for i in 0..50 {
-                s.create(&format!("/w/{i}"), Bytes::from("v")).await.unwrap();
+                s.create(&format!("/w/{i}"), Bytes::from("v"))
+                    .await
+                    .unwrap();
             }
             let writer = {
                 let s = s.clone();
                 tokio::spawn(async move {
                     for i in 50..200 {
-                        s.create(&format!("/w/{i}"), Bytes::from("v")).await.unwrap();
+                        s.create(&format!("/w/{i}"), Bytes::from("v"))
+                            .await
+                            .unwrap();
                     }
                 })
             };
@@ -588,7 +799,11 @@ mod tests {
                 tasks.push(tokio::spawn(async move {
                     let mut revs = vec![];
                     for i in 0..100 {
-                        let WriteOutcome::Done(kv) = s.create(&format!("/k/{t}/{i}"), Bytes::from(vec![b'x'; 2048])).await.unwrap() else {
+                        let WriteOutcome::Done(kv) = s
+                            .create(&format!("/k/{t}/{i}"), Bytes::from(vec![b'x'; 2048]))
+                            .await
+                            .unwrap()
+                        else {
                             panic!()
                         };
                         revs.push(kv.mod_revision);
@@ -605,7 +820,13 @@ mod tests {
             all.dedup();
             assert_eq!(all.len(), n);
             println!("{n} durable creates in {:?}", t0.elapsed());
-            let r = s.range(RangeRequest { prefix: "/k/".into(), ..Default::default() }).await.unwrap();
+            let r = s
+                .range(RangeRequest {
+                    prefix: "/k/".into(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
             assert_eq!(r.kvs.len(), n);
             s.close().await;
         });

@@ -90,10 +90,18 @@ pub enum WriteOutcome {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
-    #[error("the requested revision {requested} has been compacted (compacted revision {compacted})")]
-    Compacted { requested: Revision, compacted: Revision },
+    #[error(
+        "the requested revision {requested} has been compacted (compacted revision {compacted})"
+    )]
+    Compacted {
+        requested: Revision,
+        compacted: Revision,
+    },
     #[error("the requested revision {requested} is in the future (current revision {current})")]
-    FutureRevision { requested: Revision, current: Revision },
+    FutureRevision {
+        requested: Revision,
+        current: Revision,
+    },
     #[error("storage is closed")]
     Closed,
     #[error("storage backend error: {0}")]
@@ -124,7 +132,11 @@ pub trait Storage: Send + Sync + 'static {
     /// The oldest revision reads and watches may ask for (0 when nothing was compacted).
     fn compacted_revision(&self) -> Revision;
 
-    fn get<'a>(&'a self, key: &'a str, revision: Revision) -> BoxFuture<'a, Result<Option<KeyValue>>>;
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+        revision: Revision,
+    ) -> BoxFuture<'a, Result<Option<KeyValue>>>;
 
     fn range<'a>(&'a self, req: RangeRequest) -> BoxFuture<'a, Result<RangeResult>>;
 
@@ -132,10 +144,19 @@ pub trait Storage: Send + Sync + 'static {
     fn create<'a>(&'a self, key: &'a str, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>>;
 
     /// Replaces the value if the key exists with `mod_revision == expected`.
-    fn update<'a>(&'a self, key: &'a str, expected: Revision, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>>;
+    fn update<'a>(
+        &'a self,
+        key: &'a str,
+        expected: Revision,
+        value: Bytes,
+    ) -> BoxFuture<'a, Result<WriteOutcome>>;
 
     /// Deletes the key if it exists with `mod_revision == expected` (`expected == 0`: whatever it holds).
-    fn delete<'a>(&'a self, key: &'a str, expected: Revision) -> BoxFuture<'a, Result<WriteOutcome>>;
+    fn delete<'a>(
+        &'a self,
+        key: &'a str,
+        expected: Revision,
+    ) -> BoxFuture<'a, Result<WriteOutcome>>;
 
     /// Events for keys under `prefix` with revision `> after`.
     fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream>;

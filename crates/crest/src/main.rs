@@ -11,7 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
-#[command(name = "crest", version, about = "A Kubernetes-compatible API server for CustomResourceDefinitions")]
+#[command(
+    name = "crest",
+    version,
+    about = "A Kubernetes-compatible API server for CustomResourceDefinitions"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -94,12 +98,18 @@ async fn shutdown_signal() {
 
 async fn serve(data_dir: PathBuf, listen: SocketAddr, retention: Duration) -> Result<(), String> {
     let started = Instant::now();
-    std::fs::create_dir_all(&data_dir).map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
+    std::fs::create_dir_all(&data_dir)
+        .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
     let store = EmbeddedStore::open(&data_dir, EmbeddedOptions::default())
         .map_err(|e| format!("cannot open the store in {}: {e}", data_dir.display()))?;
     let storage: Arc<dyn crest_storage::Storage> = store;
-    let config = crest_server::Config { listen, history_retention: retention };
-    let running = crest_server::start(config, storage).await.map_err(|e| format!("cannot start: {e}"))?;
+    let config = crest_server::Config {
+        listen,
+        history_retention: retention,
+    };
+    let running = crest_server::start(config, storage)
+        .await
+        .map_err(|e| format!("cannot start: {e}"))?;
     let kubeconfig = write_kubeconfig(&data_dir, running.local_addr)
         .map_err(|e| format!("cannot write kubeconfig in {}: {e}", data_dir.display()))?;
     tracing::info!(
@@ -118,12 +128,16 @@ async fn serve(data_dir: PathBuf, listen: SocketAddr, retention: Duration) -> Re
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("crest: cannot start the runtime: {e}");
@@ -131,9 +145,15 @@ fn main() -> std::process::ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Serve { data_dir, listen, history_retention_seconds } => {
-            runtime.block_on(serve(data_dir, listen, Duration::from_secs(history_retention_seconds)))
-        }
+        Command::Serve {
+            data_dir,
+            listen,
+            history_retention_seconds,
+        } => runtime.block_on(serve(
+            data_dir,
+            listen,
+            Duration::from_secs(history_retention_seconds),
+        )),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -11,12 +11,22 @@ const CT: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
 
 async fn install_crd(s: &Server) {
     let crd: Value = serde_yaml_ng::from_str(CRONTAB_CRD).expect("crd");
-    let (code, v) = s.http_json("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", Some(&crd)).await;
+    let (code, v) = s
+        .http_json(
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "application/json",
+            Some(&crd),
+        )
+        .await;
     assert_eq!(code, 201, "{v}");
 }
 
 fn list_rv(v: &Value) -> u64 {
-    v["metadata"]["resourceVersion"].as_str().and_then(|r| r.parse().ok()).expect("list resourceVersion")
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|r| r.parse().ok())
+        .expect("list resourceVersion")
 }
 
 #[tokio::test]
@@ -34,11 +44,21 @@ async fn restart_keeps_objects_and_revisions_grow() {
     let (code, obj) = s.http_json("GET", &format!("{CT}/keep"), "", None).await;
     assert_eq!(code, 200, "{obj}");
     assert_eq!(obj["spec"]["image"], "x");
-    let (code, crd) = s.http_json("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com", "", None).await;
+    let (code, crd) = s
+        .http_json(
+            "GET",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com",
+            "",
+            None,
+        )
+        .await;
     assert_eq!(code, 200, "{crd}");
     let (code, created) = s.http_json("POST", CT, "application/json", Some(&json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "after"}}))).await;
     assert_eq!(code, 201);
-    let rv_after: u64 = created["metadata"]["resourceVersion"].as_str().and_then(|r| r.parse().ok()).expect("rv");
+    let rv_after: u64 = created["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|r| r.parse().ok())
+        .expect("rv");
     assert!(rv_after > rv_before, "{rv_after} > {rv_before}");
     s.stop();
 }
@@ -78,15 +98,28 @@ async fn kill9_loses_no_acknowledged_write() {
         let _ = w.await;
     }
     let acked = acked.lock().expect("lock").clone();
-    assert!(acked.len() > 50, "too few writes before the kill: {}", acked.len());
+    assert!(
+        acked.len() > 50,
+        "too few writes before the kill: {}",
+        acked.len()
+    );
 
     let s = Server::start_in(tmp.path());
     let (code, list) = s.http_json("GET", CT, "", None).await;
     assert_eq!(code, 200);
     let items = list["items"].as_array().expect("items");
-    let stored: std::collections::HashMap<&str, &Value> = items.iter().map(|i| (i["metadata"]["name"].as_str().unwrap_or(""), i)).collect();
+    let stored: std::collections::HashMap<&str, &Value> = items
+        .iter()
+        .map(|i| (i["metadata"]["name"].as_str().unwrap_or(""), i))
+        .collect();
     for (name, image) in &acked {
-        let obj = stored.get(name.as_str()).unwrap_or_else(|| panic!("acknowledged {name} lost ({} acked, {} stored)", acked.len(), items.len()));
+        let obj = stored.get(name.as_str()).unwrap_or_else(|| {
+            panic!(
+                "acknowledged {name} lost ({} acked, {} stored)",
+                acked.len(),
+                items.len()
+            )
+        });
         assert_eq!(obj["spec"]["image"], image.as_str());
     }
     // The store is writable and consistent after recovery.

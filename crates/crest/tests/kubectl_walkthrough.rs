@@ -8,11 +8,25 @@ use common::*;
 fn seed_walkthrough_with_kubectl() {
     let s = Server::start();
     let out = s.apply_yaml(CRONTAB_CRD);
-    assert!(out.contains("customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created"), "{out}");
-    s.kubectl_ok(&["wait", "--for", "condition=established", "--timeout=10s", "crd/crontabs.stable.example.com"]);
+    assert!(
+        out.contains(
+            "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created"
+        ),
+        "{out}"
+    );
+    s.kubectl_ok(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "--timeout=10s",
+        "crd/crontabs.stable.example.com",
+    ]);
 
     let out = s.apply_yaml(MY_CRONTAB);
-    assert!(out.contains("crontab.stable.example.com/my-new-cron-object created"), "{out}");
+    assert!(
+        out.contains("crontab.stable.example.com/my-new-cron-object created"),
+        "{out}"
+    );
 
     // `kubectl get crontab` prints the NAME/AGE table.
     let out = s.kubectl_ok(&["get", "crontab"]);
@@ -25,9 +39,20 @@ fn seed_walkthrough_with_kubectl() {
     assert!(row[1].ends_with('s'), "age like 6s: {out}");
 
     // Plural, singular, short name, any case.
-    for name in ["crontabs", "crontab", "ct", "CronTab", "CRONTABS", "crontabs.stable.example.com"] {
+    for name in [
+        "crontabs",
+        "crontab",
+        "ct",
+        "CronTab",
+        "CRONTABS",
+        "crontabs.stable.example.com",
+    ] {
         let out = s.kubectl_ok(&["get", name, "-o", "name"]);
-        assert_eq!(out.trim(), "crontab.stable.example.com/my-new-cron-object", "{name}");
+        assert_eq!(
+            out.trim(),
+            "crontab.stable.example.com/my-new-cron-object",
+            "{name}"
+        );
     }
 
     // `kubectl get ct -o yaml` has the seed's fields.
@@ -44,16 +69,31 @@ fn seed_walkthrough_with_kubectl() {
     assert_eq!(md["namespace"], "default");
     assert_eq!(md["generation"], 1);
     assert!(md["uid"].as_str().is_some_and(|u| u.len() == 36), "{md}");
-    assert!(md["resourceVersion"].as_str().is_some_and(|r| r.parse::<u64>().is_ok()), "{md}");
+    assert!(
+        md["resourceVersion"]
+            .as_str()
+            .is_some_and(|r| r.parse::<u64>().is_ok()),
+        "{md}"
+    );
     let ts = md["creationTimestamp"].as_str().expect("creationTimestamp");
     assert!(ts.ends_with('Z') && ts.len() == 20, "RFC 3339: {ts}");
-    let last_applied = md["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].as_str().expect("annotation");
-    assert!(last_applied.contains("\"cronSpec\":\"* * * * */5\""), "{last_applied}");
+    let last_applied = md["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+        .as_str()
+        .expect("annotation");
+    assert!(
+        last_applied.contains("\"cronSpec\":\"* * * * */5\""),
+        "{last_applied}"
+    );
 
     // Deleting the CRD removes the API and its objects.
     let (ok, out, err) = s.kubectl_stdin(&["delete", "-f", "-"], Some(CRONTAB_CRD));
     assert!(ok, "{out}{err}");
-    assert!(out.contains("customresourcedefinition.apiextensions.k8s.io \"crontabs.stable.example.com\" deleted"), "{out}");
+    assert!(
+        out.contains(
+            "customresourcedefinition.apiextensions.k8s.io \"crontabs.stable.example.com\" deleted"
+        ),
+        "{out}"
+    );
     // kubectl still knows the resource from its discovery cache, so it asks and gets the 404
     // (kubectl 1.32 words the seed's message as below).
     let (ok, _, err) = s.kubectl(&["get", "crontabs"]);
@@ -67,10 +107,18 @@ fn seed_walkthrough_with_kubectl() {
 
     // Re-creating it starts empty.
     s.apply_yaml(CRONTAB_CRD);
-    s.kubectl_ok(&["wait", "--for", "condition=established", "--timeout=10s", "crd/crontabs.stable.example.com"]);
+    s.kubectl_ok(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "--timeout=10s",
+        "crd/crontabs.stable.example.com",
+    ]);
     let (ok, out, err) = s.kubectl(&["get", "crontabs"]);
     assert!(ok, "{err}");
     assert!(out.trim().is_empty(), "{out}");
-    assert!(err.contains("No resources found in default namespace."), "{err}");
+    assert!(
+        err.contains("No resources found in default namespace."),
+        "{err}"
+    );
 }
-

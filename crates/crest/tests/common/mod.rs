@@ -47,13 +47,26 @@ impl Server {
         let base = loop {
             if let Ok(text) = std::fs::read_to_string(&kubeconfig) {
                 if let Some(line) = text.lines().find(|l| l.trim_start().starts_with("server:")) {
-                    break line.trim_start().trim_start_matches("server:").trim().to_string();
+                    break line
+                        .trim_start()
+                        .trim_start_matches("server:")
+                        .trim()
+                        .to_string();
                 }
             }
-            assert!(Instant::now() < deadline, "crest did not write its kubeconfig within 30s");
+            assert!(
+                Instant::now() < deadline,
+                "crest did not write its kubeconfig within 30s"
+            );
             std::thread::sleep(Duration::from_millis(5));
         };
-        let s = Server { child, dir: dir.to_path_buf(), base, kubeconfig, _tmp: None };
+        let s = Server {
+            child,
+            dir: dir.to_path_buf(),
+            base,
+            kubeconfig,
+            _tmp: None,
+        };
         s.wait_ready();
         s
     }
@@ -89,11 +102,22 @@ impl Server {
         let mut cmd = Command::new(kubectl_path());
         cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
         cmd.env("KUBECACHEDIR", self.dir.join("kubecache"));
-        cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        cmd.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("kubectl is required for these tests (install kubectl or set KUBECTL): {e}"));
+        let mut child = cmd.spawn().unwrap_or_else(|e| {
+            panic!("kubectl is required for these tests (install kubectl or set KUBECTL): {e}")
+        });
         if let Some(input) = stdin {
-            child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write stdin");
         }
         let out = child.wait_with_output().expect("kubectl output");
         (
@@ -124,9 +148,18 @@ impl Server {
     }
 
     /// Raw HTTP request; returns (status, headers, body).
-    pub async fn http(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<Vec<u8>>) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    pub async fn http(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+    ) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
         let client = reqwest::Client::new();
-        let mut req = client.request(method.parse().expect("method"), format!("{}{}", self.base, path));
+        let mut req = client.request(
+            method.parse().expect("method"),
+            format!("{}{}", self.base, path),
+        );
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -140,16 +173,27 @@ impl Server {
         (status, headers, body)
     }
 
-    pub async fn http_json(&self, method: &str, path: &str, ctype: &str, body: Option<&serde_json::Value>) -> (u16, serde_json::Value) {
+    pub async fn http_json(
+        &self,
+        method: &str,
+        path: &str,
+        ctype: &str,
+        body: Option<&serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
         let b = body.map(|b| serde_json::to_vec(b).expect("json"));
         let (status, _, bytes) = self.http(method, path, &[("Content-Type", ctype)], b).await;
-        let v = serde_json::from_slice(&bytes).unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        let v = serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned())
+        });
         (status, v)
     }
 
     /// SIGTERM and wait (clean shutdown).
     pub fn stop(mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Ok(Some(_)) = self.child.try_wait() {

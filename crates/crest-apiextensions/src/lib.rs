@@ -1,1 +1,64 @@
-//! apiextensions.k8s.io/v1 CustomResourceDefinition: types, validation, naming and conditions.
+//! apiextensions.k8s.io/v1 CustomResourceDefinition: types, defaulting, validation, naming and
+//! conditions, with kube-apiserver 1.32's behaviour and wording.
+//!
+//! Everything here is a pure function over CRDs held as `serde_json::Value` (the server keeps the
+//! JSON so unknown fields survive); [`types::parse`] gives a typed view when one is handier.
+//!
+//! - [`defaults::set_defaults`]: v1 defaulting.
+//! - [`validation::validate_create`] / [`validation::validate_update`]: `ValidateCustomResourceDefinition[Update]`
+//!   (the ObjectMeta part is the generic one in crest-api; [`validation::validate_create_with_meta`] includes it).
+//! - [`naming`]: accepted names, NamesAccepted / Established / API-approval conditions, stored versions.
+//! - [`conditions`]: condition constructors and `SetCRDCondition` semantics.
+//! - [`helpers`]: served/storage versions and accepted-name lookups for serving.
+
+pub mod conditions;
+pub mod defaults;
+mod gofmt;
+pub mod helpers;
+pub mod naming;
+pub mod types;
+mod url;
+pub mod validation;
+
+pub use conditions::{is_established, is_names_accepted, is_terminating, set_condition};
+pub use defaults::set_defaults;
+pub use helpers::{
+    accepted_kind, accepted_names, accepted_plural, served_versions, storage_version,
+};
+pub use naming::{accept_and_establish, add_stored_version};
+pub use types::{parse, CustomResourceDefinition};
+pub use validation::{
+    validate_create, validate_create_with_meta, validate_status_update, validate_update,
+};
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use serde_json::{json, Value};
+
+    /// The CRD of the seed walkthrough (`crontabs.stable.example.com`).
+    pub fn seed_crd() -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "crontabs.stable.example.com"},
+            "spec": {
+                "group": "stable.example.com",
+                "versions": [{
+                    "name": "v1",
+                    "served": true,
+                    "storage": true,
+                    "schema": {"openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {"spec": {"type": "object", "properties": {
+                            "cronSpec": {"type": "string"},
+                            "image": {"type": "string"},
+                            "replicas": {"type": "integer"},
+                        }}},
+                    }},
+                }],
+                "scope": "Namespaced",
+                "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"]},
+            },
+        })
+    }
+}

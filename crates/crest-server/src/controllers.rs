@@ -70,7 +70,7 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
             .cloned()
             .collect();
         let mut updated = crd.clone();
-        crate::crd::accept_and_establish(&mut updated, &others);
+        crest_apiextensions::accept_and_establish(&mut updated, &others);
         if updated.get("status") != crd.get("status") {
             let status = updated.get("status").cloned().unwrap_or(json!({}));
             registry
@@ -113,7 +113,7 @@ async fn finalize_crd(
     if !in_progress {
         registry
             .update_with(crd_def, None, name, UpdateMode::Status, |v| {
-                crate::crd::set_condition(
+                crest_apiextensions::set_condition(
                     v,
                     "Terminating",
                     "True",

@@ -8,7 +8,6 @@
 
 pub mod cache;
 pub mod controllers;
-pub mod crd;
 pub mod discovery;
 pub mod handlers;
 pub mod http;

@@ -173,25 +173,25 @@ impl Strategy for CrdStrategy {
         true
     }
     fn prepare_create(&self, obj: &mut Value) {
-        crate::crd::set_defaults(obj);
+        crest_apiextensions::set_defaults(obj);
         if let Some(o) = obj.as_object_mut() {
             o.insert("status".into(), json!({}));
         }
         // Names are accepted and the CRD established right here rather than by a later
         // controller pass, so the new API is served as soon as the create returns.
         let others = self.other_crds(meta::name(obj));
-        crate::crd::accept_and_establish(obj, &others);
+        crest_apiextensions::accept_and_establish(obj, &others);
     }
     fn validate_create(&self, obj: &Value) -> FieldErrors {
-        crate::crd::validate_create(obj)
+        crest_apiextensions::validate_create(obj)
     }
     fn prepare_update(&self, new: &mut Value, old: &Value) {
-        crate::crd::set_defaults(new);
+        crest_apiextensions::set_defaults(new);
         copy_field(new, old, "status");
-        crate::crd::add_stored_version(new);
+        crest_apiextensions::add_stored_version(new);
     }
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        crate::crd::validate_update(new, old)
+        crest_apiextensions::validate_update(new, old)
     }
     fn begin_delete(&self, obj: &mut Value) -> bool {
         mark_deleting(obj);
@@ -200,7 +200,7 @@ impl Strategy for CrdStrategy {
             fins.push(CRD_CLEANUP_FINALIZER.to_string());
             meta::set(obj, "finalizers", json!(fins));
         }
-        crate::crd::set_condition(
+        crest_apiextensions::set_condition(
             obj,
             "Terminating",
             "True",

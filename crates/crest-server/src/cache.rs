@@ -32,16 +32,18 @@ impl CachedObject {
         create_revision: Revision,
         mod_revision: Revision,
     ) -> Self {
-        let json = match serde_json::from_slice::<Value>(stored) {
-            Ok(mut v) => {
+        let json = with_resource_version(stored, mod_revision)
+            .or_else(|| {
+                let mut v = serde_json::from_slice::<Value>(stored).ok()?;
                 crest_api::meta::set(&mut v, "resourceVersion", mod_revision.to_string());
-                serde_json::to_vec(&v)
-                    .map(Bytes::from)
-                    .unwrap_or_else(|_| Bytes::copy_from_slice(stored))
-            }
+                serde_json::to_vec(&v).ok()
+            })
+            .map(|mut v| {
+                v.shrink_to_fit();
+                Bytes::from(v)
+            })
             // Not JSON: keep it verbatim so nothing is lost; readers report it as a decode error.
-            Err(_) => Bytes::copy_from_slice(stored),
-        };
+            .unwrap_or_else(|| Bytes::copy_from_slice(stored));
         CachedObject {
             key,
             json,
@@ -59,6 +61,32 @@ impl CachedObject {
             ))
         })
     }
+}
+
+/// `stored` with `"resourceVersion":"<rev>"` inserted at the start of its top-level metadata,
+/// without building a tree: the whole document is still validated, but nothing nested is
+/// allocated. `None` when the fast path does not apply (no metadata object, a resourceVersion
+/// already present, escaped keys): the caller then goes through a full parse.
+fn with_resource_version(stored: &[u8], rev: Revision) -> Option<Vec<u8>> {
+    use serde_json::value::RawValue;
+    use std::collections::HashMap;
+    let top: HashMap<&str, &RawValue> = serde_json::from_slice(stored).ok()?;
+    let raw = top.get("metadata")?.get();
+    let fields: HashMap<&str, &RawValue> = serde_json::from_str(raw).ok()?;
+    if fields.contains_key("resourceVersion") {
+        return None;
+    }
+    // `raw` borrows from `stored`, so its address gives its offset; it starts with '{'.
+    let start = (raw.as_ptr() as usize).checked_sub(stored.as_ptr() as usize)?;
+    if stored.get(start) != Some(&b'{') {
+        return None;
+    }
+    let rv = format!("\"resourceVersion\":\"{rev}\"{}", if fields.is_empty() { "" } else { "," });
+    let mut out = Vec::with_capacity(stored.len() + rv.len());
+    out.extend_from_slice(&stored[..=start]);
+    out.extend_from_slice(rv.as_bytes());
+    out.extend_from_slice(&stored[start + 1..]);
+    Some(out)
 }
 
 /// A change as the cache applied it.
@@ -221,5 +249,38 @@ impl Cache {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn served(stored: &str, rev: Revision) -> Value {
+        let o = CachedObject::from_stored("k".into(), stored.as_bytes(), 1, rev);
+        serde_json::from_slice(&o.json).expect("served JSON")
+    }
+
+    #[test]
+    fn resource_version_is_spliced_into_metadata() {
+        let v = served(r#"{"kind":"X","metadata":{"name":"a"},"spec":{"metadata":{}}}"#, 42);
+        assert_eq!(v["metadata"]["resourceVersion"], "42");
+        assert_eq!(v["metadata"]["name"], "a");
+        assert!(v["spec"]["metadata"].get("resourceVersion").is_none());
+        let v = served(r#"{ "metadata" : { } }"#, 7);
+        assert_eq!(v["metadata"], serde_json::json!({"resourceVersion": "7"}));
+    }
+
+    #[test]
+    fn odd_documents_take_the_slow_path_or_stay_verbatim() {
+        // An existing resourceVersion is replaced, not duplicated.
+        let v = served(r#"{"metadata":{"resourceVersion":"1","name":"a"}}"#, 9);
+        assert_eq!(v["metadata"]["resourceVersion"], "9");
+        // No metadata: one is made.
+        let v = served(r#"{"kind":"X"}"#, 3);
+        assert_eq!(v["metadata"]["resourceVersion"], "3");
+        // Not JSON: kept as is.
+        let o = CachedObject::from_stored("k".into(), b"not json", 1, 2);
+        assert_eq!(&o.json[..], b"not json");
     }
 }

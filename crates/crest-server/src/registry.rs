@@ -85,15 +85,19 @@ pub fn storage_error(e: StorageError) -> ApiError {
 
 fn to_bytes(obj: &Value) -> Result<Bytes, ApiError> {
     serde_json::to_vec(obj)
-        .map(Bytes::from)
+        .map(|mut v| {
+            // Bytes keeps the Vec's spare capacity; objects live long in the store's queue.
+            v.shrink_to_fit();
+            Bytes::from(v)
+        })
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
 /// The stored form: no resourceVersion (the store's mod revision is the resourceVersion).
-fn stored_bytes(obj: &Value) -> Result<Bytes, ApiError> {
-    let mut o = obj.clone();
-    meta::remove(&mut o, "resourceVersion");
-    to_bytes(&o)
+/// Removes the resourceVersion in place (callers set the new one after the write).
+fn stored_bytes(obj: &mut Value) -> Result<Bytes, ApiError> {
+    meta::remove(obj, "resourceVersion");
+    to_bytes(obj)
 }
 
 impl Registry {
@@ -289,7 +293,7 @@ impl Registry {
             }
             match self
                 .storage
-                .create(&key, stored_bytes(&obj)?)
+                .create(&key, stored_bytes(&mut obj)?)
                 .await
                 .map_err(storage_error)?
             {
@@ -473,7 +477,7 @@ impl Registry {
         }
         match self
             .storage
-            .update(&key, current.mod_revision, stored_bytes(&obj)?)
+            .update(&key, current.mod_revision, stored_bytes(&mut obj)?)
             .await
             .map_err(storage_error)?
         {
@@ -610,7 +614,7 @@ impl Registry {
                 meta::remove(&mut obj, "resourceVersion");
                 match self
                     .storage
-                    .update(&key, current.mod_revision, stored_bytes(&obj)?)
+                    .update(&key, current.mod_revision, stored_bytes(&mut obj)?)
                     .await
                     .map_err(storage_error)?
                 {

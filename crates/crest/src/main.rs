@@ -3,6 +3,9 @@
 //! The CLI (`serve`, `--data-dir`, `--listen`, `DIR/kubeconfig`) is a stable contract that outside
 //! tooling relies on.
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 use crest_storage::{EmbeddedOptions, EmbeddedStore};
 use std::net::SocketAddr;

@@ -17,6 +17,7 @@ struct Args {
     objects: usize,
     clients: usize,
     seconds: u64,
+    keep: Option<PathBuf>,
 }
 
 fn parse_args() -> Args {
@@ -25,6 +26,7 @@ fn parse_args() -> Args {
         objects: 100_000,
         clients: 64,
         seconds: 5,
+        keep: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -48,8 +50,9 @@ fn parse_args() -> Args {
                     .and_then(|v| v.parse().ok())
                     .unwrap_or(args.seconds)
             }
+            "--keep" => args.keep = it.next().map(PathBuf::from),
             "--help" | "-h" => {
-                println!("crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S]");
+                println!("crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S] [--keep DIR]");
                 std::process::exit(0);
             }
             other => {
@@ -223,7 +226,12 @@ fn main() {
     let mut rows: Vec<(String, String, String)> = vec![];
 
     // 1. Empty start and idle RSS.
+    // --keep DIR keeps the main server's data for later inspection.
     let tmp = tempfile::tempdir().expect("tempdir");
+    let main_dir = args
+        .keep
+        .clone()
+        .unwrap_or_else(|| tmp.path().to_path_buf());
     let mut starts = vec![];
     for _ in 0..5 {
         let d = tempfile::tempdir().expect("tempdir");
@@ -237,7 +245,7 @@ fn main() {
         "< 50 ms".into(),
     ));
 
-    let (server, _) = start(&args.binary, tmp.path());
+    let (server, _) = start(&args.binary, &main_dir);
     std::thread::sleep(Duration::from_millis(300));
     rows.push((
         "idle RSS".into(),
@@ -363,7 +371,7 @@ fn main() {
     drop(s2);
 
     // Restart with everything stored.
-    let (s3, t) = start(&args.binary, tmp.path());
+    let (s3, t) = start(&args.binary, &main_dir);
     rows.push((
         format!("start -> /readyz with {total} objects"),
         format!("{:.0} ms", t.as_secs_f64() * 1e3),

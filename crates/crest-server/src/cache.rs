@@ -81,7 +81,10 @@ fn with_resource_version(stored: &[u8], rev: Revision) -> Option<Vec<u8>> {
     if stored.get(start) != Some(&b'{') {
         return None;
     }
-    let rv = format!("\"resourceVersion\":\"{rev}\"{}", if fields.is_empty() { "" } else { "," });
+    let rv = format!(
+        "\"resourceVersion\":\"{rev}\"{}",
+        if fields.is_empty() { "" } else { "," }
+    );
     let mut out = Vec::with_capacity(stored.len() + rv.len());
     out.extend_from_slice(&stored[..=start]);
     out.extend_from_slice(rv.as_bytes());
@@ -263,7 +266,10 @@ mod tests {
 
     #[test]
     fn resource_version_is_spliced_into_metadata() {
-        let v = served(r#"{"kind":"X","metadata":{"name":"a"},"spec":{"metadata":{}}}"#, 42);
+        let v = served(
+            r#"{"kind":"X","metadata":{"name":"a"},"spec":{"metadata":{}}}"#,
+            42,
+        );
         assert_eq!(v["metadata"]["resourceVersion"], "42");
         assert_eq!(v["metadata"]["name"], "a");
         assert!(v["spec"]["metadata"].get("resourceVersion").is_none());

@@ -93,23 +93,38 @@ impl Running {
 
 const REGISTRY_PREFIX: &str = "/registry/";
 
+/// Stored objects read per storage range while loading the cache.
+const LOAD_PAGE: usize = 1000;
+
 /// Loads the cache, ensures the default namespaces, binds and starts serving.
 pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result<Running> {
     let cache = Cache::new();
     let io_err = |e: crest_api::ApiError| std::io::Error::other(e.message);
-    let loaded = storage
-        .range(RangeRequest {
-            prefix: REGISTRY_PREFIX.into(),
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let objects: Vec<CachedObject> = loaded
-        .kvs
-        .into_iter()
-        .map(|kv| CachedObject::from_stored(kv.key, &kv.value, kv.create_revision, kv.mod_revision))
-        .collect();
-    cache.load(objects, loaded.revision);
+    // Paged at one revision, so only one page of stored bytes exists beside the cache.
+    let mut objects: Vec<CachedObject> = vec![];
+    let mut revision = 0;
+    let mut start_after = None;
+    loop {
+        let page = storage
+            .range(RangeRequest {
+                prefix: REGISTRY_PREFIX.into(),
+                start_after: start_after.take(),
+                limit: LOAD_PAGE,
+                revision,
+                count: false,
+            })
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        revision = page.revision;
+        start_after = page.kvs.last().map(|kv| kv.key.clone());
+        objects.extend(page.kvs.into_iter().map(|kv| {
+            CachedObject::from_stored(kv.key, &kv.value, kv.create_revision, kv.mod_revision)
+        }));
+        if !page.more {
+            break;
+        }
+    }
+    cache.load(objects, revision);
     let registry = Registry::new(storage.clone(), cache.clone());
     registry.rebuild_resources();
 
@@ -117,7 +132,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     let mut tasks = vec![];
     tasks.push(tokio::spawn(feed_cache(
         registry.clone(),
-        loaded.revision,
+        revision,
         shutdown.subscribe(),
     )));
     ensure_default_namespaces(&registry).await.map_err(io_err)?;

@@ -256,6 +256,85 @@ impl EmbeddedStore {
         Ok(())
     }
 
+    /// A range at the latest revision straight from the kv table, reading only what is returned
+    /// (plus the keys, when counting). `None` when `req.revision` is no longer the latest.
+    fn range_latest(&self, req: &RangeRequest) -> Result<Option<RangeResult>> {
+        let txn = self.shared.db.begin_read().map_err(backend)?;
+        let meta = txn.open_table(META).map_err(backend)?;
+        let latest = meta
+            .get("revision")
+            .map_err(backend)?
+            .map(|g| g.value())
+            .unwrap_or(0);
+        if req.revision != 0 && req.revision != latest {
+            return Ok(None);
+        }
+        let kv = txn.open_table(KV).map_err(backend)?;
+        let from = match &req.start_after {
+            Some(s) if s.as_str() >= req.prefix.as_str() => Bound::Excluded(s.as_str()),
+            _ => Bound::Included(req.prefix.as_str()),
+        };
+        let mut kvs = vec![];
+        let mut more = false;
+        let mut count = 0;
+        for item in kv
+            .range::<&str>((from, Bound::Unbounded))
+            .map_err(backend)?
+        {
+            let (k, v) = item.map_err(backend)?;
+            let key = k.value();
+            if !key.starts_with(req.prefix.as_str()) {
+                break;
+            }
+            count += 1;
+            if req.limit > 0 && kvs.len() == req.limit {
+                more = true;
+                if !req.count {
+                    break;
+                }
+                continue;
+            }
+            kvs.push(decode_record(key, v.value())?);
+        }
+        Ok(Some(RangeResult {
+            kvs,
+            revision: latest,
+            more,
+            count,
+        }))
+    }
+
+    fn range_historical(&self, req: &RangeRequest) -> Result<RangeResult> {
+        let (m, revision) = self.snapshot(&req.prefix, req.revision)?;
+        let mut kvs = vec![];
+        let mut more = false;
+        let mut count = 0;
+        for (k, v) in m {
+            if req
+                .start_after
+                .as_ref()
+                .is_some_and(|s| k.as_str() <= s.as_str())
+            {
+                continue;
+            }
+            count += 1;
+            if req.limit > 0 && kvs.len() == req.limit {
+                more = true;
+                continue;
+            }
+            kvs.push(v);
+        }
+        if !req.count {
+            count = kvs.len() + usize::from(more);
+        }
+        Ok(RangeResult {
+            kvs,
+            revision,
+            more,
+            count,
+        })
+    }
+
     /// The state of keys under `prefix` at `revision` (0 = latest), as a sorted map.
     fn snapshot(
         &self,
@@ -490,27 +569,11 @@ impl Storage for EmbeddedStore {
     fn range<'a>(&'a self, req: RangeRequest) -> BoxFuture<'a, Result<RangeResult>> {
         Box::pin(async move {
             self.check_revision(req.revision)?;
-            let (m, revision) = self.snapshot(&req.prefix, req.revision)?;
-            let count = m.len();
-            let iter: Box<dyn Iterator<Item = KeyValue>> = match &req.start_after {
-                Some(s) => Box::new(
-                    m.into_iter()
-                        .filter(move |(k, _)| k.as_str() > s.as_str())
-                        .map(|(_, v)| v),
-                ),
-                None => Box::new(m.into_values()),
-            };
-            let mut kvs: Vec<KeyValue> = iter.collect();
-            let more = req.limit > 0 && kvs.len() > req.limit;
-            if more {
-                kvs.truncate(req.limit);
+            match self.range_latest(&req)? {
+                Some(r) => Ok(r),
+                // An older revision: rebuild it from the log.
+                None => self.range_historical(&req),
             }
-            Ok(RangeResult {
-                kvs,
-                revision,
-                more,
-                count,
-            })
         })
     }
 
@@ -686,7 +749,17 @@ mod tests {
                 })
                 .await
                 .unwrap();
-            assert!(r.more && r.kvs[0].key == "/a/1");
+            assert!(r.more && r.kvs[0].key == "/a/1" && r.kvs.len() == 1);
+            let r = s
+                .range(RangeRequest {
+                    prefix: "/a/".into(),
+                    limit: 1,
+                    count: true,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            assert_eq!((r.kvs.len(), r.more, r.count), (1, true, 2));
             let r = s
                 .range(RangeRequest {
                     prefix: "/a/".into(),
@@ -720,6 +793,18 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(r.kvs.len(), 2);
+            // Paging an old revision: the second page of one.
+            let r = s
+                .range(RangeRequest {
+                    prefix: "/a/".into(),
+                    revision: 3,
+                    start_after: Some("/a/1".into()),
+                    limit: 1,
+                    count: true,
+                })
+                .await
+                .unwrap();
+            assert_eq!((r.kvs[0].key.as_str(), r.more, r.count), ("/a/2", false, 1));
             assert!(matches!(
                 s.get("/a/1", 99).await,
                 Err(StorageError::FutureRevision { .. })

@@ -47,18 +47,22 @@ pub struct RangeResult {
     pub revision: Revision,
     /// Whether more keys matched than were returned.
     pub more: bool,
-    /// How many keys matched in total (including the returned ones).
+    /// How many keys matched in total (including the returned ones) when the request asked
+    /// for a count; otherwise the number returned.
     pub count: usize,
 }
 
 /// A range request: keys with `prefix`, strictly after `start_after` when given, at most `limit`
-/// (0 = unlimited), at `revision` (0 = latest).
+/// (0 = unlimited), at `revision` (0 = latest). Paging through a large prefix with `limit` and
+/// `start_after` at one fixed `revision` reads a consistent snapshot with bounded memory.
 #[derive(Clone, Debug, Default)]
 pub struct RangeRequest {
     pub prefix: String,
     pub start_after: Option<String>,
     pub limit: usize,
     pub revision: Revision,
+    /// Also count every matching key (etcd's `count`); backends may have to scan for it.
+    pub count: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,12 +10,15 @@
 //! - [`naming`]: accepted names, NamesAccepted / Established / API-approval conditions, stored versions.
 //! - [`conditions`]: condition constructors and `SetCRDCondition` semantics.
 //! - [`helpers`]: served/storage versions and accepted-name lookups for serving.
+//! - [`schema_validation`]: OpenAPI schema and structural-schema validation of `openAPIV3Schema`.
 
 pub mod conditions;
 pub mod defaults;
 mod gofmt;
+mod goregexp;
 pub mod helpers;
 pub mod naming;
+pub mod schema_validation;
 pub mod types;
 mod url;
 pub mod validation;
@@ -26,6 +29,10 @@ pub use helpers::{
     accepted_kind, accepted_names, accepted_plural, served_versions, storage_version,
 };
 pub use naming::{accept_and_establish, add_stored_version};
+pub use schema_validation::{
+    is_structural, structural_violations, validate_custom_resource_validation,
+    SchemaValidationOptions,
+};
 pub use types::{parse, CustomResourceDefinition};
 pub use validation::{
     validate_create, validate_create_with_meta, validate_status_update, validate_update,

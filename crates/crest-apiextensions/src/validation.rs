@@ -8,12 +8,16 @@
 //! `spec.additionalPrinterColumns[0]...`, and `spec.version` (the first version's name) is checked
 //! again. [`Internal`] reproduces that view.
 //!
-//! OpenAPI schemas are only checked at their root here (presence, root type, root-level structural
-//! invariants); the recursive structural / CEL validation is a separate concern.
+//! OpenAPI schemas are validated by [`crate::schema_validation`] (keywords, extensions,
+//! structural rules); CEL rules are not compiled.
 
 use crate::gofmt::{self, GoVersion};
 use crate::helpers::{
     api_approval_state, is_protected_community_group, ApprovalState, API_APPROVED_ANNOTATION,
+};
+use crate::schema_validation::{
+    has_invalid_map_list_keys_map_set, has_invalid_types, has_non_atomic_set_type,
+    is_non_structural, schema_has, validate_custom_resource_validation, SchemaValidationOptions,
 };
 use crate::types::{
     decode, CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
@@ -29,15 +33,13 @@ use std::collections::HashSet;
 
 const PRINTER_COLUMN_TYPES: &str = "boolean,date,integer,number,string";
 const PRINTER_COLUMN_FORMATS: &str = "byte,date,date-time,double,float,int32,int64,password";
-const OPENAPI_V3_TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];
 /// ConversionReview versions this server understands.
 const ACCEPTED_CONVERSION_REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
 /// At most this many distinct selectable fields per version.
 pub const MAX_SELECTABLE_FIELDS: usize = 8;
 
 /// Switches that differ between create and update (upstream's `validationOptions`): update does
-/// not tighten rules on data that was already accepted. "Already non-structural" is judged by the
-/// root-level invariants this module checks.
+/// not tighten rules on data that was already accepted. v1 always allows defaults.
 #[derive(Clone, Copy, Debug)]
 struct Opts {
     require_recognized_conversion_review_version: bool,
@@ -45,6 +47,9 @@ struct Opts {
     require_open_api_schema: bool,
     require_valid_property_type: bool,
     require_structural_schema: bool,
+    require_pruned_defaults: bool,
+    require_atomic_set_type: bool,
+    require_map_list_keys_map_set_validation: bool,
 }
 
 impl Opts {
@@ -55,6 +60,21 @@ impl Opts {
             require_open_api_schema: true,
             require_valid_property_type: true,
             require_structural_schema: true,
+            require_pruned_defaults: true,
+            require_atomic_set_type: true,
+            require_map_list_keys_map_set_validation: true,
+        }
+    }
+
+    fn schema_options(&self, status_enabled: bool) -> SchemaValidationOptions {
+        SchemaValidationOptions {
+            status_enabled,
+            allow_defaults: true,
+            require_valid_property_type: self.require_valid_property_type,
+            require_structural_schema: self.require_structural_schema,
+            require_pruned_defaults: self.require_pruned_defaults,
+            require_atomic_set_type: self.require_atomic_set_type,
+            require_map_list_keys_map_set_validation: self.require_map_list_keys_map_set_validation,
         }
     }
 }
@@ -382,9 +402,14 @@ pub fn validate_update(new: &Value, old: &Value) -> FieldErrors {
         require_immutable_names: old_crd.is_condition_true(crate::conditions::ESTABLISHED),
         require_open_api_schema: old_internal.all_versions_specify_schema(),
         require_valid_property_type: !old_internal.schemas().any(has_invalid_types),
-        require_structural_schema: !old_internal
+        require_structural_schema: !old_internal.schemas().any(is_non_structural),
+        // TODO(defaults): false when an old default is changed by pruning (upstream's
+        // schemaHasUnprunedDefaults); default values are not validated yet.
+        require_pruned_defaults: true,
+        require_atomic_set_type: !old_internal.schemas().any(has_non_atomic_set_type),
+        require_map_list_keys_map_set_validation: !old_internal
             .schemas()
-            .any(|s| !root_structural_errors(s, &FieldPath::root()).is_empty()),
+            .any(has_invalid_map_list_keys_map_set),
     };
 
     let spec_path = FieldPath::new("spec");
@@ -780,52 +805,8 @@ fn validate_names(names: &CustomResourceDefinitionNames, path: &FieldPath, errs:
     }
 }
 
-/// Calls `pred` on `schema` and every nested schema (as upstream's `SchemaHas`).
-fn schema_has(schema: &Value, pred: &dyn Fn(&serde_json::Map<String, Value>) -> bool) -> bool {
-    let Some(s) = schema.as_object() else {
-        return false;
-    };
-    if pred(s) {
-        return true;
-    }
-    let one = |key: &str| {
-        s.get(key)
-            .is_some_and(|v| v.is_object() && schema_has(v, pred))
-    };
-    let list = |key: &str| {
-        s.get(key)
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|v| schema_has(v, pred)))
-    };
-    let map = |key: &str| {
-        s.get(key)
-            .and_then(Value::as_object)
-            .is_some_and(|m| m.values().any(|v| schema_has(v, pred)))
-    };
-    one("items")
-        || list("items")
-        || list("allOf")
-        || list("anyOf")
-        || list("oneOf")
-        || one("not")
-        || map("properties")
-        || one("additionalProperties")
-        || map("patternProperties")
-        || one("additionalItems")
-        || map("definitions")
-        || map("dependencies")
-}
-
 fn schema_type(s: &serde_json::Map<String, Value>) -> &str {
     s.get("type").and_then(Value::as_str).unwrap_or("")
-}
-
-/// `SchemaHasInvalidTypes`.
-fn has_invalid_types(schema: &Value) -> bool {
-    schema_has(schema, &|s| {
-        let t = schema_type(s);
-        !t.is_empty() && !OPENAPI_V3_TYPES.contains(&t)
-    })
 }
 
 /// `schemaHasKubernetesExtensions`.
@@ -846,57 +827,7 @@ fn has_kubernetes_extensions(schema: &Value) -> bool {
     })
 }
 
-/// The root-level invariants of `ValidateStructural` (sorted by message, as upstream sorts).
-/// `path` is the path of the schema itself.
-fn root_structural_errors(schema: &Value, path: &FieldPath) -> FieldErrors {
-    let Some(s) = schema.as_object() else {
-        return vec![];
-    };
-    let ty = schema_type(s);
-    let flag = |key: &str| s.get(key) == Some(&Value::Bool(true));
-    let mut errs = vec![];
-    if ty == "array" && s.get("items").is_none_or(Value::is_null) {
-        errs.push(FieldError::required(
-            &path.child("items"),
-            "must be specified",
-        ));
-    }
-    if s.get("additionalProperties").is_some_and(|v| !v.is_null()) {
-        errs.push(FieldError::forbidden(
-            &path.child("additionalProperties"),
-            "must not be used at the root",
-        ));
-    }
-    if flag("x-kubernetes-embedded-resource") && ty != "object" {
-        let detail = "must be object if x-kubernetes-embedded-resource is true";
-        if ty.is_empty() {
-            errs.push(FieldError::required(&path.child("type"), detail));
-        } else {
-            errs.push(FieldError::invalid(&path.child("type"), ty, detail));
-        }
-    } else if ty.is_empty()
-        && !flag("x-kubernetes-int-or-string")
-        && !flag("x-kubernetes-preserve-unknown-fields")
-    {
-        errs.push(FieldError::required(
-            &path.child("type"),
-            "must not be empty at the root",
-        ));
-    }
-    if !ty.is_empty() && ty != "object" {
-        errs.push(FieldError::invalid(
-            &path.child("type"),
-            ty,
-            "must be object at the root",
-        ));
-    }
-    errs.sort_by_cached_key(|e| e.to_string());
-    errs
-}
-
-/// `validateCustomResourceDefinitionValidation`, for the root of the schema only: the status
-/// subresource root type rule, nullable, the root structural invariants and the root type's
-/// OpenAPI validity. Deeper schema validation is not done here.
+/// `validateCustomResourceDefinitionValidation`, see [`crate::schema_validation`].
 fn validate_validation(
     validation: Option<&CustomResourceValidation>,
     status_enabled: bool,
@@ -904,42 +835,12 @@ fn validate_validation(
     path: &FieldPath,
     errs: &mut FieldErrors,
 ) {
-    let Some(schema) = validation.and_then(|v| v.open_api_v3_schema.as_ref()) else {
-        return;
-    };
-    let Some(s) = schema.as_object() else { return };
-    let ty = schema_type(s);
-    let root = path.child("openAPIV3Schema");
-    if status_enabled && !ty.is_empty() && ty != "object" {
-        // Status validation is taken from properties[status], which needs an object root.
-        errs.push(FieldError::invalid(
-            &root.child("type"),
-            ty,
-            "only \"object\" is allowed as the type at the root of the schema if the status subresource is enabled",
-        ));
-    }
-    if s.get("nullable") == Some(&Value::Bool(true)) {
-        errs.push(FieldError::forbidden(
-            &root.child("nullable"),
-            "nullable cannot be true at the root",
-        ));
-    }
-    if opts.require_structural_schema {
-        errs.extend(root_structural_errors(schema, &root));
-    }
-    if opts.require_valid_property_type && !ty.is_empty() && !OPENAPI_V3_TYPES.contains(&ty) {
-        errs.push(FieldError::not_supported(
-            &root.child("type"),
-            ty,
-            &OPENAPI_V3_TYPES,
-        ));
-    }
-    if ty == "null" {
-        errs.push(FieldError::forbidden(
-            &root.child("type"),
-            "type cannot be set to null, use nullable as an alternative",
-        ));
-    }
+    let schema = validation.and_then(|v| v.open_api_v3_schema.as_ref());
+    errs.extend(validate_custom_resource_validation(
+        schema,
+        &opts.schema_options(status_enabled),
+        path,
+    ));
 }
 
 /// `ValidateCustomResourceDefinitionSubresources`.

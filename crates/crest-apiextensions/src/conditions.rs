@@ -3,6 +3,7 @@
 //! changes).
 
 use crate::types::{CustomResourceDefinitionCondition, CustomResourceDefinitionStatus};
+use crest_api::field::{aggregate, FieldPath};
 use serde_json::{Map, Value};
 
 pub const ESTABLISHED: &str = "Established";
@@ -144,6 +145,73 @@ pub fn terminating_check_failed(err: &str) -> CustomResourceDefinitionCondition 
         "InstanceDeletionCheck",
         &format!("could not confirm zero CustomResources remaining: {err}"),
     )
+}
+
+/// The NonStructuralSchema condition a CRD should carry (the NonStructuralSchema controller's
+/// `calculateCondition`): `None` when every version's schema is structural; `Unknown` with reason
+/// `StructuralError` when a schema cannot be read as structural at all; otherwise `True` with
+/// reason `Violations` and every violation, reported at `spec.versions[i].schema.openAPIV3Schema`.
+pub fn non_structural_schema(crd: &Value) -> Option<CustomResourceDefinitionCondition> {
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array)?;
+    let mut errs = vec![];
+    for (i, v) in versions.iter().enumerate() {
+        let Some(schema) = v
+            .pointer("/schema/openAPIV3Schema")
+            .filter(|s| !s.is_null())
+        else {
+            continue;
+        };
+        let path = FieldPath::new("spec")
+            .child("versions")
+            .index(i)
+            .child("schema")
+            .child("openAPIV3Schema");
+        match crate::schema_validation::structural_violations(schema, &path) {
+            Ok(v) => errs.extend(v),
+            Err(e) => {
+                let name = v.get("name").and_then(Value::as_str).unwrap_or("");
+                return Some(CustomResourceDefinitionCondition::new(
+                    NON_STRUCTURAL_SCHEMA,
+                    UNKNOWN,
+                    "StructuralError",
+                    &format!("failed to check validation schema for version {name}: {e}"),
+                ));
+            }
+        }
+    }
+    if errs.is_empty() {
+        return None;
+    }
+    Some(CustomResourceDefinitionCondition::new(
+        NON_STRUCTURAL_SCHEMA,
+        TRUE,
+        "Violations",
+        &aggregate(&errs),
+    ))
+}
+
+/// Brings the NonStructuralSchema condition of a CRD held as JSON up to date at time `now`:
+/// set when [`non_structural_schema`] gives one, removed otherwise. Returns whether the CRD
+/// changed.
+pub fn update_non_structural_schema_at(obj: &mut Value, now: &str) -> bool {
+    let old = find_condition(obj, NON_STRUCTURAL_SCHEMA);
+    match (non_structural_schema(obj), old) {
+        (None, None) => false,
+        (None, Some(_)) => {
+            remove_condition(obj, NON_STRUCTURAL_SCHEMA);
+            true
+        }
+        (Some(cond), Some(old)) if cond.equivalent(&old) => false,
+        (Some(cond), _) => {
+            set_condition_at(obj, cond, now);
+            true
+        }
+    }
+}
+
+/// [`update_non_structural_schema_at`] at the current time.
+pub fn update_non_structural_schema(obj: &mut Value) -> bool {
+    update_non_structural_schema_at(obj, &crest_api::meta::now_rfc3339())
 }
 
 /// `SetCRDCondition` on a typed status: a new type is appended; an existing one takes the new
@@ -380,5 +448,46 @@ mod tests {
         assert!(t.ends_with('Z'));
         assert!(!is_established(&crd));
         assert!(!is_names_accepted(&crd));
+    }
+
+    #[test]
+    fn non_structural_schema_condition() {
+        let mut crd = crate::tests::seed_crd();
+        assert_eq!(non_structural_schema(&crd), None);
+        assert!(!update_non_structural_schema_at(&mut crd, "t1"));
+
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+            "properties": {"foo": {"pattern": "abc"}},
+        });
+        let cond = non_structural_schema(&crd).unwrap();
+        assert_eq!(cond.type_, NON_STRUCTURAL_SCHEMA);
+        assert_eq!(cond.status, TRUE);
+        assert_eq!(cond.reason, "Violations");
+        assert_eq!(
+            cond.message,
+            "[spec.versions[0].schema.openAPIV3Schema.properties[foo].type: Required value: must not be empty for specified object fields, spec.versions[0].schema.openAPIV3Schema.type: Required value: must not be empty at the root]"
+        );
+        assert!(update_non_structural_schema_at(&mut crd, "t1"));
+        assert_eq!(
+            find_condition(&crd, NON_STRUCTURAL_SCHEMA)
+                .unwrap()
+                .last_transition_time
+                .as_deref(),
+            Some("t1")
+        );
+        assert!(!update_non_structural_schema_at(&mut crd, "t2"));
+
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"$ref": "#/x"});
+        let cond = non_structural_schema(&crd).unwrap();
+        assert_eq!(cond.status, UNKNOWN);
+        assert_eq!(cond.reason, "StructuralError");
+        assert_eq!(
+            cond.message,
+            "failed to check validation schema for version v1: OpenAPIV3Schema '$ref' is not supported"
+        );
+
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object"});
+        assert!(update_non_structural_schema_at(&mut crd, "t3"));
+        assert_eq!(find_condition(&crd, NON_STRUCTURAL_SCHEMA), None);
     }
 }

@@ -23,7 +23,10 @@ pub mod types;
 mod url;
 pub mod validation;
 
-pub use conditions::{is_established, is_names_accepted, is_terminating, set_condition};
+pub use conditions::{
+    is_established, is_names_accepted, is_terminating, non_structural_schema, set_condition,
+    update_non_structural_schema,
+};
 pub use defaults::set_defaults;
 pub use helpers::{
     accepted_kind, accepted_names, accepted_plural, served_versions, storage_version,

@@ -59,3 +59,293 @@ fn documented_non_structural_example_3() {
     assert!(is_structural(&structural).is_empty());
     assert_eq!(is_structural(&schema).len(), 6);
 }
+
+fn all_on() -> SchemaValidationOptions {
+    SchemaValidationOptions::create(false)
+}
+
+#[test]
+fn forbidden_keywords() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "id": "x"},
+            "b": {"type": "object", "patternProperties": {"^x": {"type": "string"}}},
+            "c": {"type": "object", "definitions": {"d": {"type": "string"}}},
+            "d": {"type": "object", "dependencies": {"x": ["y"]}},
+            "e": {"type": "string", "$ref": "#/definitions/x"},
+            "f": {"type": "array", "items": {"type": "string"}, "additionalItems": false},
+            "g": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+        },
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[a].id: Forbidden: id is not supported",
+            "spec.validation.openAPIV3Schema.properties[b].patternProperties: Forbidden: patternProperties is not supported",
+            "spec.validation.openAPIV3Schema.properties[c].definitions: Forbidden: definitions is not supported",
+            "spec.validation.openAPIV3Schema.properties[d].dependencies: Forbidden: dependencies is not supported",
+            "spec.validation.openAPIV3Schema.properties[e].$ref: Forbidden: $ref is not supported",
+            "spec.validation.openAPIV3Schema.properties[f].additionalItems: Forbidden: additionalItems is not supported",
+            "spec.validation.openAPIV3Schema.properties[g].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+        ]
+    );
+}
+
+#[test]
+fn schema_keyword_only_fails_the_structural_conversion() {
+    // `$schema` is not an OpenAPI error upstream; the structural conversion refuses it.
+    let schema = json!({"type": "object", "$schema": "http://json-schema.org/draft-04/schema#"});
+    assert_eq!(
+        validate(schema.clone(), all_on()),
+        vec![
+            r#"spec.validation.openAPIV3Schema: Invalid value: "": OpenAPIV3Schema 'schema' is not supported"#
+        ]
+    );
+    let opts = SchemaValidationOptions {
+        require_structural_schema: false,
+        ..all_on()
+    };
+    assert!(validate(schema, opts).is_empty());
+}
+
+#[test]
+fn additional_properties_rules() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "both": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}},
+            "falseWithProps": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false},
+            "trueWithProps": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true},
+            "map": {"type": "object", "additionalProperties": {"type": "string"}},
+            "closed": {"type": "object", "additionalProperties": false},
+        },
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[both].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
+            "spec.validation.openAPIV3Schema.properties[falseWithProps].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
+        ]
+    );
+}
+
+#[test]
+fn invalid_patterns_are_reported_with_go_wording() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "pattern": "abc("},
+            "b": {"type": "string", "pattern": "^[a-z]{1,63}$"},
+            "c": {"type": "array", "items": {"type": "string", "pattern": "a**"}},
+        },
+        "anyOf": [{"properties": {"a": {"pattern": "[z-a]"}}}],
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.anyOf[0].properties[a].pattern: Invalid value: \"[z-a]\": must be a valid regular expression, but isn't: error parsing regexp: invalid character class range: `z-a`",
+            "spec.validation.openAPIV3Schema.properties[a].pattern: Invalid value: \"abc(\": must be a valid regular expression, but isn't: error parsing regexp: missing closing ): `abc(`",
+            "spec.validation.openAPIV3Schema.properties[c].items.pattern: Invalid value: \"a**\": must be a valid regular expression, but isn't: error parsing regexp: invalid nested repetition operator: `**`",
+        ]
+    );
+}
+
+#[test]
+fn int_or_string_patterns() {
+    let ok = json!({
+        "type": "object",
+        "properties": {
+            "a": {"x-kubernetes-int-or-string": true},
+            "b": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "c": {"x-kubernetes-int-or-string": true, "allOf": [
+                {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                {"pattern": "^[0-9]+%?$"},
+            ]},
+        },
+    });
+    assert!(validate(ok, all_on()).is_empty());
+    let bad = json!({
+        "type": "object",
+        "properties": {
+            "a": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "b": {"x-kubernetes-int-or-string": true, "x-kubernetes-preserve-unknown-fields": true},
+        },
+    });
+    assert_eq!(
+        validate(bad, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[a].anyOf[0].type: Forbidden: must be empty to be structural",
+            "spec.validation.openAPIV3Schema.properties[a].anyOf[1].type: Forbidden: must be empty to be structural",
+            "spec.validation.openAPIV3Schema.properties[b].x-kubernetes-preserve-unknown-fields: Invalid value: true: must be false if x-kubernetes-int-or-string is true",
+        ]
+    );
+}
+
+#[test]
+fn embedded_resources_and_metadata() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "kind": {"type": "integer"},
+            "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 10}}},
+            "plain": {"type": "string", "x-kubernetes-embedded-resource": true},
+            "empty": {"type": "object", "x-kubernetes-embedded-resource": true},
+            "open": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+            "inner": {"type": "object", "x-kubernetes-embedded-resource": true, "properties": {
+                "apiVersion": {"type": "string"},
+                "metadata": {"type": "object", "properties": {
+                    "labels": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+                }},
+            }},
+        },
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[empty].properties: Required value: must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields",
+            r#"spec.validation.openAPIV3Schema.properties[kind].type: Invalid value: "integer": must be string"#,
+            "spec.validation.openAPIV3Schema.properties[plain].properties: Required value: must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields",
+            r#"spec.validation.openAPIV3Schema.properties[plain].type: Invalid value: "string": must be object if x-kubernetes-embedded-resource is true"#,
+            "spec.validation.openAPIV3Schema.properties[inner].properties[metadata].properties[labels].x-kubernetes-embedded-resource: Forbidden: must not be used inside of resource meta",
+        ]
+    );
+}
+
+#[test]
+fn defaults_in_top_level_metadata_are_forbidden() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "metadata": {"type": "object", "properties": {"name": {"type": "string", "default": "x"}}},
+            "spec": {"type": "object", "properties": {"replicas": {"type": "integer", "default": 1}}},
+        },
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec!["spec.validation.openAPIV3Schema.properties[metadata].properties[name].default: Forbidden: must not be set in top-level metadata"]
+    );
+}
+
+#[test]
+fn status_subresource_root() {
+    let opts = SchemaValidationOptions::create(true);
+    assert!(validate(
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+        opts
+    )
+    .is_empty());
+    let errs = validate(
+        json!({"type": "object", "properties": {"status": {"type": "object"}}, "anyOf": [{"required": ["status"]}]}),
+        opts,
+    );
+    assert_eq!(
+        errs,
+        vec![
+            r#"spec.validation.openAPIV3Schema: Invalid value: "object": only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of the schema if the status subresource is enabled"#
+        ]
+    );
+}
+
+#[test]
+fn x_validations_simple_checks() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}},
+        "x-kubernetes-validations": [
+            {"rule": "true", "reason": "FieldValueBogus"},
+            {"rule": "true", "fieldPath": ".a.b"},
+            {"rule": "true", "fieldPath": ".a['b']"},
+            {"rule": "true", "fieldPath": ".a.c"},
+            {"rule": "true", "fieldPath": "  "},
+        ],
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            r#"spec.validation.openAPIV3Schema.x-kubernetes-validations[0].reason: Unsupported value: "FieldValueBogus": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired""#,
+            r#"spec.validation.openAPIV3Schema.x-kubernetes-validations[3].fieldPath: Invalid value: ".a.c": fieldPath must be a valid path"#,
+            r#"spec.validation.openAPIV3Schema.x-kubernetes-validations[4].fieldPath: Invalid value: "  ": fieldPath must be non-empty if specified"#,
+            r#"spec.validation.openAPIV3Schema.x-kubernetes-validations[4].fieldPath: Invalid value: "  ": fieldPath must be a valid path"#,
+        ]
+    );
+}
+
+#[test]
+fn nested_junctor_restrictions() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "allOf": [{
+            "title": "t", "default": {}, "nullable": true, "additionalProperties": false,
+            "x-kubernetes-list-type": "atomic", "x-kubernetes-validations": [{"rule": "true"}],
+            "properties": {"metadata": {}},
+        }],
+        "not": {"items": {"type": "string"}},
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.allOf[0].additionalProperties: Forbidden: must be undefined to be structural",
+            "spec.validation.openAPIV3Schema.allOf[0].default: Forbidden: must be undefined to be structural",
+            "spec.validation.openAPIV3Schema.allOf[0].nullable: Forbidden: must be false to be structural",
+            "spec.validation.openAPIV3Schema.allOf[0].properties[metadata]: Forbidden: must not be specified in a nested context",
+            "spec.validation.openAPIV3Schema.allOf[0].title: Forbidden: must be empty to be structural",
+            "spec.validation.openAPIV3Schema.allOf[0].x-kubernetes-list-type: Forbidden: must be undefined to be structural",
+            "spec.validation.openAPIV3Schema.allOf[0].x-kubernetes-validations: Forbidden: must be empty to be structural",
+            "spec.validation.openAPIV3Schema.items: Required value: because it is defined in spec.validation.openAPIV3Schema.not.items",
+            "spec.validation.openAPIV3Schema.not.items.type: Forbidden: must be empty to be structural",
+            "spec.validation.openAPIV3Schema.properties[metadata]: Required value: because it is defined in spec.validation.openAPIV3Schema.allOf[0].properties[metadata]",
+            // The OpenAPI keyword checks follow the (sorted) structural violations.
+            "spec.validation.openAPIV3Schema.allOf[0].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
+            "spec.validation.openAPIV3Schema.allOf[0].type: Required value: must be array if x-kubernetes-list-type is specified",
+        ]
+    );
+}
+
+#[test]
+fn never_panics_on_wrong_types_or_deep_nesting() {
+    let weird = [
+        json!(null),
+        json!(5),
+        json!("x"),
+        json!([]),
+        json!({"type": 5, "properties": [], "items": 3, "allOf": {}, "anyOf": [null, 1, "x"], "not": true}),
+        json!({"properties": {"a": null, "b": 5}, "additionalProperties": "x", "x-kubernetes-list-type": 5}),
+        json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": [1, null], "items": {"properties": 7, "required": "a"}}),
+        json!({"x-kubernetes-validations": [null, 5, {"rule": 5, "fieldPath": ".['"}, {"rule": "x", "fieldPath": ".a['\\q']"}]}),
+        json!({"pattern": 5, "default": null, "nullable": "yes", "enum": 3, "dependencies": {"a": 1}}),
+        json!({"type": "object", "properties": {"metadata": {"properties": {"name": 5}, "required": 5}}}),
+    ];
+    for schema in weird {
+        let _ = validate(schema.clone(), all_on());
+        let _ = validate(schema.clone(), SchemaValidationOptions::create(true));
+        let _ = is_structural(&schema);
+        let _ = is_non_structural(&schema);
+        let _ = has_non_atomic_set_type(&schema);
+        let _ = has_invalid_map_list_keys_map_set(&schema);
+    }
+    // Far deeper than any real schema: refused, not overflowing the stack.
+    // (Built by hand: `json!` would serialize the inner value at every level.)
+    let mut deep = json!({"type": "string"});
+    for _ in 0..2000 {
+        let mut props = Map::new();
+        props.insert("a".into(), deep);
+        let mut node = Map::new();
+        node.insert("type".into(), json!("object"));
+        node.insert("properties".into(), Value::Object(props));
+        node.insert("not".into(), json!({"not": {}}));
+        deep = Value::Object(node);
+    }
+    let errs = msgs(&validate_custom_resource_validation(
+        Some(&deep),
+        &all_on(),
+        &FieldPath::new("spec.validation"),
+    ));
+    assert!(errs
+        .iter()
+        .any(|e| e.contains("must not be nested more than")));
+    assert!(!is_structural(&deep).is_empty());
+    // Dropping a deep Value recurses too; leak it instead of testing serde_json's limits.
+    std::mem::forget(deep);
+}

@@ -816,3 +816,71 @@ fn all_errors_in_upstream_order() {
         ]
     );
 }
+
+fn with_spec_property(prop: Value) -> Value {
+    let mut crd = seed();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["list"] = prop;
+    crd
+}
+
+#[test]
+fn nested_schema_errors_are_reported_at_the_schema_path() {
+    let crd = with_spec_property(json!({"type": "object", "properties": {"a": {}}}));
+    assert_eq!(
+        create(&crd),
+        vec!["spec.validation.openAPIV3Schema.properties[spec].properties[list].properties[a].type: Required value: must not be empty for specified object fields"]
+    );
+    // Differing schemas stay per version.
+    let mut crd = crd;
+    let mut v2 = version("v2", false);
+    v2["schema"]["openAPIV3Schema"]["properties"]["spec"]["uniqueItems"] = json!(true);
+    crd["spec"]["versions"].as_array_mut().unwrap().push(v2);
+    assert_eq!(
+        create(&crd),
+        vec![
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[list].properties[a].type: Required value: must not be empty for specified object fields",
+            "spec.versions[1].schema.openAPIV3Schema.properties[spec].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+        ]
+    );
+}
+
+#[test]
+fn update_ratchets_set_and_map_list_rules() {
+    // A set of non-atomic objects with nullable items, as older servers accepted.
+    let old = with_spec_property(json!({
+        "type": "array",
+        "x-kubernetes-list-type": "set",
+        "items": {"type": "object", "nullable": true, "properties": {"a": {"type": "string"}}},
+    }));
+    let expected = vec![
+        "spec.validation.openAPIV3Schema.properties[spec].properties[list].items.x-kubernetes-map-type: Invalid value: (*string)(nil): must be atomic as item of a list with x-kubernetes-list-type=set",
+        "spec.validation.openAPIV3Schema.properties[spec].properties[list].items.nullable: Forbidden: cannot be nullable when x-kubernetes-list-type is set",
+    ];
+    assert_eq!(create(&old), expected);
+    // Already stored: unchanged data is not rejected on update.
+    let mut new = old.clone();
+    new["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["description"] =
+        json!("changed");
+    assert!(msgs(&validate_update(&new, &old)).is_empty());
+    // Updating a CRD that had none of these problems enforces them.
+    assert_eq!(msgs(&validate_update(&old, &seed())), expected);
+}
+
+#[test]
+fn update_ratchets_structural_schema_for_legacy_preserve_unknown_fields() {
+    // Only CRDs that keep preserveUnknownFields=true (from v1beta1) may hold non-structural
+    // schemas, and only while they already did.
+    let mut old = with_spec_property(json!({"properties": {"a": {"type": "string"}}}));
+    old["spec"]["preserveUnknownFields"] = json!(true);
+    let mut new = old.clone();
+    new["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["description"] =
+        json!("changed");
+    assert!(msgs(&validate_update(&new, &old)).is_empty());
+    let mut structural_old = seed();
+    structural_old["spec"]["preserveUnknownFields"] = json!(true);
+    assert_eq!(
+        msgs(&validate_update(&new, &structural_old)),
+        vec!["spec.validation.openAPIV3Schema.properties[spec].properties[list].type: Required value: must not be empty for specified object fields"]
+    );
+}

@@ -512,6 +512,142 @@ impl Ctx {
     }
 }
 
+/// Schema nesting beyond this is left to validation (which refuses it).
+const MAX_SCHEMA_DEPTH: usize = 200;
+
+/// Checks the JSON types of a `JSONSchemaProps` (kept as JSON) as Go's decoder would, so that a
+/// wrongly typed keyword is a decode error rather than silently ignored. Go restarts the field
+/// path inside custom unmarshalers (items, additionalProperties); this keeps the full path.
+fn decode_schema_props(m: &Map<String, Value>, c: &Ctx, depth: usize) -> Result<(), DecodeError> {
+    if depth > MAX_SCHEMA_DEPTH {
+        return Ok(());
+    }
+    let depth = depth + 1;
+    let schema = |v: &Value, key: &str| -> Result<(), DecodeError> {
+        match v {
+            Value::Null => Ok(()),
+            Value::Object(o) => decode_schema_props(o, &c.enter("JSONSchemaProps", key), depth),
+            other => Err(c.err(key, other, "v1.JSONSchemaProps")),
+        }
+    };
+    for (key, v) in m.iter().filter(|(_, v)| !v.is_null()) {
+        let key = key.as_str();
+        match key {
+            "id"
+            | "$schema"
+            | "$ref"
+            | "description"
+            | "type"
+            | "format"
+            | "title"
+            | "pattern"
+            | "x-kubernetes-list-type"
+            | "x-kubernetes-map-type" => {
+                if !v.is_string() {
+                    return Err(c.err(key, v, "string"));
+                }
+            }
+            "nullable"
+            | "exclusiveMaximum"
+            | "exclusiveMinimum"
+            | "uniqueItems"
+            | "x-kubernetes-preserve-unknown-fields"
+            | "x-kubernetes-embedded-resource"
+            | "x-kubernetes-int-or-string" => {
+                if !v.is_boolean() {
+                    return Err(c.err(key, v, "bool"));
+                }
+            }
+            "maximum" | "minimum" | "multipleOf" => {
+                if !v.is_number() {
+                    return Err(c.err(key, v, "float64"));
+                }
+            }
+            "maxLength" | "minLength" | "maxItems" | "minItems" | "maxProperties"
+            | "minProperties" => {
+                let Value::Number(n) = v else {
+                    return Err(c.err(key, v, "int64"));
+                };
+                if n.as_i64().is_none() {
+                    return Err(c.err_found(key, format!("number {n}"), "int64"));
+                }
+            }
+            "required" | "x-kubernetes-list-map-keys" => {
+                c.strings(m, key)?;
+            }
+            "enum" => {
+                c.array(m, key, "[]v1.JSON")?;
+            }
+            "allOf" | "oneOf" | "anyOf" => {
+                for item in c
+                    .array(m, key, "[]v1.JSONSchemaProps")?
+                    .into_iter()
+                    .flatten()
+                {
+                    schema(item, key)?;
+                }
+            }
+            "not" => schema(v, key)?,
+            "properties" | "patternProperties" | "definitions" => {
+                let Value::Object(o) = v else {
+                    return Err(c.err(key, v, "map[string]v1.JSONSchemaProps"));
+                };
+                for item in o.values() {
+                    schema(item, key)?;
+                }
+            }
+            "items" => match v {
+                Value::Array(a) => {
+                    for item in a {
+                        schema(item, key)?;
+                    }
+                }
+                other => schema(other, key)?,
+            },
+            "additionalProperties" | "additionalItems" => {
+                if !v.is_boolean() {
+                    schema(v, key)?;
+                }
+            }
+            "dependencies" => {
+                let Value::Object(o) = v else {
+                    return Err(c.err(key, v, "v1.JSONSchemaDependencies"));
+                };
+                for item in o.values() {
+                    match item {
+                        Value::Array(a) => {
+                            if let Some(bad) = a.iter().find(|s| !s.is_string()) {
+                                return Err(c.err(key, bad, "string"));
+                            }
+                        }
+                        other => schema(other, key)?,
+                    }
+                }
+            }
+            "externalDocs" => {
+                let Value::Object(o) = v else {
+                    return Err(c.err(key, v, "v1.ExternalDocumentation"));
+                };
+                let dc = c.enter("ExternalDocumentation", key);
+                dc.string(o, "description", "string")?;
+                dc.string(o, "url", "string")?;
+            }
+            "x-kubernetes-validations" => {
+                let vc = c.enter("ValidationRule", key);
+                for rule in c.objects(m, key, "v1.ValidationRule")? {
+                    for field in ["rule", "message", "messageExpression", "fieldPath"] {
+                        vc.string(rule, field, "string")?;
+                    }
+                    vc.string(rule, "reason", "v1.FieldValueErrorReason")?;
+                    vc.bool(rule, "optionalOldSelf")?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn decode_names(
     m: &Map<String, Value>,
     c: &Ctx,
@@ -567,6 +703,9 @@ fn decode_version(
     if let Some(schema) = c.object(m, "schema", "v1.CustomResourceValidation")? {
         let sc = c.enter("CustomResourceValidation", "schema");
         let open_api = sc.object(schema, "openAPIV3Schema", "v1.JSONSchemaProps")?;
+        if let Some(o) = open_api {
+            decode_schema_props(o, &sc.enter("JSONSchemaProps", "openAPIV3Schema"), 0)?;
+        }
         v.schema = Some(CustomResourceValidation {
             open_api_v3_schema: open_api.map(|o| Value::Object(o.clone())),
         });

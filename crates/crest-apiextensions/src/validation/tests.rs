@@ -884,3 +884,27 @@ fn update_ratchets_structural_schema_for_legacy_preserve_unknown_fields() {
         vec!["spec.validation.openAPIV3Schema.properties[spec].properties[list].type: Required value: must not be empty for specified object fields"]
     );
 }
+
+#[test]
+fn wrongly_typed_schema_keywords_are_decode_failures() {
+    let mut crd = seed();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["replicas"]["maxLength"] = json!("ten");
+    assert_eq!(
+        crate::types::parse(&crd).unwrap_err(),
+        "json: cannot unmarshal string into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.properties.properties.maxLength of type int64"
+    );
+    let mut crd = seed();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"] =
+        json!([{"rule": "true", "optionalOldSelf": "yes"}]);
+    assert!(crate::types::parse(&crd).is_err());
+    let mut crd = seed();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["items"] =
+        json!([{"type": "string"}, 5]);
+    assert!(crate::types::parse(&crd).is_err());
+    // Nulls and unknown keywords are fine for the decoder.
+    let mut crd = seed();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["default"] = Value::Null;
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["readOnly"] = json!(true);
+    assert!(crate::types::parse(&crd).is_ok());
+}

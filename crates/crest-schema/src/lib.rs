@@ -2,3 +2,24 @@
 //! `pkg/apiserver/schema`): compiled once per CRD version, then used for every request to prune,
 //! default and validate custom resources. No HTTP, no storage: pure functions over
 //! `serde_json::Value`.
+//!
+//! - [`Structural`]: the compiled schema ([`Structural::from_json`]).
+//! - [`pruning`]: drop unknown fields.
+//! - [`defaulting`]: apply `default`s, drop non-nullable nulls.
+//! - [`validation`]: OpenAPI value validation, formats, ratcheting.
+//! - [`listtype`]: uniqueness of `x-kubernetes-list-type` sets and maps.
+//! - [`objectmeta`]: `metadata` of embedded resources (coercion and validation).
+
+pub mod defaulting;
+mod gofmt;
+pub mod listtype;
+pub mod objectmeta;
+mod pattern;
+pub mod pruning;
+mod structural;
+pub mod validation;
+
+pub use pattern::Pattern;
+pub use structural::{
+    Extensions, Generic, NestedValueValidation, Structural, StructuralOrBool, ValueValidation,
+};

@@ -542,10 +542,10 @@ fn decode_schema_props(m: &Map<String, Value>, c: &Ctx, depth: usize) -> Result<
             | "title"
             | "pattern"
             | "x-kubernetes-list-type"
-            | "x-kubernetes-map-type" => {
-                if !v.is_string() {
-                    return Err(c.err(key, v, "string"));
-                }
+            | "x-kubernetes-map-type"
+                if !v.is_string() =>
+            {
+                return Err(c.err(key, v, "string"));
             }
             "nullable"
             | "exclusiveMaximum"
@@ -553,15 +553,13 @@ fn decode_schema_props(m: &Map<String, Value>, c: &Ctx, depth: usize) -> Result<
             | "uniqueItems"
             | "x-kubernetes-preserve-unknown-fields"
             | "x-kubernetes-embedded-resource"
-            | "x-kubernetes-int-or-string" => {
-                if !v.is_boolean() {
-                    return Err(c.err(key, v, "bool"));
-                }
+            | "x-kubernetes-int-or-string"
+                if !v.is_boolean() =>
+            {
+                return Err(c.err(key, v, "bool"));
             }
-            "maximum" | "minimum" | "multipleOf" => {
-                if !v.is_number() {
-                    return Err(c.err(key, v, "float64"));
-                }
+            "maximum" | "minimum" | "multipleOf" if !v.is_number() => {
+                return Err(c.err(key, v, "float64"));
             }
             "maxLength" | "minLength" | "maxItems" | "minItems" | "maxProperties"
             | "minProperties" => {
@@ -604,10 +602,8 @@ fn decode_schema_props(m: &Map<String, Value>, c: &Ctx, depth: usize) -> Result<
                 }
                 other => schema(other, key)?,
             },
-            "additionalProperties" | "additionalItems" => {
-                if !v.is_boolean() {
-                    schema(v, key)?;
-                }
+            "additionalProperties" | "additionalItems" if !v.is_boolean() => {
+                schema(v, key)?;
             }
             "dependencies" => {
                 let Value::Object(o) = v else {

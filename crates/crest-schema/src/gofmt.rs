@@ -233,7 +233,10 @@ mod tests {
         assert_eq!(go_json_float(1e21), "1e+21");
         assert_eq!(go_json_float(1e-7), "1e-7");
         assert_eq!(go_json_float(1.0), "1");
-        assert_eq!(go_json(&json!({"b": [1.0, "<"], "a": null})), r#"{"a":null,"b":[1,"\u003c"]}"#);
+        assert_eq!(
+            go_json(&json!({"b": [1.0, "<"], "a": null})),
+            r#"{"a":null,"b":[1,"\u003c"]}"#
+        );
         assert_eq!(go_quote("a\"b\n"), r#""a\"b\n""#);
     }
 }

@@ -345,7 +345,10 @@ fn structural(v: &Value, path: &str, depth: usize) -> Result<Structural, String>
     if let Some(p) = properties(m, path)? {
         let base = child(path, "properties");
         for (k, sub) in p {
-            props.insert(k.clone(), structural(sub, &format!("{base}[{k}]"), depth + 1)?);
+            props.insert(
+                k.clone(),
+                structural(sub, &format!("{base}[{k}]"), depth + 1)?,
+            );
         }
     }
     let vv = value_validation(m, path, depth)?;

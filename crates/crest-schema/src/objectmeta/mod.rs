@@ -196,7 +196,12 @@ pub fn validate_embedded_resource(path: &FieldPath, x: &Value) -> FieldErrors {
                 Err(e) => errs.push(FieldError::invalid(&path.child("metadata"), v.clone(), e)),
                 Ok(read) => {
                     let mut meta = read.meta.unwrap_or_default();
-                    if meta.get("name").and_then(Value::as_str).unwrap_or("").is_empty() {
+                    if meta
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .is_empty()
+                    {
                         // Upstream validates a placeholder name: embedded names are optional.
                         meta.insert("name".to_string(), Value::from("fakename"));
                     }

@@ -14,7 +14,10 @@ pub(crate) enum Kind {
     InvalidType,
     Required,
     TooLong(i64),
-    TooMany { actual: i64, max: i64 },
+    TooMany {
+        actual: i64,
+        max: i64,
+    },
     Enum(Vec<String>),
     Invalid,
     /// Errors without a field (junctor messages): reported at the base path with value "".
@@ -396,7 +399,11 @@ impl Engine {
                 }
             }
             if validated != vv.all_of.len() {
-                let additional = if validated == 0 { ". None validated" } else { "" };
+                let additional = if validated == 0 {
+                    ". None validated"
+                } else {
+                    ""
+                };
                 self.composite(format!(
                     "{} must validate all the schemas (allOf){additional}",
                     go_quote(&path.render())
@@ -473,7 +480,10 @@ impl Engine {
                             path.render()
                         ))
                     } else if d.wrapping_rem(f) != 0 {
-                        Some(format!("{} in body should be a multiple of {f}", path.render()))
+                        Some(format!(
+                            "{} in body should be a multiple of {f}",
+                            path.render()
+                        ))
                     } else {
                         None
                     }
@@ -519,7 +529,11 @@ impl Engine {
                 Num::Float(d) => ((!excl && d < min) || (excl && d <= min), go_float(min)),
             };
             if fails {
-                let rel = if excl { "greater than" } else { "greater than or equal to" };
+                let rel = if excl {
+                    "greater than"
+                } else {
+                    "greater than or equal to"
+                };
                 let name = path.render();
                 let message = format!("{name} in body should be {rel} {shown}");
                 self.push(Kind::Invalid, name, message, bad());
@@ -535,7 +549,11 @@ impl Engine {
                 Num::Float(d) => ((!excl && d > max) || (excl && d >= max), go_float(max)),
             };
             if fails {
-                let rel = if excl { "less than" } else { "less than or equal to" };
+                let rel = if excl {
+                    "less than"
+                } else {
+                    "less than or equal to"
+                };
                 let name = path.render();
                 let message = format!("{name} in body should be {rel} {shown}");
                 self.push(Kind::Invalid, name, message, bad());
@@ -548,8 +566,7 @@ impl Engine {
         let Some(values) = &vv.enum_ else {
             return;
         };
-        if values.is_empty() || (!data.is_null() && values.iter().any(|e| enum_matches(data, e)))
-        {
+        if values.is_empty() || (!data.is_null() && values.iter().any(|e| enum_matches(data, e))) {
             return;
         }
         let shown: Vec<String> = values
@@ -773,10 +790,11 @@ pub(crate) fn correlated_equal(old: &Value, new: &Value, s: Option<&Structural>)
             if s.list_type() != Some("map") {
                 return o == n;
             }
-            n.iter().all(|item| match correlate_index(Some(s), old, item) {
-                Some(oi) => s.items.is_some() && correlated_equal(oi, item, s.items.as_deref()),
-                None => false,
-            })
+            n.iter()
+                .all(|item| match correlate_index(Some(s), old, item) {
+                    Some(oi) => s.items.is_some() && correlated_equal(oi, item, s.items.as_deref()),
+                    None => false,
+                })
         }
         (Value::Object(o), Value::Object(n)) => {
             if o.len() != n.len() {
@@ -799,9 +817,10 @@ pub(crate) fn correlated_equal(old: &Value, new: &Value, s: Option<&Structural>)
                 }
             })
         }
-        (Value::Array(_), _) | (_, Value::Array(_)) | (Value::Object(_), _) | (_, Value::Object(_)) => {
-            false
-        }
+        (Value::Array(_), _)
+        | (_, Value::Array(_))
+        | (Value::Object(_), _)
+        | (_, Value::Object(_)) => false,
         _ => old == new,
     }
 }

@@ -180,9 +180,7 @@ pub fn validates(format: Format, s: &str) -> bool {
         Format::BsonObjectId => s.len() == 24 && s.bytes().all(|b| b.is_ascii_hexdigit()),
         Format::Uri => is_request_uri(s),
         Format::Email => is_email(s),
-        Format::Hostname => {
-            hostname_re(s) && s.len() <= 255 && s.split('.').all(|p| p.len() <= 63)
-        }
+        Format::Hostname => hostname_re(s) && s.len() <= 255 && s.split('.').all(|p| p.len() <= 63),
         Format::Ipv4 => parse_ip(s).is_some() && s.contains('.'),
         Format::Ipv6 => parse_ip(s).is_some() && s.contains(':'),
         Format::Cidr => is_cidr(s),
@@ -261,10 +259,16 @@ fn is_duration(s: &str) -> bool {
     };
     let mut ok = false;
     for c in m.captures_iter(s) {
-        if c.get(2).and_then(|d| d.as_str().parse::<i64>().ok()).is_none() {
+        if c.get(2)
+            .and_then(|d| d.as_str().parse::<i64>().ok())
+            .is_none()
+        {
             return false;
         }
-        let unit = c.get(3).map(|u| u.as_str().to_lowercase()).unwrap_or_default();
+        let unit = c
+            .get(3)
+            .map(|u| u.as_str().to_lowercase())
+            .unwrap_or_default();
         for variants in UNITS {
             let last = variants.len() - 1;
             for (i, v) in variants.iter().enumerate() {
@@ -404,12 +408,15 @@ fn is_isbn10(s: &str) -> bool {
     {
         return false;
     }
-    let mut sum: u32 = (0..9).map(|i| (i as u32 + 1) * u32::from(b[i] - b'0')).sum();
-    sum += 10 * if b[9] == b'X' {
-        10
-    } else {
-        u32::from(b[9] - b'0')
-    };
+    let mut sum: u32 = (0..9)
+        .map(|i| (i as u32 + 1) * u32::from(b[i] - b'0'))
+        .sum();
+    sum += 10
+        * if b[9] == b'X' {
+            10
+        } else {
+            u32::from(b[9] - b'0')
+        };
     sum % 11 == 0
 }
 
@@ -577,7 +584,10 @@ mod tests {
         assert!(validates(Format::Mac, "00:1a:2b:3c:4d:5e"));
         assert!(validates(Format::Mac, "001a.2b3c.4d5e"));
         assert!(!validates(Format::Mac, "00:1a:2b:3c:4d"));
-        assert!(validates(Format::Uuid, "123e4567-e89b-12d3-a456-426614174000"));
+        assert!(validates(
+            Format::Uuid,
+            "123e4567-e89b-12d3-a456-426614174000"
+        ));
         assert!(validates(Format::Byte, "aGVsbG8="));
         assert!(!validates(Format::Byte, "aGVsbG8"));
         assert!(validates(Format::Duration, "1h30m"));
@@ -608,6 +618,9 @@ mod tests {
         assert!(!supported_at("unknown", 1, 40));
         assert_eq!(effective("integer", false, "int32").0, "int32");
         assert_eq!(effective("integer", false, "foo").0, "");
-        assert_eq!(effective("string", false, "date-time").1, Some(Format::DateTime));
+        assert_eq!(
+            effective("string", false, "date-time").1,
+            Some(Format::DateTime)
+        );
     }
 }

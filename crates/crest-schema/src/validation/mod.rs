@@ -49,7 +49,10 @@ fn collect_formats(s: &Value, major: u32, minor: u32, out: &mut Vec<String>, dep
         return;
     }
     if let (Some(Value::String(f)), Some(Value::String(t))) = (m.get("format"), m.get("type")) {
-        if !f.is_empty() && t == "string" && !formats::supported_at(f, major, minor) && !out.contains(f)
+        if !f.is_empty()
+            && t == "string"
+            && !formats::supported_at(f, major, minor)
+            && !out.contains(f)
         {
             out.push(f.clone());
         }
@@ -104,7 +107,12 @@ fn bad_value(b: &Bad) -> (Value, Option<String>) {
     }
 }
 
-fn make(t: ErrorType, field: FieldPath, value: Option<(Value, Option<String>)>, detail: String) -> FieldError {
+fn make(
+    t: ErrorType,
+    field: FieldPath,
+    value: Option<(Value, Option<String>)>,
+    detail: String,
+) -> FieldError {
     let (value, value_repr) = match value {
         Some((v, r)) => (Some(v), r),
         None => (None, None),
@@ -208,7 +216,9 @@ mod tests {
         );
         assert_eq!(
             errs(schema, json!({"spec": {"replicas": "string"}})),
-            vec![r#"spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#]
+            vec![
+                r#"spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#
+            ]
         );
     }
 
@@ -263,7 +273,9 @@ mod tests {
         );
         assert_eq!(
             e,
-            vec![r#"t: Invalid value: "yesterday": t in body must be of type date-time: "yesterday""#]
+            vec![
+                r#"t: Invalid value: "yesterday": t in body must be of type date-time: "yesterday""#
+            ]
         );
         let f = unrecognized_formats(
             &json!({"properties": {"a": {"type": "string", "format": "no-such"}, "b": {"type": "string", "format": "uuid"}}}),
@@ -281,7 +293,9 @@ mod tests {
         }}))
         .unwrap();
         let old = json!({"a": "xx", "b": "y"});
-        assert!(validate_update(&json!({"a": "xx", "b": "z"}), &old, &s, &FieldPath::root()).is_empty());
+        assert!(
+            validate_update(&json!({"a": "xx", "b": "z"}), &old, &s, &FieldPath::root()).is_empty()
+        );
         assert_eq!(
             validate_update(&json!({"a": "xx", "b": "zz"}), &old, &s, &FieldPath::root()).len(),
             1

@@ -9,7 +9,8 @@
 //! for fields that are slices or maps in Go.
 
 use crate::goregexp;
-use crest_api::field::{FieldError, FieldErrors, FieldPath};
+use crest_api::field::{aggregate, FieldError, FieldErrors, FieldPath};
+use crest_schema::Structural;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
@@ -323,10 +324,13 @@ pub fn validate_custom_resource_validation(
             Err(msg) => conversion_errs.push(FieldError::invalid(&root, "", msg)),
             Ok(v) if !v.is_empty() => errs.extend(v),
             Ok(_) => {
-                // TODO(defaults): validate `default` values against their schema and check that
-                // pruning keeps them whole ("must not have unknown fields"), upstream's
-                // `structuraldefaulting.ValidateDefaults`; needs crest-schema's value validation
-                // and pruning. CEL rules are compiled here upstream (not implemented).
+                // Upstream compiles the CEL rules next, only for schemas without errors so far
+                // (not implemented).
+                errs.extend(validate_defaults(
+                    schema,
+                    &root,
+                    opts.require_pruned_defaults,
+                ));
             }
         }
     }
@@ -1590,6 +1594,197 @@ fn nested_completeness(
             )),
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaults (pkg/apiserver/schema/defaulting: ValidateDefaults, PruneDefaults).
+
+/// One step from an embedded resource's root to a default: a property or an array item.
+#[derive(Clone)]
+enum Step {
+    Child(String),
+    Index,
+}
+
+/// `ValidateDefaults` for the root of a CRD schema (a resource root): every `default` must
+/// validate against its schema, survive pruning unchanged when `require_pruned` (it must not
+/// have unknown fields), and defaults of `apiVersion`, `kind` and `metadata` fields must give
+/// valid metadata in the surrounding object.
+fn validate_defaults(schema: &Value, path: &FieldPath, require_pruned: bool) -> FieldErrors {
+    let mut s = match Structural::from_json(schema) {
+        Ok(s) => s,
+        Err(e) => return vec![FieldError::invalid(path, "", e)],
+    };
+    s.extensions.x_embedded_resource = true;
+    let mut errs = vec![];
+    defaults_at(path, &s, &s, &[], false, require_pruned, 0, &mut errs);
+    errs
+}
+
+/// The object of the nearest embedded resource with `focus` placed at `steps`, with upstream's
+/// placeholder type meta (`NewRootObjectFunc().WithTypeMeta(...)`).
+fn surrounding_object(steps: &[Step], focus: &Value) -> Value {
+    let mut v = focus.clone();
+    for step in steps.iter().rev() {
+        v = match step {
+            Step::Child(k) => {
+                let mut m = Map::new();
+                m.insert(k.clone(), v);
+                Value::Object(m)
+            }
+            Step::Index => Value::Array(vec![v]),
+        };
+    }
+    if let Value::Object(m) = &mut v {
+        m.entry("kind")
+            .or_insert_with(|| Value::String("Validation".into()));
+        m.entry("apiVersion")
+            .or_insert_with(|| Value::String("validation/v1".into()));
+    }
+    v
+}
+
+#[allow(clippy::too_many_arguments)]
+fn defaults_at(
+    path: &FieldPath,
+    s: &Structural,
+    root: &Structural,
+    steps: &[Step],
+    inside_meta: bool,
+    require_pruned: bool,
+    depth: usize,
+    errs: &mut FieldErrors,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let depth = depth + 1;
+    // An embedded resource is the root object for the metadata defaults below it.
+    let (root, steps, inside_meta) = if s.extensions.x_embedded_resource {
+        (s, &[][..], false)
+    } else {
+        (root, steps, inside_meta)
+    };
+    if let Some(default) = s.generic.default.as_ref().filter(|d| !d.is_null()) {
+        let dp = path.child("default");
+        if inside_meta {
+            let mut obj = surrounding_object(steps, default);
+            let meta_errs =
+                crest_schema::objectmeta::coerce(&FieldPath::root(), &mut obj, root, true, false)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| {
+                        let e = crest_schema::objectmeta::validate(
+                            &FieldPath::root(),
+                            &obj,
+                            root,
+                            true,
+                        );
+                        if e.is_empty() {
+                            Ok(())
+                        } else {
+                            Err(aggregate(&e))
+                        }
+                    });
+            match meta_errs {
+                Err(e) => errs.push(FieldError::invalid(
+                    &dp,
+                    default.clone(),
+                    format!("must result in valid metadata: {e}"),
+                )),
+                Ok(()) => errs.extend(crest_schema::validation::validate(default, s, &dp)),
+            }
+        } else {
+            if require_pruned {
+                let mut pruned = default.clone();
+                crest_schema::pruning::prune(&mut pruned, s, s.extensions.x_embedded_resource);
+                if &pruned != default {
+                    errs.push(FieldError::invalid(
+                        &dp,
+                        default.clone(),
+                        "must not have unknown fields",
+                    ));
+                }
+            }
+            // Coercion normalizes the value the later checks see, as upstream's in-place one.
+            let mut value = default.clone();
+            let embedded = s.extensions.x_embedded_resource;
+            if let Err(e) = crest_schema::objectmeta::coerce(&dp, &mut value, s, embedded, false) {
+                errs.push(e);
+            } else {
+                let meta = crest_schema::objectmeta::validate(&dp, &value, s, embedded);
+                if meta.is_empty() {
+                    errs.extend(crest_schema::validation::validate(&value, s, &dp));
+                } else {
+                    errs.extend(meta);
+                }
+            }
+        }
+    }
+    // additionalProperties are not followed: defaults are forbidden there.
+    if let Some(items) = s.items.as_deref() {
+        let mut sub = steps.to_vec();
+        sub.push(Step::Index);
+        defaults_at(
+            &path.child("items"),
+            items,
+            root,
+            &sub,
+            inside_meta,
+            require_pruned,
+            depth,
+            errs,
+        );
+    }
+    for (k, sub_schema) in &s.properties {
+        let sub_inside = inside_meta
+            || (s.extensions.x_embedded_resource
+                && matches!(k.as_str(), "metadata" | "apiVersion" | "kind"));
+        let mut sub = steps.to_vec();
+        sub.push(Step::Child(k.clone()));
+        defaults_at(
+            &path.child("properties").key(k),
+            sub_schema,
+            root,
+            &sub,
+            sub_inside,
+            require_pruned,
+            depth,
+            errs,
+        );
+    }
+}
+
+/// `schemaHasUnprunedDefaults`: a structural schema with a default that pruning by its own
+/// schema would change (such CRDs were accepted before defaults had to be pruned).
+pub(crate) fn has_unpruned_defaults(schema: &Value) -> bool {
+    if !schema_has(schema, &|v| v.get("default").is_some_and(|d| !d.is_null())) {
+        return false;
+    }
+    if !matches!(structural_violations(schema, &FieldPath::root()), Ok(e) if e.is_empty()) {
+        return false;
+    }
+    Structural::from_json(schema).is_ok_and(|s| unpruned_default(&s, 0))
+}
+
+fn unpruned_default(s: &Structural, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    if let Some(default) = s.generic.default.as_ref().filter(|d| !d.is_null()) {
+        let mut pruned = default.clone();
+        crest_schema::pruning::prune(&mut pruned, s, s.extensions.x_embedded_resource);
+        if &pruned != default {
+            return true;
+        }
+    }
+    s.items
+        .as_deref()
+        .is_some_and(|i| unpruned_default(i, depth + 1))
+        || s.properties
+            .values()
+            .any(|p| unpruned_default(p, depth + 1))
+        || s.additional_properties_schema()
+            .is_some_and(|a| unpruned_default(a, depth + 1))
 }
 
 #[cfg(test)]

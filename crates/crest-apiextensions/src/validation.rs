@@ -17,7 +17,8 @@ use crate::helpers::{
 };
 use crate::schema_validation::{
     has_invalid_map_list_keys_map_set, has_invalid_types, has_non_atomic_set_type,
-    is_non_structural, schema_has, validate_custom_resource_validation, SchemaValidationOptions,
+    has_unpruned_defaults, is_non_structural, schema_has, validate_custom_resource_validation,
+    SchemaValidationOptions,
 };
 use crate::types::{
     decode, CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
@@ -403,9 +404,7 @@ pub fn validate_update(new: &Value, old: &Value) -> FieldErrors {
         require_open_api_schema: old_internal.all_versions_specify_schema(),
         require_valid_property_type: !old_internal.schemas().any(has_invalid_types),
         require_structural_schema: !old_internal.schemas().any(is_non_structural),
-        // TODO(defaults): false when an old default is changed by pruning (upstream's
-        // schemaHasUnprunedDefaults); default values are not validated yet.
-        require_pruned_defaults: true,
+        require_pruned_defaults: !old_internal.schemas().any(has_unpruned_defaults),
         require_atomic_set_type: !old_internal.schemas().any(has_non_atomic_set_type),
         require_map_list_keys_map_set_validation: !old_internal
             .schemas()

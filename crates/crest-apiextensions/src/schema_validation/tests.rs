@@ -349,3 +349,63 @@ fn never_panics_on_wrong_types_or_deep_nesting() {
     // Dropping a deep Value recurses too; leak it instead of testing serde_json's limits.
     std::mem::forget(deep);
 }
+
+#[test]
+fn defaults_must_validate_and_be_pruned() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "replicas": {"type": "integer", "minimum": 1, "default": 0},
+            "name": {"type": "string", "default": 5},
+            "obj": {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"a": "x", "b": "y"}},
+            "ok": {"type": "object", "properties": {"a": {"type": "string", "default": "z"}}, "default": {}},
+            "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "default": {"any": 1}},
+            "res": {
+                "type": "object",
+                "x-kubernetes-embedded-resource": true,
+                "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {
+                    "metadata": {"type": "object", "properties": {"name": {"type": "string", "default": "a/b"}}},
+                },
+            },
+        },
+    });
+    let errs = validate(schema, all_on());
+    let fields: Vec<&str> = errs
+        .iter()
+        .map(|e| e.split(':').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        fields,
+        vec![
+            "spec.validation.openAPIV3Schema.properties[name].default",
+            "spec.validation.openAPIV3Schema.properties[obj].default",
+            "spec.validation.openAPIV3Schema.properties[replicas].default",
+            "spec.validation.openAPIV3Schema.properties[res].properties[metadata].properties[name].default",
+        ]
+    );
+    assert!(
+        errs[1].ends_with("must not have unknown fields"),
+        "{}",
+        errs[1]
+    );
+    assert!(
+        errs[3].contains("must result in valid metadata: metadata.name: Invalid value: \"a/b\""),
+        "{}",
+        errs[3]
+    );
+    // Without the pruning requirement (ratcheting), unknown fields in defaults pass.
+    let schema = json!({
+        "type": "object",
+        "properties": {"obj": {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"b": "y"}}},
+    });
+    let opts = SchemaValidationOptions {
+        require_pruned_defaults: false,
+        ..all_on()
+    };
+    assert!(validate(schema.clone(), opts).is_empty());
+    assert!(has_unpruned_defaults(&schema));
+    assert!(!has_unpruned_defaults(
+        &json!({"type": "object", "properties": {"a": {"type": "string", "default": "x"}}})
+    ));
+}

@@ -908,3 +908,21 @@ fn wrongly_typed_schema_keywords_are_decode_failures() {
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["readOnly"] = json!(true);
     assert!(crate::types::parse(&crd).is_ok());
 }
+
+#[test]
+fn update_ratchets_unpruned_defaults() {
+    let old = with_spec_property(json!({
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "default": {"a": "x", "b": "y"},
+    }));
+    let expected = vec![
+        r#"spec.validation.openAPIV3Schema.properties[spec].properties[list].default: Invalid value: "object": must not have unknown fields"#,
+    ];
+    assert_eq!(create(&old), expected);
+    let mut new = old.clone();
+    new["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["description"] =
+        json!("changed");
+    assert!(msgs(&validate_update(&new, &old)).is_empty());
+    assert_eq!(msgs(&validate_update(&old, &seed())), expected);
+}

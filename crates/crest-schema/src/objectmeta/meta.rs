@@ -185,7 +185,7 @@ fn time(v: &Value) -> Result<Option<String>, String> {
 }
 
 fn non_empty_str(s: String) -> Option<Value> {
-    (!s.is_empty()).then(|| Value::String(s))
+    (!s.is_empty()).then_some(Value::String(s))
 }
 
 fn convert_field(

@@ -40,18 +40,16 @@ fn coerce_value(
             for k in keys {
                 if embedded {
                     match k.as_str() {
-                        "apiVersion" | "kind" => {
-                            if !m.get(&k).is_some_and(Value::is_string) {
-                                if drop {
-                                    m.remove(&k);
-                                } else {
-                                    let v = m.get(&k).cloned().unwrap_or(Value::Null);
-                                    return Err(FieldError::invalid(
-                                        &path.child(&k),
-                                        v,
-                                        "must be a string",
-                                    ));
-                                }
+                        "apiVersion" | "kind" if !m.get(&k).is_some_and(Value::is_string) => {
+                            if drop {
+                                m.remove(&k);
+                            } else {
+                                let v = m.get(&k).cloned().unwrap_or(Value::Null);
+                                return Err(FieldError::invalid(
+                                    &path.child(&k),
+                                    v,
+                                    "must be a string",
+                                ));
                             }
                         }
                         "metadata" => match get_object_meta(m, drop, false) {

@@ -288,20 +288,16 @@ impl Engine {
         };
         let is_int_float = sch_type == "integer" && types.contains("number");
         let string_or_slice = matches!(data, Value::String(_) | Value::Array(_));
-        if !string_or_slice
-            && !fmt_name.is_empty()
-            && !(types.contains(sch_type) || format == fmt_name || is_float_int || is_int_float)
-        {
+        let type_ok = types.contains(sch_type) || is_float_int || is_int_float;
+        if !(string_or_slice || fmt_name.is_empty() || type_ok || format == fmt_name) {
             self.invalid_type(path, fmt_name, format);
             return 0;
         }
-        if !(types.contains("number") || types.contains("integer"))
-            && !fmt_name.is_empty()
-            && string_or_slice
-        {
+        let numeric = types.contains("number") || types.contains("integer");
+        if !numeric && !fmt_name.is_empty() && string_or_slice {
             return 1;
         }
-        if !(types.contains(sch_type) || is_float_int || is_int_float) {
+        if !type_ok {
             self.invalid_type(path, types.joined(), sch_type);
             return 0;
         }

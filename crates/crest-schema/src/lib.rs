@@ -9,6 +9,13 @@
 //! - [`validation`]: OpenAPI value validation, formats, ratcheting.
 //! - [`listtype`]: uniqueness of `x-kubernetes-list-type` sets and maps.
 //! - [`objectmeta`]: `metadata` of embedded resources (coercion and validation).
+//!
+//! The server composes them per request as kube-apiserver does: on decode
+//! [`objectmeta::coerce`] (embedded resources), [`pruning::prune`] (resource root),
+//! [`defaulting::prune_non_nullable_nulls_without_defaults`] and [`defaulting::default`]; then
+//! on create [`validation::validate`], on update [`validation::validate_update`] (ratcheting),
+//! plus [`objectmeta::validate`] and [`listtype::validate_list_sets_and_maps`]. Root `metadata`
+//! is validated as ObjectMeta by the caller (crest-api's `validate_object_meta`).
 
 pub mod defaulting;
 mod gofmt;

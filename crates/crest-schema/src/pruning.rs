@@ -6,6 +6,7 @@
 
 use crate::structural::Structural;
 use serde_json::Value;
+use std::fmt::Write;
 
 /// Prunes `obj` in place and returns the removed paths, sorted (`a.b`, `array[1].b`).
 ///
@@ -59,9 +60,7 @@ impl Pruner {
 
     fn push_index(&mut self, i: usize) -> usize {
         let len = self.path.len();
-        self.path.push('[');
-        self.path.push_str(&i.to_string());
-        self.path.push(']');
+        let _ = write!(self.path, "[{i}]");
         len
     }
 

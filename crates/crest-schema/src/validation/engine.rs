@@ -7,6 +7,7 @@ use super::node::{Node, Types};
 use crate::gofmt::{go_float, go_json, go_quote};
 use crate::structural::{Structural, ValueValidation};
 use serde_json::{Map, Number, Value};
+use std::fmt::Write;
 
 /// What kind of kube-openapi error this is; decides the Kubernetes field error it becomes.
 #[derive(Clone, Debug)]
@@ -113,9 +114,7 @@ impl<'a> Path<'a> {
                 s.push_str(k);
             }
             Seg::Index(i) => {
-                s.push('[');
-                s.push_str(&i.to_string());
-                s.push(']');
+                let _ = write!(s, "[{i}]");
             }
         }
     }

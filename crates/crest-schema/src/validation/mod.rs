@@ -302,3 +302,65 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod ratcheting_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn update(schema: Value, new: Value, old: Value) -> Vec<String> {
+        let s = Structural::from_json(&schema).unwrap();
+        validate_update(&new, &old, &s, &FieldPath::root())
+            .iter()
+            .map(|e| e.field.to_string())
+            .collect()
+    }
+
+    fn list_schema(list_type: &str) -> Value {
+        json!({"type": "object", "properties": {"l": {
+            "type": "array", "x-kubernetes-list-type": list_type, "x-kubernetes-list-map-keys": ["k"],
+            "items": {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "integer", "maximum": 10}}},
+        }}})
+    }
+
+    #[test]
+    fn map_lists_correlate_by_key() {
+        let old = json!({"l": [{"k": "a", "v": 100}]});
+        // The old item moved and an item was added: the unchanged item still ratchets.
+        let new = json!({"l": [{"k": "b", "v": 1}, {"k": "a", "v": 100}]});
+        assert!(update(list_schema("map"), new, old.clone()).is_empty());
+        let new = json!({"l": [{"k": "b", "v": 11}, {"k": "a", "v": 100}]});
+        assert_eq!(update(list_schema("map"), new, old), vec!["l[0].v"]);
+    }
+
+    #[test]
+    fn sets_and_atomic_lists_ratchet_only_as_a_whole() {
+        let old = json!({"l": [{"k": "a", "v": 100}]});
+        assert!(update(list_schema("atomic"), old.clone(), old.clone()).is_empty());
+        let new = json!({"l": [{"k": "a", "v": 100}, {"k": "b", "v": 1}]});
+        assert_eq!(update(list_schema("atomic"), new, old), vec!["l[0].v"]);
+    }
+
+    #[test]
+    fn required_and_junctors_are_not_ratcheted_on_changed_parents() {
+        let schema = json!({"type": "object", "properties": {"spec": {
+            "type": "object", "required": ["must"],
+            "properties": {"a": {"type": "string"}, "n": {"type": "integer", "anyOf": [{"minimum": 5}]}},
+        }}});
+        let old = json!({"spec": {"a": "x", "n": 1}});
+        assert!(update(schema.clone(), old.clone(), old.clone()).is_empty());
+        let new = json!({"spec": {"a": "y", "n": 1}});
+        // n itself is unchanged, so its anyOf failure ratchets; the changed spec reports required.
+        assert_eq!(update(schema, new, old), vec!["spec.must"]);
+    }
+
+    #[test]
+    fn unknown_fields_make_values_unequal() {
+        let schema = json!({"type": "object", "properties": {"spec": {
+            "type": "object", "x-kubernetes-preserve-unknown-fields": true, "maxProperties": 1,
+        }}});
+        let old = json!({"spec": {"a": 1, "b": 2}});
+        // No schema for a and b: upstream cannot correlate them, so spec never ratchets.
+        assert_eq!(update(schema, old.clone(), old), vec!["spec"]);
+    }
+}

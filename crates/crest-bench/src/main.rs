@@ -181,11 +181,63 @@ async fn create_crd(client: &reqwest::Client, base: &str) -> Duration {
     }
 }
 
-/// Runs `clients` loops for `seconds` (or until `limit` requests), returns requests/s.
-async fn load<F, Fut>(clients: usize, seconds: u64, limit: usize, f: F) -> f64
+/// One keep-alive HTTP/1.1 connection.
+struct Conn {
+    tx: hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    host: String,
+}
+
+impl Conn {
+    async fn open(base: &str) -> Conn {
+        let host = base.trim_start_matches("http://").to_string();
+        let stream = tokio::net::TcpStream::connect(&host)
+            .await
+            .expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        let (tx, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .expect("handshake");
+        tokio::spawn(conn);
+        Conn { tx, host }
+    }
+
+    /// Sends a request and reads the whole response; returns its status code.
+    async fn send(&mut self, method: &str, path: &str, body: Option<String>) -> u16 {
+        use http_body_util::BodyExt;
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Host", &self.host);
+        if body.is_some() {
+            req = req.header("Content-Type", "application/json");
+        }
+        let req = req
+            .body(http_body_util::Full::new(bytes::Bytes::from(
+                body.unwrap_or_default(),
+            )))
+            .expect("request");
+        if self.tx.ready().await.is_err() {
+            return 0;
+        }
+        match self.tx.send_request(req).await {
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                match resp.into_body().collect().await {
+                    Ok(_) => status,
+                    Err(_) => 0,
+                }
+            }
+            Err(_) => 0,
+        }
+    }
+}
+
+/// Runs `clients` connections for `seconds` (or until `limit` requests); `f(i)` gives the
+/// request (method, path, body) and the status that counts as success. Returns requests/s.
+async fn load<F>(base: &str, clients: usize, seconds: u64, limit: usize, f: F) -> f64
 where
-    F: Fn(reqwest::Client, usize) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = bool> + Send,
+    F: Fn(usize) -> (&'static str, String, Option<String>, u16) + Send + Sync + 'static,
 {
     let f = Arc::new(f);
     let done = Arc::new(AtomicUsize::new(0));
@@ -195,17 +247,15 @@ where
     let mut tasks = vec![];
     for _ in 0..clients {
         let (f, done, next) = (f.clone(), done.clone(), next.clone());
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(1)
-            .build()
-            .expect("client");
+        let mut conn = Conn::open(base).await;
         tasks.push(tokio::spawn(async move {
             while Instant::now() < deadline {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= limit {
                     break;
                 }
-                if f(client.clone(), i).await {
+                let (method, path, body, ok) = f(i);
+                if conn.send(method, &path, body).await == ok {
                     done.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -219,7 +269,8 @@ where
 
 fn main() {
     let args = parse_args();
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    // One client thread, like `wrk -t1`: the server gets the rest of the machine.
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
@@ -263,17 +314,9 @@ fn main() {
             "< 50 ms".into(),
         ));
 
-        let b = base.clone();
-        let creates = load(args.clients, args.seconds, args.objects, move |c, i| {
-            let b = b.clone();
-            async move {
-                c.post(format!("{b}{COLLECTION}"))
-                    .header("Content-Type", "application/json")
-                    .body(crontab(&format!("ct-{i}")))
-                    .send()
-                    .await
-                    .is_ok_and(|r| r.status().as_u16() == 201)
-            }
+        let creates = load(&base, args.clients, args.seconds, args.objects, |i| {
+            let body = crontab(&format!("ct-{i}"));
+            ("POST", COLLECTION.to_string(), Some(body), 201)
         })
         .await;
         rows.push((
@@ -285,30 +328,21 @@ fn main() {
         // Fill up to the requested object count.
         let existing = count(&client, &base).await;
         if existing < args.objects {
-            let b = base.clone();
             let offset = existing + 1_000_000;
-            load(args.clients, 3600, args.objects - existing, move |c, i| {
-                let b = b.clone();
-                async move {
-                    c.post(format!("{b}{COLLECTION}"))
-                        .header("Content-Type", "application/json")
-                        .body(crontab(&format!("fill-{}", i + offset)))
-                        .send()
-                        .await
-                        .is_ok_and(|r| r.status().as_u16() == 201)
-                }
-            })
+            load(
+                &base,
+                args.clients,
+                3600,
+                args.objects - existing,
+                move |i| {
+                    let body = crontab(&format!("fill-{}", i + offset));
+                    ("POST", COLLECTION.to_string(), Some(body), 201)
+                },
+            )
             .await;
         }
-        let b = base.clone();
-        let gets = load(args.clients, args.seconds, usize::MAX, move |c, i| {
-            let b = b.clone();
-            async move {
-                c.get(format!("{b}{COLLECTION}/ct-{}", i % 1000))
-                    .send()
-                    .await
-                    .is_ok_and(|r| r.status().is_success())
-            }
+        let gets = load(&base, args.clients, args.seconds, usize::MAX, |i| {
+            ("GET", format!("{COLLECTION}/ct-{}", i % 1000), None, 200)
         })
         .await;
         rows.push((
@@ -335,17 +369,9 @@ fn main() {
     let list_ms = rt.block_on(async {
         let client = reqwest::Client::new();
         create_crd(&client, &s2.base).await;
-        let b = s2.base.clone();
-        load(args.clients, 3600, 9_999, move |c, i| {
-            let b = b.clone();
-            async move {
-                c.post(format!("{b}{COLLECTION}"))
-                    .header("Content-Type", "application/json")
-                    .body(crontab(&format!("l-{i}")))
-                    .send()
-                    .await
-                    .is_ok_and(|r| r.status().as_u16() == 201)
-            }
+        load(&s2.base, args.clients, 3600, 9_999, |i| {
+            let body = crontab(&format!("l-{i}"));
+            ("POST", COLLECTION.to_string(), Some(body), 201)
         })
         .await;
         let mut times = vec![];

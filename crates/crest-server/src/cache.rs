@@ -81,15 +81,31 @@ fn with_resource_version(stored: &[u8], rev: Revision) -> Option<Vec<u8>> {
     if stored.get(start) != Some(&b'{') {
         return None;
     }
+    Some(splice_resource_version(
+        stored,
+        start,
+        fields.is_empty(),
+        rev,
+    ))
+}
+
+/// `stored` with `"resourceVersion":"<rev>"` inserted right after the `{` at `metadata_start`
+/// (the top-level metadata object, which must not hold a resourceVersion already).
+pub(crate) fn splice_resource_version(
+    stored: &[u8],
+    metadata_start: usize,
+    metadata_empty: bool,
+    rev: Revision,
+) -> Vec<u8> {
     let rv = format!(
         "\"resourceVersion\":\"{rev}\"{}",
-        if fields.is_empty() { "" } else { "," }
+        if metadata_empty { "" } else { "," }
     );
     let mut out = Vec::with_capacity(stored.len() + rv.len());
-    out.extend_from_slice(&stored[..=start]);
+    out.extend_from_slice(&stored[..=metadata_start]);
     out.extend_from_slice(rv.as_bytes());
-    out.extend_from_slice(&stored[start + 1..]);
-    Some(out)
+    out.extend_from_slice(&stored[metadata_start + 1..]);
+    out
 }
 
 /// A change as the cache applied it.

@@ -3,7 +3,9 @@
 
 use crate::http::{error_response, full, read_body, render, Body, Payload};
 use crate::negotiate::{body_format, decode_object, negotiate, BodyFormat, Capabilities, Output};
-use crate::registry::{check_identity, check_namespace, Preconditions, UpdateMode, WriteOptions};
+use crate::registry::{
+    check_identity, check_namespace, Preconditions, Served, UpdateMode, WriteOptions,
+};
 use crate::request::{Query, ResourcePath};
 use crate::resources::ResourceDef;
 use crate::table::{self, IncludeObject};
@@ -307,8 +309,11 @@ impl Ctx<'_> {
         self.check_type(&obj)?;
         check_namespace(&self.def, ns, &obj)?;
         let opts = self.write_options("CreateOptions")?;
-        let created = self.app.registry.create(&self.def, ns, obj, &opts).await?;
-        self.render(201, Payload::Value(created), out)
+        let payload = match self.app.registry.create(&self.def, ns, obj, &opts).await? {
+            Served::Tree(v) => Payload::Value(v),
+            Served::Json(b) => Payload::Json(b),
+        };
+        self.render(201, payload, out)
     }
 
     async fn update(

@@ -213,17 +213,28 @@ async fn feed_cache(
                     _ => break,
                 }
             }
+            // The previous state is already in the cache (or earlier in this batch): reuse it
+            // instead of decoding the store's prev_kv again.
+            let mut latest: std::collections::HashMap<String, Arc<CachedObject>> =
+                std::collections::HashMap::new();
             let events: Vec<CacheEvent> = batch
                 .into_iter()
                 .map(|ev| {
                     let rev = ev.kv.mod_revision;
                     let prev = ev.prev_kv.as_ref().map(|p| {
-                        Arc::new(CachedObject::from_stored(
-                            p.key.clone(),
-                            &p.value,
-                            p.create_revision,
-                            p.mod_revision,
-                        ))
+                        latest
+                            .get(&p.key)
+                            .cloned()
+                            .or_else(|| registry.cache.get(&p.key))
+                            .filter(|c| c.mod_revision == p.mod_revision)
+                            .unwrap_or_else(|| {
+                                Arc::new(CachedObject::from_stored(
+                                    p.key.clone(),
+                                    &p.value,
+                                    p.create_revision,
+                                    p.mod_revision,
+                                ))
+                            })
                     });
                     let object = match ev.event_type {
                         crest_storage::EventType::Put => Arc::new(CachedObject::from_stored(
@@ -236,6 +247,7 @@ async fn feed_cache(
                             Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
                         }),
                     };
+                    latest.insert(ev.kv.key.clone(), object.clone());
                     CacheEvent {
                         event_type: ev.event_type,
                         key: ev.kv.key,

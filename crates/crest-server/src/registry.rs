@@ -100,6 +100,55 @@ fn stored_bytes(obj: &mut Value) -> Result<Bytes, ApiError> {
     to_bytes(obj)
 }
 
+/// The stored form plus where its top-level `metadata` object starts and whether it is empty,
+/// so the served form can be made by splicing in the resourceVersion instead of encoding twice.
+/// The bytes equal `serde_json::to_vec` of the same object (maps are key-ordered either way).
+fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<(usize, bool)>), ApiError> {
+    meta::remove(obj, "resourceVersion");
+    let Some(map) = obj.as_object() else {
+        return Ok((to_bytes(obj)?, None));
+    };
+    let enc = |e: serde_json::Error| ApiError::internal(e.to_string());
+    let mut out = Vec::with_capacity(2048);
+    let mut metadata = None;
+    out.push(b'{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, k).map_err(enc)?;
+        out.push(b':');
+        if k == "metadata" {
+            if let Some(m) = v.as_object() {
+                metadata = Some((out.len(), m.is_empty()));
+            }
+        }
+        serde_json::to_writer(&mut out, v).map_err(enc)?;
+    }
+    out.push(b'}');
+    out.shrink_to_fit();
+    Ok((Bytes::from(out), metadata))
+}
+
+/// A written object as the client receives it.
+pub enum Served {
+    /// A tree (dry run, conversion, or an object without metadata).
+    Tree(Value),
+    /// JSON ready to send: the stored bytes with the resourceVersion spliced in.
+    Json(Bytes),
+}
+
+impl Served {
+    pub fn into_value(self) -> Result<Value, ApiError> {
+        match self {
+            Served::Tree(v) => Ok(v),
+            Served::Json(b) => {
+                serde_json::from_slice(&b).map_err(|e| ApiError::internal(e.to_string()))
+            }
+        }
+    }
+}
+
 impl Registry {
     pub fn new(storage: Arc<dyn Storage>, cache: Arc<Cache>) -> Arc<Self> {
         let crd_strategy: Arc<dyn Strategy> = Arc::new(CrdStrategy {
@@ -232,7 +281,7 @@ impl Registry {
         ns: Option<&str>,
         mut obj: Value,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Served, ApiError> {
         self.sync().await?;
         let gr = def.api.group_resource();
         if def.terminating {
@@ -289,17 +338,29 @@ impl Registry {
                 if self.cache.get(&key).is_some() {
                     return Err(ApiError::already_exists(&gr, &name));
                 }
-                return Ok(self.convert(def, obj));
+                return Ok(Served::Tree(self.convert(def, obj)));
             }
+            let (stored, metadata) = stored_bytes_with_metadata(&mut obj)?;
             match self
                 .storage
-                .create(&key, stored_bytes(&mut obj)?)
+                .create(&key, stored.clone())
                 .await
                 .map_err(storage_error)?
             {
                 WriteOutcome::Done(kv) => {
+                    let unconverted =
+                        def.crd_name.is_none() || def.storage_api_version == def.api.api_version();
+                    if let (Some((start, empty)), true) = (metadata, unconverted) {
+                        let served = crate::cache::splice_resource_version(
+                            &stored,
+                            start,
+                            empty,
+                            kv.mod_revision,
+                        );
+                        return Ok(Served::Json(Bytes::from(served)));
+                    }
                     meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
-                    return Ok(self.convert(def, obj));
+                    return Ok(Served::Tree(self.convert(def, obj)));
                 }
                 WriteOutcome::Conflict(_) if generate => continue,
                 WriteOutcome::Conflict(_) => return Err(ApiError::already_exists(&gr, &name)),
@@ -785,5 +846,36 @@ impl NamespaceTerminating for ApiError {
             );
         }
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stored_bytes_match_serde_and_splice_into_metadata() {
+        for obj in [
+            json!({"kind": "X", "metadata": {"name": "a", "resourceVersion": "3"}, "spec": {"x": "\"q\""}}),
+            json!({"apiVersion": "v1", "metadata": {}, "z": [1, 2.5, null]}),
+        ] {
+            let mut o = obj.clone();
+            let (bytes, md) = stored_bytes_with_metadata(&mut o).expect("encode");
+            assert_eq!(
+                bytes.as_ref(),
+                serde_json::to_vec(&o).expect("json").as_slice()
+            );
+            let (start, empty) = md.expect("metadata");
+            let served: Value = serde_json::from_slice(&crate::cache::splice_resource_version(
+                &bytes, start, empty, 42,
+            ))
+            .expect("served json");
+            let mut expected = o.clone();
+            meta::set(&mut expected, "resourceVersion", "42");
+            assert_eq!(served, expected);
+        }
+        let (_, md) = stored_bytes_with_metadata(&mut json!({"metadata": 1})).expect("encode");
+        assert!(md.is_none());
     }
 }

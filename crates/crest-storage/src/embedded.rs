@@ -1,13 +1,17 @@
 //! The embedded backend: redb tables, one writer thread that batches concurrent writes into one
 //! durable commit, and in-process watch fan-out.
 //!
-//! Tables:
-//! - `kv`:   key -> latest record (create_rev, mod_rev, version, value)
-//! - `log`:  revision -> event (type, key, new record, previous record). Watches replay it, and
-//!   reads at an older revision undo the events after that revision, newest first.
-//! - `meta`: `revision` (last committed) and `compacted`.
+//! Tables (format 2):
+//! - `kv`:   key -> index (create_rev, mod_rev, version): the latest revision of every live key.
+//! - `log`:  revision -> entry (type, key, create_rev, version, the previous revision's index,
+//!   value). Every value is written once, here; `kv` points into it. Watches replay the log, and
+//!   reads at an older revision undo the entries after that revision, newest first.
+//! - `meta`: `revision` (last committed), `compacted`, `format`.
 //!
-//! Compaction deletes `log` entries up to a revision; `kv` always holds the latest state.
+//! Compaction to revision C keeps, like etcd, the newest entry at or below C of every live key
+//! (it is the key's value at every revision from C on) and everything above C; it drops
+//! superseded entries and tombstones. So the entry a `kv` index or a `prev` points to is always
+//! there for any revision a reader may still ask for.
 
 use crate::{
     BoxFuture, Event, EventType, KeyValue, RangeRequest, RangeResult, Result, Revision, Storage,
@@ -25,6 +29,9 @@ use tokio::sync::{mpsc as tmpsc, oneshot};
 const KV: TableDefinition<&str, &[u8]> = TableDefinition::new("kv");
 const LOG: TableDefinition<i64, &[u8]> = TableDefinition::new("log");
 const META: TableDefinition<&str, i64> = TableDefinition::new("meta");
+
+/// The on-disk layout described above; a data dir of another format is refused, not misread.
+const FORMAT: i64 = 2;
 
 /// Options of the embedded store.
 #[derive(Clone, Debug)]
@@ -51,82 +58,150 @@ fn backend<E: std::fmt::Display>(e: E) -> StorageError {
     StorageError::Backend(e.to_string())
 }
 
-/// Record encoding: create_rev, mod_rev, version (i64 LE each), then the value.
-fn encode_record(kv: &KeyValue) -> Vec<u8> {
-    let mut b = Vec::with_capacity(24 + kv.value.len());
-    b.extend_from_slice(&kv.create_revision.to_le_bytes());
-    b.extend_from_slice(&kv.mod_revision.to_le_bytes());
-    b.extend_from_slice(&kv.version.to_le_bytes());
-    b.extend_from_slice(&kv.value);
-    b
+fn corrupt(what: &str) -> StorageError {
+    StorageError::Backend(format!("corrupt {what}"))
+}
+
+/// Where a key's value of one revision lives: the `kv` record, and the `prev` part of log entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Index {
+    create_revision: Revision,
+    mod_revision: Revision,
+    version: i64,
+}
+
+impl Index {
+    fn of(kv: &KeyValue) -> Self {
+        Index {
+            create_revision: kv.create_revision,
+            mod_revision: kv.mod_revision,
+            version: kv.version,
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.create_revision.to_le_bytes());
+        out.extend_from_slice(&self.mod_revision.to_le_bytes());
+        out.extend_from_slice(&self.version.to_le_bytes());
+    }
+
+    fn decode(b: &[u8]) -> Result<Self> {
+        Ok(Index {
+            create_revision: i64_at(b, 0)?,
+            mod_revision: i64_at(b, 8)?,
+            version: i64_at(b, 16)?,
+        })
+    }
+
+    fn with_value(&self, key: &str, value: Bytes) -> KeyValue {
+        KeyValue {
+            key: key.to_string(),
+            value,
+            create_revision: self.create_revision,
+            mod_revision: self.mod_revision,
+            version: self.version,
+        }
+    }
 }
 
 fn i64_at(b: &[u8], at: usize) -> Result<i64> {
     b.get(at..at + 8)
         .and_then(|s| s.try_into().ok())
         .map(i64::from_le_bytes)
-        .ok_or_else(|| StorageError::Backend("corrupt record".into()))
+        .ok_or_else(|| corrupt("record"))
 }
 
-fn decode_record(key: &str, b: &[u8]) -> Result<KeyValue> {
-    Ok(KeyValue {
-        key: key.to_string(),
-        create_revision: i64_at(b, 0)?,
-        mod_revision: i64_at(b, 8)?,
-        version: i64_at(b, 16)?,
-        value: Bytes::copy_from_slice(b.get(24..).unwrap_or_default()),
-    })
+/// One log entry, borrowed from the table. Layout: type (1 byte: 0 put, 1 delete), key length
+/// (u32 LE), key, create_rev, version, prev index (mod_rev 0 = none), value (the rest).
+struct Entry<'a> {
+    delete: bool,
+    key: &'a str,
+    create_revision: Revision,
+    version: i64,
+    prev: Option<Index>,
+    value: &'a [u8],
 }
 
-/// Event encoding: type (1 byte), key length (u32), key, new record length (u32), new record,
-/// previous record (rest; empty when none).
-fn encode_event(ev: &Event) -> Vec<u8> {
-    let rec = encode_record(&ev.kv);
-    let prev = ev.prev_kv.as_ref().map(encode_record).unwrap_or_default();
-    let mut b = Vec::with_capacity(9 + ev.kv.key.len() + rec.len() + prev.len());
-    b.push(if ev.event_type == EventType::Put {
-        0
-    } else {
-        1
-    });
-    b.extend_from_slice(&(ev.kv.key.len() as u32).to_le_bytes());
-    b.extend_from_slice(ev.kv.key.as_bytes());
-    b.extend_from_slice(&(rec.len() as u32).to_le_bytes());
-    b.extend_from_slice(&rec);
-    b.extend_from_slice(&prev);
+const NO_PREV: Index = Index {
+    create_revision: 0,
+    mod_revision: 0,
+    version: 0,
+};
+
+fn encode_entry(
+    delete: bool,
+    key: &str,
+    create_revision: Revision,
+    version: i64,
+    prev: Option<&Index>,
+    value: &[u8],
+) -> Vec<u8> {
+    let mut b = Vec::with_capacity(45 + key.len() + value.len());
+    b.push(u8::from(delete));
+    b.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    b.extend_from_slice(key.as_bytes());
+    b.extend_from_slice(&create_revision.to_le_bytes());
+    b.extend_from_slice(&version.to_le_bytes());
+    prev.unwrap_or(&NO_PREV).encode(&mut b);
+    b.extend_from_slice(value);
     b
 }
 
-fn decode_event(b: &[u8]) -> Result<Event> {
-    let corrupt = || StorageError::Backend("corrupt log entry".into());
-    let t = *b.first().ok_or_else(corrupt)?;
+fn decode_entry(b: &[u8]) -> Result<Entry<'_>> {
+    let bad = || corrupt("log entry");
+    let t = *b.first().ok_or_else(bad)?;
     let klen = u32::from_le_bytes(
         b.get(1..5)
             .and_then(|s| s.try_into().ok())
-            .ok_or_else(corrupt)?,
+            .ok_or_else(bad)?,
     ) as usize;
-    let key =
-        std::str::from_utf8(b.get(5..5 + klen).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+    let key = std::str::from_utf8(b.get(5..5 + klen).ok_or_else(bad)?).map_err(|_| bad())?;
     let at = 5 + klen;
-    let rlen = u32::from_le_bytes(
-        b.get(at..at + 4)
-            .and_then(|s| s.try_into().ok())
-            .ok_or_else(corrupt)?,
-    ) as usize;
-    let rec = b.get(at + 4..at + 4 + rlen).ok_or_else(corrupt)?;
-    let prev = b.get(at + 4 + rlen..).unwrap_or_default();
+    let prev = Index::decode(b.get(at + 16..at + 40).ok_or_else(bad)?)?;
+    Ok(Entry {
+        delete: t == 1,
+        key,
+        create_revision: i64_at(b, at)?,
+        version: i64_at(b, at + 8)?,
+        prev: (prev.mod_revision != 0).then_some(prev),
+        value: b.get(at + 40..).ok_or_else(bad)?,
+    })
+}
+
+/// The value `key` got at revision `rev` (the log entry that `kv` or a `prev` points to).
+fn value_at(log: &impl ReadableTable<i64, &'static [u8]>, rev: Revision) -> Result<Bytes> {
+    let g = log
+        .get(rev)
+        .map_err(backend)?
+        .ok_or_else(|| corrupt("store: a live revision is missing from the log"))?;
+    Ok(Bytes::copy_from_slice(decode_entry(g.value())?.value))
+}
+
+/// The event of the log entry at `rev`, with the previous value read from the log.
+fn event_at(
+    log: &impl ReadableTable<i64, &'static [u8]>,
+    rev: Revision,
+    b: &[u8],
+) -> Result<Event> {
+    let e = decode_entry(b)?;
+    let prev_kv = match e.prev {
+        Some(p) => Some(p.with_value(e.key, value_at(log, p.mod_revision)?)),
+        None => None,
+    };
     Ok(Event {
-        event_type: if t == 0 {
-            EventType::Put
-        } else {
+        event_type: if e.delete {
             EventType::Delete
-        },
-        kv: decode_record(key, rec)?,
-        prev_kv: if prev.is_empty() {
-            None
         } else {
-            Some(decode_record(key, prev)?)
+            EventType::Put
         },
+        kv: KeyValue {
+            key: e.key.to_string(),
+            value: Bytes::copy_from_slice(e.value),
+            create_revision: e.create_revision,
+            mod_revision: rev,
+            version: e.version,
+        },
+        prev_kv,
     })
 }
 
@@ -189,7 +264,23 @@ impl EmbeddedStore {
             let (r, c) = {
                 txn.open_table(KV).map_err(backend)?;
                 txn.open_table(LOG).map_err(backend)?;
-                let meta = txn.open_table(META).map_err(backend)?;
+                let mut meta = txn.open_table(META).map_err(backend)?;
+                let format = meta.get("format").map_err(backend)?.map(|g| g.value());
+                let written = meta.get("revision").map_err(backend)?.is_some();
+                match format {
+                    Some(FORMAT) => {}
+                    None if !written => {
+                        meta.insert("format", FORMAT).map_err(backend)?;
+                    }
+                    other => {
+                        return Err(StorageError::Backend(format!(
+                            "{} holds store format {} but this Crest reads format {FORMAT}; \
+                             move the data dir away (or use the Crest that wrote it)",
+                            dir.join("crest.redb").display(),
+                            other.unwrap_or(1)
+                        )))
+                    }
+                }
                 let r = meta
                     .get("revision")
                     .map_err(backend)?
@@ -270,6 +361,7 @@ impl EmbeddedStore {
             return Ok(None);
         }
         let kv = txn.open_table(KV).map_err(backend)?;
+        let log = txn.open_table(LOG).map_err(backend)?;
         let from = match &req.start_after {
             Some(s) if s.as_str() >= req.prefix.as_str() => Bound::Excluded(s.as_str()),
             _ => Bound::Included(req.prefix.as_str()),
@@ -294,7 +386,8 @@ impl EmbeddedStore {
                 }
                 continue;
             }
-            kvs.push(decode_record(key, v.value())?);
+            let idx = Index::decode(v.value())?;
+            kvs.push(idx.with_value(key, value_at(&log, idx.mod_revision)?));
         }
         Ok(Some(RangeResult {
             kvs,
@@ -343,13 +436,14 @@ impl EmbeddedStore {
     ) -> Result<(BTreeMap<String, KeyValue>, Revision)> {
         let txn = self.shared.db.begin_read().map_err(backend)?;
         let kv = txn.open_table(KV).map_err(backend)?;
+        let log = txn.open_table(LOG).map_err(backend)?;
         let meta = txn.open_table(META).map_err(backend)?;
         let latest = meta
             .get("revision")
             .map_err(backend)?
             .map(|g| g.value())
             .unwrap_or(0);
-        let mut out = BTreeMap::new();
+        let mut at: BTreeMap<String, Index> = BTreeMap::new();
         for item in kv
             .range::<&str>((Bound::Included(prefix), Bound::Unbounded))
             .map_err(backend)?
@@ -359,31 +453,38 @@ impl EmbeddedStore {
             if !key.starts_with(prefix) {
                 break;
             }
-            out.insert(key.to_string(), decode_record(key, v.value())?);
+            at.insert(key.to_string(), Index::decode(v.value())?);
         }
-        if revision == 0 || revision >= latest {
-            return Ok((out, latest));
-        }
-        // Undo the events after `revision`, newest first.
-        let log = txn.open_table(LOG).map_err(backend)?;
-        for item in log.range((revision + 1)..=latest).map_err(backend)?.rev() {
-            let (_, v) = item.map_err(backend)?;
-            let ev = decode_event(v.value())?;
-            if !ev.kv.key.starts_with(prefix) {
-                continue;
+        let revision = if revision == 0 || revision >= latest {
+            latest
+        } else {
+            // Undo the entries after `revision`, newest first.
+            for item in log.range((revision + 1)..=latest).map_err(backend)?.rev() {
+                let (_, v) = item.map_err(backend)?;
+                let e = decode_entry(v.value())?;
+                if !e.key.starts_with(prefix) {
+                    continue;
+                }
+                match e.prev {
+                    Some(prev) => at.insert(e.key.to_string(), prev),
+                    None => at.remove(e.key),
+                };
             }
-            match ev.prev_kv {
-                Some(prev) => out.insert(ev.kv.key.clone(), prev),
-                None => out.remove(&ev.kv.key),
-            };
+            revision
+        };
+        let mut out = BTreeMap::new();
+        for (key, idx) in at {
+            let value = value_at(&log, idx.mod_revision)?;
+            let kv = idx.with_value(&key, value);
+            out.insert(key, kv);
         }
         Ok((out, revision))
     }
 }
 
-fn read_record(table: &redb::Table<&str, &[u8]>, key: &str) -> Result<Option<KeyValue>> {
+fn read_index(table: &redb::Table<&str, &[u8]>, key: &str) -> Result<Option<Index>> {
     match table.get(key).map_err(backend)? {
-        Some(g) => Ok(Some(decode_record(key, g.value())?)),
+        Some(g) => Ok(Some(Index::decode(g.value())?)),
         None => Ok(None),
     }
 }
@@ -441,23 +542,17 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
         for p in batch {
             let (key, cur) = match &p.op {
                 Op::Create { key, .. } | Op::Update { key, .. } | Op::Delete { key, .. } => {
-                    (key.as_str(), read_record(&kv, key)?)
+                    (key.as_str(), read_index(&kv, key)?)
                 }
                 Op::Compact { revision } => {
-                    let target = (*revision).min(rev);
-                    let mut stale = vec![];
-                    for item in log.range(..=target).map_err(backend)? {
-                        stale.push(item.map_err(backend)?.0.value());
-                    }
-                    for r in stale {
-                        log.remove(r).map_err(backend)?;
-                    }
-                    let c = target.max(shared.compacted.load(Ordering::SeqCst));
-                    meta.insert("compacted", c).map_err(backend)?;
-                    shared.compacted.store(c, Ordering::SeqCst);
+                    compact(shared, &mut log, &mut meta, (*revision).min(rev))?;
                     outcomes.push(WriteOutcome::Conflict(None));
                     continue;
                 }
+            };
+            // The current value, for prev_kv and conflict answers (not needed for a create).
+            let current = |cur: &Index| -> Result<KeyValue> {
+                Ok(cur.with_value(key, value_at(&log, cur.mod_revision)?))
             };
             let ev = match (&p.op, cur) {
                 (Op::Create { value, .. }, None) => {
@@ -480,6 +575,7 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                     },
                     Some(c),
                 ) if c.mod_revision == *expected => {
+                    let prev = current(&c)?;
                     rev += 1;
                     Event {
                         event_type: EventType::Put,
@@ -490,12 +586,13 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                             mod_revision: rev,
                             version: c.version + 1,
                         },
-                        prev_kv: Some(c),
+                        prev_kv: Some(prev),
                     }
                 }
                 (Op::Delete { expected, .. }, Some(c))
                     if *expected == 0 || c.mod_revision == *expected =>
                 {
+                    let prev = current(&c)?;
                     rev += 1;
                     Event {
                         event_type: EventType::Delete,
@@ -506,18 +603,21 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                             mod_revision: rev,
                             version: 0,
                         },
-                        prev_kv: Some(c),
+                        prev_kv: Some(prev),
                     }
                 }
                 (_, cur) => {
+                    let cur = cur.as_ref().map(current).transpose()?;
                     outcomes.push(WriteOutcome::Conflict(cur));
                     continue;
                 }
             };
+            let prev = ev.prev_kv.as_ref().map(Index::of);
             match ev.event_type {
                 EventType::Put => {
-                    kv.insert(key, encode_record(&ev.kv).as_slice())
-                        .map_err(backend)?;
+                    let mut idx = Vec::with_capacity(24);
+                    Index::of(&ev.kv).encode(&mut idx);
+                    kv.insert(key, idx.as_slice()).map_err(backend)?;
                     outcomes.push(WriteOutcome::Done(ev.kv.clone()));
                 }
                 EventType::Delete => {
@@ -527,14 +627,53 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                     outcomes.push(WriteOutcome::Done(gone));
                 }
             }
-            log.insert(rev, encode_event(&ev).as_slice())
-                .map_err(backend)?;
+            let entry = encode_entry(
+                ev.event_type == EventType::Delete,
+                key,
+                ev.kv.create_revision,
+                ev.kv.version,
+                prev.as_ref(),
+                &ev.kv.value,
+            );
+            log.insert(rev, entry.as_slice()).map_err(backend)?;
             events.push(ev);
         }
         meta.insert("revision", rev).map_err(backend)?;
     }
     txn.commit().map_err(backend)?;
     Ok((outcomes, events, rev))
+}
+
+/// Compacts history up to `target` (see the module comment): every entry after the previous
+/// compaction point and at or below `target` supersedes the entry its `prev` points to, and a
+/// tombstone at or below `target` is itself no longer needed.
+fn compact(
+    shared: &Shared,
+    log: &mut redb::Table<i64, &[u8]>,
+    meta: &mut redb::Table<&str, i64>,
+    target: Revision,
+) -> Result<()> {
+    let from = shared.compacted.load(Ordering::SeqCst);
+    if target <= from {
+        return Ok(());
+    }
+    let mut stale = vec![];
+    for item in log.range((from + 1)..=target).map_err(backend)? {
+        let (r, v) = item.map_err(backend)?;
+        let e = decode_entry(v.value())?;
+        if let Some(p) = e.prev {
+            stale.push(p.mod_revision);
+        }
+        if e.delete {
+            stale.push(r.value());
+        }
+    }
+    for r in stale {
+        log.remove(r).map_err(backend)?;
+    }
+    meta.insert("compacted", target).map_err(backend)?;
+    shared.compacted.store(target, Ordering::SeqCst);
+    Ok(())
 }
 
 impl Storage for EmbeddedStore {
@@ -556,8 +695,12 @@ impl Storage for EmbeddedStore {
             if revision == 0 {
                 let txn = self.shared.db.begin_read().map_err(backend)?;
                 let kv = txn.open_table(KV).map_err(backend)?;
+                let log = txn.open_table(LOG).map_err(backend)?;
                 return match kv.get(key).map_err(backend)? {
-                    Some(g) => Ok(Some(decode_record(key, g.value())?)),
+                    Some(g) => {
+                        let idx = Index::decode(g.value())?;
+                        Ok(Some(idx.with_value(key, value_at(&log, idx.mod_revision)?)))
+                    }
                     None => Ok(None),
                 };
             }
@@ -643,9 +786,10 @@ impl Storage for EmbeddedStore {
                     let log = txn.open_table(LOG).map_err(backend)?;
                     let mut out = vec![];
                     for item in log.range((after + 1)..=registered_at).map_err(backend)? {
-                        let ev = decode_event(item.map_err(backend)?.1.value())?;
-                        if ev.kv.key.starts_with(&prefix) {
-                            out.push(ev);
+                        let (r, v) = item.map_err(backend)?;
+                        // Peek at the key before resolving the previous value.
+                        if decode_entry(v.value())?.key.starts_with(&prefix) {
+                            out.push(event_at(&log, r.value(), v.value())?);
                         }
                     }
                     Ok(out)
@@ -838,6 +982,84 @@ mod tests {
             assert_eq!(c.mod_revision, 6);
             s.close().await;
         });
+    }
+
+    fn log_revisions(s: &EmbeddedStore) -> Vec<Revision> {
+        let txn = s.shared.db.begin_read().unwrap();
+        let log = txn.open_table(LOG).unwrap();
+        log.iter().unwrap().map(|i| i.unwrap().0.value()).collect()
+    }
+
+    #[test]
+    fn compaction_keeps_what_readers_can_still_ask_for() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            s.create("/c/1", Bytes::from("a1")).await.unwrap(); // 1
+            s.update("/c/1", 1, Bytes::from("a2")).await.unwrap(); // 2
+            s.create("/c/2", Bytes::from("b1")).await.unwrap(); // 3
+            s.delete("/c/2", 3).await.unwrap(); // 4
+            s.create("/c/3", Bytes::from("c1")).await.unwrap(); // 5
+            s.update("/c/3", 5, Bytes::from("c2")).await.unwrap(); // 6
+            s.compact(5).await.unwrap();
+            // Superseded puts and tombstones at or below 5 are gone; 2 and 5 are still live there.
+            assert_eq!(log_revisions(&s), vec![2, 5, 6]);
+            let at5 = s
+                .range(RangeRequest {
+                    prefix: "/c/".into(),
+                    revision: 5,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let vals: Vec<_> = at5.kvs.iter().map(|kv| kv.value.clone()).collect();
+            assert_eq!(vals, [Bytes::from("a2"), Bytes::from("c1")]);
+            let mut w = s.watch("/c/", 5).unwrap();
+            let ev = w.recv().await.unwrap().unwrap();
+            assert_eq!(ev.kv.mod_revision, 6);
+            assert_eq!(ev.prev_kv.unwrap().value, Bytes::from("c1"));
+            s.compact(6).await.unwrap();
+            assert_eq!(log_revisions(&s), vec![2, 6]);
+            drop(w);
+            s.close().await;
+            drop(s);
+            // The watch task lets go of the database once it sees the close.
+            let mut reopened = None;
+            for _ in 0..200 {
+                if let Ok(s) = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()) {
+                    reopened = Some(s);
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            let s = reopened.expect("reopen");
+            let all = s
+                .range(RangeRequest {
+                    prefix: "/c/".into(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let vals: Vec<_> = all.kvs.iter().map(|kv| kv.value.clone()).collect();
+            assert_eq!(vals, [Bytes::from("a2"), Bytes::from("c2")]);
+            assert_eq!(s.compacted_revision(), 6);
+            s.close().await;
+        });
+    }
+
+    #[test]
+    fn a_data_dir_of_another_format_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::create(dir.path().join("crest.redb")).unwrap();
+            let txn = db.begin_write().unwrap();
+            txn.open_table(META).unwrap().insert("revision", 7).unwrap();
+            txn.commit().unwrap();
+        }
+        let err = EmbeddedStore::open(dir.path(), EmbeddedOptions::default())
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains("format 1"), "{err}");
     }
 
     #[test]

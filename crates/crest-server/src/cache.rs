@@ -18,7 +18,8 @@ use tokio::sync::{broadcast, watch};
 /// One object as served: its JSON with `metadata.resourceVersion` set.
 #[derive(Debug)]
 pub struct CachedObject {
-    pub key: String,
+    /// Shared with the cache's index, so each key is held once.
+    pub key: Arc<str>,
     pub json: Bytes,
     pub create_revision: Revision,
     pub mod_revision: Revision,
@@ -38,14 +39,11 @@ impl CachedObject {
                 crest_api::meta::set(&mut v, "resourceVersion", mod_revision.to_string());
                 serde_json::to_vec(&v).ok()
             })
-            .map(|mut v| {
-                v.shrink_to_fit();
-                Bytes::from(v)
-            })
+            .map(|v| crate::longlived::copy(&v))
             // Not JSON: keep it verbatim so nothing is lost; readers report it as a decode error.
-            .unwrap_or_else(|| Bytes::copy_from_slice(stored));
+            .unwrap_or_else(|| crate::longlived::copy(stored));
         CachedObject {
-            key,
+            key: Arc::from(key),
             json,
             create_revision,
             mod_revision,
@@ -121,7 +119,7 @@ pub struct CacheEvent {
 
 #[derive(Default)]
 struct State {
-    objects: BTreeMap<String, Arc<CachedObject>>,
+    objects: BTreeMap<Arc<str>, Arc<CachedObject>>,
     revision: Revision,
 }
 
@@ -182,10 +180,10 @@ impl Cache {
             for e in &events {
                 match e.event_type {
                     EventType::Put => {
-                        st.objects.insert(e.key.clone(), e.object.clone());
+                        st.objects.insert(e.object.key.clone(), e.object.clone());
                     }
                     EventType::Delete => {
-                        st.objects.remove(&e.key);
+                        st.objects.remove(e.key.as_str());
                     }
                 }
             }

@@ -11,6 +11,7 @@ pub mod controllers;
 pub mod discovery;
 pub mod handlers;
 pub mod http;
+mod longlived;
 pub mod negotiate;
 pub mod openapi;
 pub mod registry;

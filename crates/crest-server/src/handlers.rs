@@ -1,6 +1,7 @@
 //! Resource request handlers: map (verb, path) to the generic registry and render the result.
 //! The same code serves namespaces, CRDs and every custom resource.
 
+use crate::customresource::FieldValidation;
 use crate::http::{error_response, full, read_body, render, Body, Payload};
 use crate::negotiate::{body_format, decode_object, negotiate, BodyFormat, Capabilities, Output};
 use crate::registry::{
@@ -57,6 +58,7 @@ pub async fn resource(
         def: def.clone(),
         query,
         pretty,
+        warnings: Default::default(),
     };
     match (&method, rp.name.as_deref()) {
         (&Method::GET, Some(name)) => {
@@ -133,6 +135,8 @@ struct Ctx<'a> {
     def: Arc<ResourceDef>,
     query: &'a Query,
     pretty: bool,
+    /// Warning headers for the response (e.g. unknown fields under fieldValidation=Warn).
+    warnings: std::sync::Mutex<Vec<String>>,
 }
 
 fn status_code(code: u16) -> StatusCode {
@@ -141,7 +145,52 @@ fn status_code(code: u16) -> StatusCode {
 
 impl Ctx<'_> {
     fn render(&self, code: u16, payload: Payload, out: Output) -> Result<Response<Body>, ApiError> {
-        Ok(render(status_code(code), payload, out, self.pretty))
+        let mut resp = render(status_code(code), payload, out, self.pretty);
+        let warnings =
+            std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()));
+        for w in warnings {
+            // RFC 7234 warn-text: a quoted string with `"` and `\` escaped.
+            let text = w.replace('\\', "\\\\").replace('"', "\\\"");
+            if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+                resp.headers_mut().append(http::header::WARNING, v);
+            }
+        }
+        Ok(resp)
+    }
+
+    /// The schema-coercing decode of a custom resource written in this version: prunes and
+    /// defaults `obj`, and applies `fieldValidation` to the unknown fields it dropped. A create
+    /// or update words a strict failure as decoding the body does; a patch bare.
+    fn coerce(&self, obj: &mut Value, from_patch: bool) -> Result<(), ApiError> {
+        let Some(schema) = &self.def.cr_schema else {
+            return Ok(());
+        };
+        let unknown = schema.decode_request(obj)?;
+        if unknown.0.is_empty() {
+            return Ok(());
+        }
+        match FieldValidation::parse(self.query.field_validation()?) {
+            FieldValidation::Ignore => Ok(()),
+            FieldValidation::Warn => {
+                let mut w = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+                w.clear();
+                w.extend(unknown.messages());
+                Ok(())
+            }
+            FieldValidation::Strict if from_patch => {
+                Err(ApiError::bad_request(unknown.strict_error()))
+            }
+            FieldValidation::Strict => {
+                let a = &self.def.api;
+                Err(ApiError::bad_request(format!(
+                    "{} in version {:?} cannot be handled as a {}: {}",
+                    a.kind,
+                    a.version,
+                    a.kind,
+                    unknown.strict_error()
+                )))
+            }
+        }
     }
 
     fn decode(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
@@ -305,10 +354,11 @@ impl Ctx<'_> {
         fmt: BodyFormat,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
-        let obj = self.decode(&body, fmt)?;
+        let mut obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
-        check_namespace(&self.def, ns, &obj)?;
         let opts = self.write_options("CreateOptions")?;
+        self.coerce(&mut obj, false)?;
+        check_namespace(&self.def, ns, &obj)?;
         let payload = match self.app.registry.create(&self.def, ns, obj, &opts).await? {
             Served::Tree(v) => Payload::Value(v),
             Served::Json(b) => Payload::Json(b),
@@ -325,10 +375,11 @@ impl Ctx<'_> {
         fmt: BodyFormat,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
-        let obj = self.decode(&body, fmt)?;
+        let mut obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
-        check_identity(&self.def, ns, name, &obj)?;
         let opts = self.write_options("UpdateOptions")?;
+        self.coerce(&mut obj, false)?;
+        check_identity(&self.def, ns, name, &obj)?;
         let mode = UpdateMode::from_subresource(sub);
         if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
             let updated = self
@@ -392,6 +443,7 @@ impl Ctx<'_> {
                     json_patch::merge(&mut doc, &patch);
                 }
             }
+            self.coerce(&mut doc, true)?;
             Ok(doc)
         };
         let patched = self

@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod controllers;
+pub mod customresource;
 pub mod discovery;
 pub mod handlers;
 pub mod http;

@@ -3,6 +3,7 @@
 //! It is rebuilt (never mutated in place) whenever a CRD changes in the cache, so a request holds
 //! one consistent `Arc<Resources>` for its whole life.
 
+use crate::customresource::CrSchema;
 use crate::strategy::{CustomResourceStrategy, NamespaceStrategy, Strategy};
 use crest_api::gvk::all_verbs;
 use crest_api::{ApiResource, GroupVersion};
@@ -49,6 +50,9 @@ pub struct ResourceDef {
     pub terminating: bool,
     /// For custom resources: the version's `openAPIV3Schema` (published in OpenAPI).
     pub schema: Option<Value>,
+    /// For custom resources: the request version's compiled schema (pruning, defaulting and
+    /// validation of writes).
+    pub cr_schema: Option<Arc<CrSchema>>,
 }
 
 impl ResourceDef {
@@ -82,6 +86,17 @@ pub struct Resources {
     by_gv: BTreeMap<GroupVersion, Vec<Arc<ResourceDef>>>,
     /// Groups in discovery order (built-ins first, then CRD groups by name).
     pub groups: Vec<GroupInfo>,
+    /// Per custom resource key prefix (`/registry/<group>/<plural>/`), the storage version's
+    /// schema, applied to objects read from storage.
+    stored: HashMap<String, StoredSchema>,
+}
+
+/// The schema objects of one custom resource are stored under.
+#[derive(Clone)]
+pub struct StoredSchema {
+    pub schema: Arc<CrSchema>,
+    /// Objects may have been written through another version, with another schema.
+    pub multi_version: bool,
 }
 
 /// Kubernetes' version priority: GA > beta > alpha, higher numbers first, others last by name.
@@ -178,6 +193,7 @@ impl Resources {
             crd_name: None,
             terminating: false,
             schema: None,
+            cr_schema: None,
         });
         r.add(ResourceDef {
             api: crd_resource(),
@@ -188,6 +204,7 @@ impl Resources {
             crd_name: None,
             terminating: false,
             schema: None,
+            cr_schema: None,
         });
         let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for crd in crds {
@@ -215,6 +232,24 @@ impl Resources {
                 .pointer("/metadata/deletionTimestamp")
                 .is_some_and(|v| !v.is_null());
             let crd_name = crest_api::meta::name(crd).to_string();
+            let mut compiled: HashMap<String, Arc<CrSchema>> = HashMap::new();
+            for v in &versions {
+                if let Some(c) = CrSchema::compile(v.pointer("/schema/openAPIV3Schema")) {
+                    compiled.insert(
+                        v["name"].as_str().unwrap_or_default().to_string(),
+                        Arc::new(c),
+                    );
+                }
+            }
+            if let Some(c) = compiled.get(&storage_version) {
+                r.stored.insert(
+                    format!("/registry/{group}/{plural}/"),
+                    StoredSchema {
+                        schema: c.clone(),
+                        multi_version: versions.len() > 1,
+                    },
+                );
+            }
             for v in versions.iter().filter(|v| v["served"] == true) {
                 let version = v["name"].as_str().unwrap_or_default().to_string();
                 let mut subresources = vec![];
@@ -245,7 +280,8 @@ impl Resources {
                     categories: str_list(names.get("categories")),
                     subresources,
                 };
-                let strategy = Arc::new(CustomResourceStrategy::new(&api, v));
+                let cr_schema = compiled.get(&version).cloned();
+                let strategy = Arc::new(CustomResourceStrategy::new(&api, v, cr_schema.clone()));
                 r.add(ResourceDef {
                     api,
                     key_prefix: format!("/registry/{group}/{plural}/"),
@@ -255,6 +291,7 @@ impl Resources {
                     crd_name: Some(crd_name.clone()),
                     terminating,
                     schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                    cr_schema,
                 });
                 crd_groups.entry(group.clone()).or_default().push(version);
             }
@@ -283,6 +320,14 @@ impl Resources {
             def.clone(),
         );
         self.by_gv.entry(a.group_version()).or_default().push(def);
+    }
+
+    /// The storage schema for a stored key (`/registry/<group>/<plural>/...`).
+    pub fn stored_schema(&self, key: &str) -> Option<&StoredSchema> {
+        let rest = key.strip_prefix("/registry/")?;
+        let mut parts = rest.splitn(3, '/');
+        let (group, plural) = (parts.next()?, parts.next()?);
+        self.stored.get(&format!("/registry/{group}/{plural}/"))
     }
 
     pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceDef>> {

@@ -2,6 +2,7 @@
 //! (kube-apiserver's RESTCreateStrategy / RESTUpdateStrategy / deletion hooks).
 
 use crate::cache::Cache;
+use crate::customresource::CrSchema;
 use crest_api::validation::{name_is_dns_label, name_is_dns_subdomain, NameValidator};
 use crest_api::{meta, ApiResource, FieldErrors};
 use serde_json::{json, Map, Value};
@@ -181,6 +182,7 @@ impl Strategy for CrdStrategy {
         // controller pass, so the new API is served as soon as the create returns.
         let others = self.other_crds(meta::name(obj));
         crest_apiextensions::accept_and_establish(obj, &others);
+        crest_apiextensions::conditions::update_non_structural_schema(obj);
     }
     fn validate_create(&self, obj: &Value) -> FieldErrors {
         crest_apiextensions::validate_create(obj)
@@ -189,6 +191,8 @@ impl Strategy for CrdStrategy {
         crest_apiextensions::set_defaults(new);
         copy_field(new, old, "status");
         crest_apiextensions::add_stored_version(new);
+        // A schema that was stored before the structural rules applied is reported, not refused.
+        crest_apiextensions::conditions::update_non_structural_schema(new);
     }
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
         crest_apiextensions::validate_update(new, old)
@@ -214,14 +218,16 @@ impl Strategy for CrdStrategy {
 /// A custom resource of one CRD version.
 pub struct CustomResourceStrategy {
     status: bool,
+    schema: Option<Arc<CrSchema>>,
 }
 
 impl CustomResourceStrategy {
-    pub fn new(_api: &ApiResource, version: &Value) -> Self {
+    pub fn new(_api: &ApiResource, version: &Value, schema: Option<Arc<CrSchema>>) -> Self {
         CustomResourceStrategy {
             status: version
                 .pointer("/subresources/status")
                 .is_some_and(|s| !s.is_null()),
+            schema,
         }
     }
 }
@@ -241,5 +247,17 @@ impl Strategy for CustomResourceStrategy {
         if self.status {
             copy_field(new, old, "status");
         }
+    }
+    fn validate_create(&self, obj: &Value) -> FieldErrors {
+        self.schema
+            .as_ref()
+            .map(|s| s.validate(obj))
+            .unwrap_or_default()
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        self.schema
+            .as_ref()
+            .map(|s| s.validate_update(new, old))
+            .unwrap_or_default()
     }
 }

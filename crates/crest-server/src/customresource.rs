@@ -1,0 +1,188 @@
+//! The schema side of custom resources (apiextensions-apiserver's `registry/customresource` and
+//! the schema-coercing decoder of `customresource_handler.go`): what happens to an object between
+//! decoding and storage, and between storage and the client.
+//!
+//! - On a write ([`CrSchema::decode_request`]): metadata read as a typed ObjectMeta, unknown
+//!   fields pruned (and reported for `fieldValidation`), nulls of non-nullable fields without a
+//!   default dropped, embedded metadata coerced, then defaults applied — all with the schema of
+//!   the version the request came in.
+//! - In the strategy ([`CrSchema::validate`], [`CrSchema::validate_update`]): OpenAPI value
+//!   validation (ratcheted on update), embedded resources, list types.
+//! - On a read from storage ([`CrSchema::decode_stored`]): the same pruning and defaulting with
+//!   the storage version's schema, malformed metadata dropped rather than refused; the result is
+//!   served, never written back.
+//!
+//! A schema is compiled once per CRD version, when the served resources are rebuilt.
+
+use crest_api::{ApiError, FieldErrors, FieldPath};
+use crest_schema::{defaulting, listtype, objectmeta, pruning, validation, Structural};
+use serde_json::Value;
+
+/// One CRD version's compiled schema.
+pub struct CrSchema {
+    structural: Structural,
+}
+
+/// What `fieldValidation` asks for (kube-apiserver's default is Warn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+impl FieldValidation {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "Ignore" => FieldValidation::Ignore,
+            "Strict" => FieldValidation::Strict,
+            _ => FieldValidation::Warn,
+        }
+    }
+}
+
+/// The fields a request held that the schema does not know, in upstream's wording.
+#[derive(Debug, Default)]
+pub struct UnknownFields(pub Vec<String>);
+
+impl UnknownFields {
+    /// `unknown field "spec.x"` per field: the text of a Warning header or of a strict error.
+    pub fn messages(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .collect()
+    }
+
+    /// `strict decoding error: unknown field "a", unknown field "b"`.
+    pub fn strict_error(&self) -> String {
+        format!("strict decoding error: {}", self.messages().join(", "))
+    }
+}
+
+impl CrSchema {
+    /// Compiles a version's `openAPIV3Schema`; `None` when there is none or it does not compile
+    /// (CRD validation refuses such schemas, so that only happens to data written before).
+    pub fn compile(schema: Option<&Value>) -> Option<CrSchema> {
+        let structural = Structural::from_json(schema?)
+            .map_err(
+                |e| tracing::warn!(error = %e, "schema does not compile; objects are not pruned"),
+            )
+            .ok()?;
+        Some(CrSchema { structural })
+    }
+
+    /// Normalizes a request object (see the module comment). Returns the unknown fields it
+    /// dropped; a malformed `metadata` is a 400.
+    pub fn decode_request(&self, obj: &mut Value) -> Result<UnknownFields, ApiError> {
+        self.coerce(obj, false).map_err(ApiError::bad_request)
+    }
+
+    /// Normalizes an object read from storage (see the module comment).
+    pub fn decode_stored(&self, obj: &mut Value) {
+        if let Err(e) = self.coerce(obj, true) {
+            tracing::warn!(error = %e, "stored object does not coerce; served as stored");
+        }
+    }
+
+    fn coerce(&self, obj: &mut Value, from_storage: bool) -> Result<UnknownFields, String> {
+        let s = &self.structural;
+        let Some(map) = obj.as_object() else {
+            return Ok(UnknownFields::default());
+        };
+        // Root metadata as a typed ObjectMeta holds it: unknown fields dropped and reported.
+        let read = objectmeta::get_object_meta(map, from_storage, !from_storage)?;
+        let mut unknown = read.unknown_field_paths;
+        unknown.extend(pruning::prune(obj, s, true));
+        defaulting::prune_non_nullable_nulls_without_defaults(obj, s);
+        objectmeta::coerce(&FieldPath::root(), obj, s, true, from_storage)
+            .map_err(|e| e.to_string())?;
+        if let (Some(o), Some(meta)) = (obj.as_object_mut(), read.meta) {
+            o.insert("metadata".into(), Value::Object(meta));
+        }
+        defaulting::default(obj, s);
+        if from_storage {
+            unknown.clear();
+        }
+        Ok(UnknownFields(unknown))
+    }
+
+    /// Schema validation of a new object (the generic ObjectMeta rules run in the registry).
+    pub fn validate(&self, obj: &Value) -> FieldErrors {
+        let s = &self.structural;
+        let root = FieldPath::root();
+        let mut errs = validation::validate(obj, s, &root);
+        errs.extend(objectmeta::validate(&root, obj, s, true));
+        errs.extend(listtype::validate_list_sets_and_maps(&root, s, obj));
+        errs
+    }
+
+    /// Schema validation of an update: errors in parts the update left unchanged are ratcheted.
+    pub fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        let s = &self.structural;
+        let root = FieldPath::root();
+        let mut errs = validation::validate_update(new, old, s, &root);
+        errs.extend(objectmeta::validate(&root, new, s, true));
+        errs.extend(listtype::validate_list_sets_and_maps(&root, s, new));
+        errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn crontab_schema() -> CrSchema {
+        CrSchema::compile(Some(&json!({
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "properties": {
+                    "cronSpec": {"type": "string", "pattern": "^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$", "default": "5 0 * * *"},
+                    "image": {"type": "string"},
+                    "replicas": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1},
+                }},
+            },
+        })))
+        .expect("compiles")
+    }
+
+    #[test]
+    fn request_objects_are_pruned_defaulted_and_report_unknown_fields() {
+        let s = crontab_schema();
+        let mut obj = json!({
+            "apiVersion": "stable.example.com/v1", "kind": "CronTab",
+            "metadata": {"name": "a", "bogus": 1},
+            "spec": {"image": "x", "someRandomField": 42},
+            "extra": true,
+        });
+        let unknown = s.decode_request(&mut obj).expect("decodes");
+        let mut fields = unknown.0.clone();
+        fields.sort();
+        assert_eq!(fields, ["extra", "metadata.bogus", "spec.someRandomField"]);
+        assert_eq!(
+            obj,
+            json!({
+                "apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                "metadata": {"name": "a"},
+                "spec": {"image": "x", "cronSpec": "5 0 * * *", "replicas": 1},
+            })
+        );
+        assert!(unknown
+            .strict_error()
+            .starts_with("strict decoding error: unknown field \""));
+    }
+
+    #[test]
+    fn validation_reports_every_error_with_kubernetes_wording() {
+        let s = crontab_schema();
+        let obj = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "a"},
+            "spec": {"cronSpec": "* * * *", "replicas": 15}});
+        let msgs: Vec<String> = s.validate(&obj).iter().map(|e| e.to_string()).collect();
+        assert_eq!(msgs, [
+            r#"spec.cronSpec: Invalid value: "* * * *": spec.cronSpec in body should match '^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$'"#,
+            "spec.replicas: Invalid value: 15: spec.replicas in body should be less than or equal to 10",
+        ]);
+    }
+}

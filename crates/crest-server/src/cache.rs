@@ -50,6 +50,25 @@ impl CachedObject {
         }
     }
 
+    /// The object as read through `schema` (pruned and defaulted, see
+    /// [`crate::customresource::CrSchema::decode_stored`]); `None` when that changes nothing.
+    pub fn normalized(&self, schema: &crate::customresource::CrSchema) -> Option<CachedObject> {
+        let mut v: Value = serde_json::from_slice(&self.json).ok()?;
+        let before = v.clone();
+        schema.decode_stored(&mut v);
+        if v == before {
+            return None;
+        }
+        crest_api::meta::set(&mut v, "resourceVersion", self.mod_revision.to_string());
+        let json = serde_json::to_vec(&v).ok()?;
+        Some(CachedObject {
+            key: self.key.clone(),
+            json: crate::longlived::copy(&json),
+            create_revision: self.create_revision,
+            mod_revision: self.mod_revision,
+        })
+    }
+
     /// Parses the object (callers that change it need an owned tree).
     pub fn value(&self) -> Result<Value, crest_api::ApiError> {
         serde_json::from_slice(&self.json).map_err(|e| {
@@ -195,6 +214,21 @@ impl Cache {
             let _ = self.events_tx.send(Arc::new(e));
         }
         self.revision_tx.send_replace(last);
+    }
+
+    /// Replaces objects by their normalized form (no new revision, no events): only where the
+    /// cache still holds the same revision of the object.
+    pub fn replace(&self, objects: Vec<CachedObject>) {
+        let mut st = self.write();
+        for o in objects {
+            if st
+                .objects
+                .get(&*o.key)
+                .is_some_and(|cur| cur.mod_revision == o.mod_revision)
+            {
+                st.objects.insert(o.key.clone(), Arc::new(o));
+            }
+        }
     }
 
     /// Marks the cache current up to `revision` without events (e.g. writes outside `/registry/`).

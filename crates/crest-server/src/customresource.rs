@@ -21,6 +21,9 @@ use serde_json::Value;
 /// One CRD version's compiled schema.
 pub struct CrSchema {
     structural: Structural,
+    /// The schema keeps every field and sets no default (e.g. only
+    /// `x-kubernetes-preserve-unknown-fields` at the root): reads need no normalization.
+    keeps_everything: bool,
 }
 
 /// What `fieldValidation` asks for (kube-apiserver's default is Warn).
@@ -70,7 +73,20 @@ impl CrSchema {
                 |e| tracing::warn!(error = %e, "schema does not compile; objects are not pruned"),
             )
             .ok()?;
-        Some(CrSchema { structural })
+        let keeps_everything = structural.extensions.x_preserve_unknown_fields
+            && structural.properties.is_empty()
+            && structural.items.is_none()
+            && structural.generic.additional_properties.is_none()
+            && structural.generic.default.is_none();
+        Some(CrSchema {
+            structural,
+            keeps_everything,
+        })
+    }
+
+    /// Whether reading a stored object through this schema can change it.
+    pub fn normalizes(&self) -> bool {
+        !self.keeps_everything
     }
 
     /// Normalizes a request object (see the module comment). Returns the unknown fields it

@@ -129,6 +129,8 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     cache.load(objects, revision);
     let registry = Registry::new(storage.clone(), cache.clone());
     registry.rebuild_resources();
+    // Objects stored under an older schema are served as read through the current one.
+    registry.normalize_stored(None);
 
     let (shutdown, _) = tokio::sync::watch::channel(false);
     let mut tasks = vec![];
@@ -219,6 +221,7 @@ async fn feed_cache(
             // instead of decoding the store's prev_kv again.
             let mut latest: std::collections::HashMap<String, Arc<CachedObject>> =
                 std::collections::HashMap::new();
+            let resources = registry.resources();
             let events: Vec<CacheEvent> = batch
                 .into_iter()
                 .map(|ev| {
@@ -239,12 +242,22 @@ async fn feed_cache(
                             })
                     });
                     let object = match ev.event_type {
-                        crest_storage::EventType::Put => Arc::new(CachedObject::from_stored(
-                            ev.kv.key.clone(),
-                            &ev.kv.value,
-                            ev.kv.create_revision,
-                            rev,
-                        )),
+                        crest_storage::EventType::Put => {
+                            let o = CachedObject::from_stored(
+                                ev.kv.key.clone(),
+                                &ev.kv.value,
+                                ev.kv.create_revision,
+                                rev,
+                            );
+                            // Written through another version: read it as the storage version.
+                            let o = match resources.stored_schema(&ev.kv.key) {
+                                Some(ss) if ss.multi_version && ss.schema.normalizes() => {
+                                    o.normalized(&ss.schema).unwrap_or(o)
+                                }
+                                _ => o,
+                            };
+                            Arc::new(o)
+                        }
                         crest_storage::EventType::Delete => prev.clone().unwrap_or_else(|| {
                             Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
                         }),
@@ -260,12 +273,29 @@ async fn feed_cache(
                 })
                 .collect();
             from = events.last().map(|e| e.revision).unwrap_or(from);
-            let crd_changed = events
+            let changed_crds: Vec<String> = events
                 .iter()
-                .any(|e| e.key.starts_with(resources::CRD_PREFIX));
+                .filter(|e| e.key.starts_with(resources::CRD_PREFIX))
+                .filter_map(|e| e.object.value().ok())
+                .map(|crd| {
+                    let plural = crd
+                        .pointer("/status/acceptedNames/plural")
+                        .or_else(|| crd.pointer("/spec/names/plural"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    let group = crd
+                        .pointer("/spec/group")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    format!("/registry/{group}/{plural}/")
+                })
+                .collect();
             registry.cache.apply(events, |_| {
-                if crd_changed {
+                if !changed_crds.is_empty() {
                     registry.rebuild_resources();
+                    // Objects of a changed CRD are read through its new schema from now on.
+                    registry.normalize_stored(Some(&changed_crds));
                 }
             });
         }

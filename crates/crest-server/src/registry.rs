@@ -184,6 +184,29 @@ impl Registry {
         *self.resources.write().unwrap_or_else(|p| p.into_inner()) = built;
     }
 
+    /// Reads cached custom resources through their storage version's schema, as kube-apiserver
+    /// does on every read from etcd (pruning and defaulting; not written back). Only objects the
+    /// current schema may not have seen are visited: those of CRDs with several versions, and
+    /// those written before the CRD last changed. `only`: restrict to these key prefixes.
+    pub fn normalize_stored(&self, only: Option<&[String]>) {
+        let resources = self.resources();
+        for (prefix, stored) in resources.stored_schemas() {
+            if !stored.schema.normalizes() || only.is_some_and(|o| !o.contains(prefix)) {
+                continue;
+            }
+            let objects = self.cache.list(prefix).objects;
+            let changed: Vec<CachedObject> = objects
+                .iter()
+                .filter(|o| stored.multi_version || o.mod_revision < stored.crd_revision)
+                .filter_map(|o| o.normalized(&stored.schema))
+                .collect();
+            if !changed.is_empty() {
+                tracing::debug!(prefix, count = changed.len(), "normalized stored objects");
+                self.cache.replace(changed);
+            }
+        }
+    }
+
     /// Waits until the cache reflects every write acknowledged so far.
     pub async fn sync(&self) -> Result<(), ApiError> {
         self.cache.wait_for(self.storage.current_revision()).await

@@ -97,6 +97,9 @@ pub struct StoredSchema {
     pub schema: Arc<CrSchema>,
     /// Objects may have been written through another version, with another schema.
     pub multi_version: bool,
+    /// The CRD's resourceVersion: objects written after it were normalized by this schema
+    /// when they were written (for a single-version CRD).
+    pub crd_revision: i64,
 }
 
 /// Kubernetes' version priority: GA > beta > alpha, higher numbers first, others last by name.
@@ -247,6 +250,7 @@ impl Resources {
                     StoredSchema {
                         schema: c.clone(),
                         multi_version: versions.len() > 1,
+                        crd_revision: crest_api::meta::resource_version(crd).parse().unwrap_or(0),
                     },
                 );
             }
@@ -320,6 +324,11 @@ impl Resources {
             def.clone(),
         );
         self.by_gv.entry(a.group_version()).or_default().push(def);
+    }
+
+    /// Every custom resource's key prefix with its storage schema.
+    pub fn stored_schemas(&self) -> impl Iterator<Item = (&String, &StoredSchema)> {
+        self.stored.iter()
     }
 
     /// The storage schema for a stored key (`/registry/<group>/<plural>/...`).

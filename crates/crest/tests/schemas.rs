@@ -389,3 +389,49 @@ async fn crd_with_a_non_structural_schema_is_refused_with_every_violation() {
         assert!(fields.contains(&f.as_str()), "{f} not in {fields:?}");
     }
 }
+
+#[tokio::test]
+async fn reads_apply_the_current_storage_schema_without_writing_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Server::start_in(dir.path());
+    establish(&s, &crd(VALIDATED));
+    let (code, created) = s
+        .http_json(
+            "POST",
+            COLLECTION,
+            "application/json",
+            Some(
+                &json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                "metadata": {"name": "d"}, "spec": {"image": "a"}}),
+            ),
+        )
+        .await;
+    assert_eq!(code, 201, "{created}");
+    assert!(created["spec"].get("replicas").is_none());
+    // The schema gains defaults: the stored object is read with them, but not rewritten.
+    establish(&s, &crd(DEFAULTED));
+    let path = format!("{COLLECTION}/d");
+    let check = |v: &Value| {
+        assert_eq!(
+            v["spec"],
+            json!({"image": "a", "replicas": 1, "cronSpec": "5 0 * * *"}),
+            "{v}"
+        );
+        assert_eq!(
+            v["metadata"]["resourceVersion"],
+            created["metadata"]["resourceVersion"]
+        );
+    };
+    let (code, v) = s.http_json("GET", &path, "application/json", None).await;
+    assert_eq!(code, 200);
+    check(&v);
+    // Also after a restart, from what is stored.
+    s.stop();
+    let s = Server::start_in(dir.path());
+    let (code, v) = s.http_json("GET", &path, "application/json", None).await;
+    assert_eq!(code, 200);
+    check(&v);
+    let out = s.kubectl_ok(&["get", "crontabs", "-o", "json"]);
+    let list: Value = serde_json::from_str(&out).expect("json");
+    check(&list["items"][0]);
+}

@@ -1,7 +1,8 @@
 //! Resource request handlers: map (verb, path) to the generic registry and render the result.
 //! The same code serves namespaces, CRDs and every custom resource.
 
-use crate::customresource::FieldValidation;
+use crate::customresource::{FieldValidation, UnknownFields};
+use crate::duplicates::Duplicates;
 use crate::http::{error_response, full, read_body, render, Body, Payload};
 use crate::negotiate::{body_format, decode_object, negotiate, BodyFormat, Capabilities, Output};
 use crate::registry::{
@@ -159,14 +160,16 @@ impl Ctx<'_> {
     }
 
     /// The schema-coercing decode of a custom resource written in this version: prunes and
-    /// defaults `obj`, and applies `fieldValidation` to the unknown fields it dropped. A create
-    /// or update words a strict failure as decoding the body does; a patch bare.
-    fn coerce(&self, obj: &mut Value, from_patch: bool) -> Result<(), ApiError> {
-        let Some(schema) = &self.def.cr_schema else {
-            return Ok(());
+    /// defaults `obj`, and applies `fieldValidation` to the unknown fields it dropped and to the
+    /// duplicate fields of the body (`dups`, reported first, as upstream's decoder does; for
+    /// every resource). A create or update words a strict failure as decoding the body does; a
+    /// patch bare.
+    fn coerce(&self, obj: &mut Value, from_patch: bool, dups: &Duplicates) -> Result<(), ApiError> {
+        let unknown = match &self.def.cr_schema {
+            Some(schema) => schema.decode_request(obj)?,
+            None => UnknownFields(Vec::new()),
         };
-        let unknown = schema.decode_request(obj)?;
-        if unknown.0.is_empty() {
+        if unknown.0.is_empty() && dups.is_empty() {
             return Ok(());
         }
         match FieldValidation::parse(self.query.field_validation()?) {
@@ -174,23 +177,41 @@ impl Ctx<'_> {
             FieldValidation::Warn => {
                 let mut w = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
                 w.clear();
+                w.extend(dups.warnings.iter().cloned());
                 w.extend(unknown.messages());
                 Ok(())
             }
-            FieldValidation::Strict if from_patch => {
-                Err(ApiError::bad_request(unknown.strict_error()))
-            }
             FieldValidation::Strict => {
+                let text = if dups.strict.is_empty() {
+                    unknown.strict_error()
+                } else {
+                    let mut all = dups.strict.clone();
+                    all.extend(unknown.messages());
+                    format!("strict decoding error: {}", all.join(", "))
+                };
+                if from_patch {
+                    return Err(ApiError::bad_request(text));
+                }
                 let a = &self.def.api;
                 Err(ApiError::bad_request(format!(
-                    "{} in version {:?} cannot be handled as a {}: {}",
-                    a.kind,
-                    a.version,
-                    a.kind,
-                    unknown.strict_error()
+                    "{} in version {:?} cannot be handled as a {}: {text}",
+                    a.kind, a.version, a.kind,
                 )))
             }
         }
+    }
+
+    /// The duplicate fields of a request body (or patch), unless `fieldValidation=Ignore`
+    /// makes them moot.
+    fn duplicates(&self, body: &[u8], fmt: BodyFormat) -> Result<Duplicates, ApiError> {
+        if FieldValidation::parse(self.query.field_validation()?) == FieldValidation::Ignore {
+            return Ok(Duplicates::default());
+        }
+        Ok(match fmt {
+            BodyFormat::Yaml => Duplicates::yaml(body),
+            BodyFormat::JsonPatch => Duplicates::json_patch(body),
+            _ => Duplicates::json(body),
+        })
     }
 
     fn decode(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
@@ -357,7 +378,8 @@ impl Ctx<'_> {
         let mut obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
         let opts = self.write_options("CreateOptions")?;
-        self.coerce(&mut obj, false)?;
+        let dups = self.duplicates(&body, fmt)?;
+        self.coerce(&mut obj, false, &dups)?;
         check_namespace(&self.def, ns, &obj)?;
         let payload = match self.app.registry.create(&self.def, ns, obj, &opts).await? {
             Served::Tree(v) => Payload::Value(v),
@@ -378,7 +400,8 @@ impl Ctx<'_> {
         let mut obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
         let opts = self.write_options("UpdateOptions")?;
-        self.coerce(&mut obj, false)?;
+        let dups = self.duplicates(&body, fmt)?;
+        self.coerce(&mut obj, false, &dups)?;
         check_identity(&self.def, ns, name, &obj)?;
         let mode = UpdateMode::from_subresource(sub);
         if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
@@ -421,6 +444,7 @@ impl Ctx<'_> {
             }
         };
         let mode = UpdateMode::from_subresource(sub);
+        let dups = self.duplicates(&body, fmt)?;
         let apply = |current: &Value| -> Result<Value, ApiError> {
             let mut doc = current.clone();
             match fmt {
@@ -443,7 +467,7 @@ impl Ctx<'_> {
                     json_patch::merge(&mut doc, &patch);
                 }
             }
-            self.coerce(&mut doc, true)?;
+            self.coerce(&mut doc, true, &dups)?;
             Ok(doc)
         };
         let patched = self

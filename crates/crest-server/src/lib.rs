@@ -10,6 +10,7 @@ pub mod cache;
 pub mod controllers;
 pub mod customresource;
 pub mod discovery;
+pub mod duplicates;
 pub mod handlers;
 pub mod http;
 mod longlived;

@@ -6,7 +6,7 @@ use crate::http::Body;
 use crate::negotiate::Output;
 use crate::registry::storage_error;
 use crate::request::Query;
-use crate::resources::ResourceDef;
+use crate::resources::{ResourceDef, StoredSchema};
 use crate::selectors::ListFilter;
 use crate::table::{self, IncludeObject};
 use crate::App;
@@ -55,9 +55,20 @@ impl Encoder {
     }
 }
 
-/// The served object of a stored key-value at `rv`.
-fn served(def: &ResourceDef, kv: &KeyValue, rv: i64) -> Option<Value> {
+/// The served object of a stored key-value at `rv`, read through the storage version's schema
+/// when it may not have been written with it (see [`crate::registry::Registry::normalize_stored`]).
+fn served(
+    def: &ResourceDef,
+    stored: Option<&StoredSchema>,
+    kv: &KeyValue,
+    rv: i64,
+) -> Option<Value> {
     let mut v: Value = serde_json::from_slice(&kv.value).ok()?;
+    if let Some(ss) = stored.filter(|ss| {
+        ss.schema.normalizes() && (ss.multi_version || kv.mod_revision < ss.crd_revision)
+    }) {
+        ss.schema.decode_stored(&mut v);
+    }
     meta::set(&mut v, "resourceVersion", rv.to_string());
     if def.crd_name.is_some() {
         if let Some(o) = v.as_object_mut() {
@@ -75,6 +86,11 @@ pub async fn serve(
     out: Output,
 ) -> Result<Response<Body>, ApiError> {
     let filter = ListFilter::parse(query, &def)?;
+    let stored = app
+        .registry
+        .resources()
+        .stored_schema(&def.key_prefix)
+        .cloned();
     let include = IncludeObject::parse(query.get("includeObject"))?;
     let bookmarks = query.bool("allowWatchBookmarks")?;
     let timeout = match query.get("timeoutSeconds") {
@@ -165,8 +181,8 @@ pub async fn serve(
                             last_rev = rev;
                             let line = match ev.event_type {
                                 EventType::Put => {
-                                    let Some(cur) = served(&enc.def, &ev.kv, rev) else { continue };
-                                    let prev = ev.prev_kv.as_ref().and_then(|p| served(&enc.def, p, rev));
+                                    let Some(cur) = served(&enc.def, stored.as_ref(), &ev.kv, rev) else { continue };
+                                    let prev = ev.prev_kv.as_ref().and_then(|p| served(&enc.def, stored.as_ref(), p, rev));
                                     let now_in = filter.matches(&cur);
                                     let was_in = prev.as_ref().is_some_and(|p| filter.matches(p));
                                     match (prev.is_some(), was_in, now_in) {
@@ -178,7 +194,7 @@ pub async fn serve(
                                     }
                                 }
                                 EventType::Delete => {
-                                    let Some(prev) = ev.prev_kv.as_ref().and_then(|p| served(&enc.def, p, rev)) else { continue };
+                                    let Some(prev) = ev.prev_kv.as_ref().and_then(|p| served(&enc.def, stored.as_ref(), p, rev)) else { continue };
                                     if !filter.matches(&prev) { continue; }
                                     enc.event("DELETED", &prev)
                                 }

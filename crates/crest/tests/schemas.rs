@@ -486,3 +486,148 @@ async fn watch_events_read_objects_through_the_storage_schema() {
         json!({"image": "a", "replicas": 1, "cronSpec": "5 0 * * *"})
     );
 }
+
+/// A CRD whose whole `openAPIV3Schema` is `schema` (YAML, indented 8 spaces).
+fn crd_with_schema(schema: &str) -> String {
+    format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+{schema}
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+"#
+    )
+}
+
+#[test]
+fn seed_structural_examples_with_kubectl() {
+    let s = Server::start();
+    // Non-structural example 3 (002) as the whole schema: all six violations are reported.
+    let example3 = r#"          properties:
+            foo:
+              pattern: "abc"
+            metadata:
+              type: object
+              properties:
+                name:
+                  type: string
+                  pattern: "^a"
+                finalizers:
+                  type: array
+                  items:
+                    type: string
+                    pattern: "my-finalizer"
+          anyOf:
+          - properties:
+              bar:
+                type: integer
+                minimum: 42
+            required: ["bar"]
+            description: "foo bar object""#;
+    let (ok, out, err) = s.kubectl_stdin(&["apply", "-f", "-"], Some(&crd_with_schema(example3)));
+    assert!(!ok, "{out}");
+    let base = "spec.validation.openAPIV3Schema";
+    for want in [
+        format!("{base}.anyOf[0].description: Forbidden: must be empty to be structural"),
+        format!("{base}.anyOf[0].properties[bar].type: Forbidden: must be empty to be structural"),
+        format!("{base}.properties[bar]: Required value: because it is defined in {base}.anyOf[0].properties[bar]"),
+        format!("{base}.properties[foo].type: Required value: must not be empty for specified object fields"),
+        format!("{base}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"),
+        format!("{base}.type: Required value: must not be empty at the root"),
+    ] {
+        assert!(err.contains(&want), "missing {want:?} in:\n{err}");
+    }
+    // The structural counterpart is accepted.
+    let structural = r#"          type: object
+          description: "foo bar object"
+          properties:
+            foo:
+              type: string
+              pattern: "abc"
+            bar:
+              type: integer
+            metadata:
+              type: object
+              properties:
+                name:
+                  type: string
+                  pattern: "^a"
+          anyOf:
+          - properties:
+              bar:
+                minimum: 42
+            required: ["bar"]"#;
+    s.apply_yaml(&crd_with_schema(structural));
+}
+
+#[tokio::test]
+async fn seed_int_or_string_and_raw_extension() {
+    let s = Server::start();
+    establish(
+        &s,
+        &crd(r#"                foo:
+                  x-kubernetes-int-or-string: true
+                port:
+                  x-kubernetes-int-or-string: true
+                  anyOf:
+                  - type: integer
+                  - type: string
+                  pattern: "^[a-z]+$"
+                embedded:
+                  x-kubernetes-embedded-resource: true
+                  x-kubernetes-preserve-unknown-fields: true
+                  type: object"#),
+    );
+    let post = |name: &str, spec: Value| {
+        let body = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+            "metadata": {"name": name}, "spec": spec});
+        let s = &s;
+        async move {
+            s.http_json("POST", COLLECTION, "application/json", Some(&body))
+                .await
+        }
+    };
+    for (i, foo) in [json!(1), json!("1")].into_iter().enumerate() {
+        let (code, v) = post(
+            &format!("ios{i}"),
+            json!({"foo": foo.clone(), "port": 8080}),
+        )
+        .await;
+        assert_eq!(code, 201, "{v}");
+        assert_eq!(v["spec"]["foo"], foo);
+    }
+    let (code, v) = post("bad", json!({"foo": true})).await;
+    assert_eq!(code, 422, "{v}");
+    assert_eq!(v["details"]["causes"][0]["field"], "spec.foo", "{v}");
+    let (code, v) = post("badport", json!({"port": "HTTP"})).await;
+    assert_eq!(code, 422, "{v}");
+
+    // RawExtension: a complete object is kept as it is.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    let (code, v) = post("raw", json!({"embedded": pod.clone()})).await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["spec"]["embedded"], pod);
+    // ... and its apiVersion and kind are required.
+    let (code, v) = post("rawbad", json!({"embedded": {"spec": {}}})).await;
+    assert_eq!(code, 422, "{v}");
+    let fields: Vec<&str> = v["details"]["causes"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|c| c["field"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(fields.contains(&"spec.embedded.kind"), "{v}");
+    assert!(fields.contains(&"spec.embedded.apiVersion"), "{v}");
+}

@@ -18,7 +18,8 @@
 //! is validated as ObjectMeta by the caller (crest-api's `validate_object_meta`).
 
 pub mod defaulting;
-mod gofmt;
+/// Go's formatting of values in messages (`strconv.Quote`, `%v` of floats, `json.Marshal`).
+pub mod gofmt;
 pub mod listtype;
 pub mod objectmeta;
 mod pattern;

@@ -5,40 +5,10 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: crontabs.stable.example.com
-spec:
-  group: stable.example.com
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          properties:
-            spec:
-              type: object
-              properties:
-                cronSpec:
-                  type: string
-                image:
-                  type: string
-                replicas:
-                  type: integer
-  scope: Namespaced
-  names:
-    plural: crontabs
-    singular: crontab
-    kind: CronTab
-"#;
-
 const COLLECTION: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
 
 fn establish(s: &Server) {
-    s.apply_yaml(CRD);
+    s.apply_yaml(CRONTAB_CRD);
     s.kubectl_ok(&[
         "wait",
         "--for",

@@ -8,34 +8,14 @@ use serde_json::{json, Value};
 
 /// The seed's CRD with the schema of a section (`properties` of `spec`, indented for the YAML).
 fn crd(spec_properties: &str) -> String {
-    format!(
-        r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: crontabs.stable.example.com
-spec:
-  group: stable.example.com
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
+    crontab_crd_with_schema(&format!(
+        r#"          type: object
           properties:
             spec:
               type: object
               properties:
-{spec_properties}
-  scope: Namespaced
-  names:
-    plural: crontabs
-    singular: crontab
-    kind: CronTab
-    shortNames:
-    - ct
-"#
-    )
+{spec_properties}"#
+    ))
 }
 
 const VALIDATED: &str = r#"                cronSpec:
@@ -487,31 +467,6 @@ async fn watch_events_read_objects_through_the_storage_schema() {
     );
 }
 
-/// A CRD whose whole `openAPIV3Schema` is `schema` (YAML, indented 8 spaces).
-fn crd_with_schema(schema: &str) -> String {
-    format!(
-        r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: crontabs.stable.example.com
-spec:
-  group: stable.example.com
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-{schema}
-  scope: Namespaced
-  names:
-    plural: crontabs
-    singular: crontab
-    kind: CronTab
-"#
-    )
-}
-
 #[test]
 fn seed_structural_examples_with_kubectl() {
     let s = Server::start();
@@ -537,7 +492,10 @@ fn seed_structural_examples_with_kubectl() {
                 minimum: 42
             required: ["bar"]
             description: "foo bar object""#;
-    let (ok, out, err) = s.kubectl_stdin(&["apply", "-f", "-"], Some(&crd_with_schema(example3)));
+    let (ok, out, err) = s.kubectl_stdin(
+        &["apply", "-f", "-"],
+        Some(&crontab_crd_with_schema(example3)),
+    );
     assert!(!ok, "{out}");
     let base = "spec.validation.openAPIV3Schema";
     for want in [
@@ -570,7 +528,7 @@ fn seed_structural_examples_with_kubectl() {
               bar:
                 minimum: 42
             required: ["bar"]"#;
-    s.apply_yaml(&crd_with_schema(structural));
+    s.apply_yaml(&crontab_crd_with_schema(structural));
 }
 
 #[tokio::test]

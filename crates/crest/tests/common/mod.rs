@@ -257,6 +257,33 @@ spec:
     - ct
 "#;
 
+/// The seed's CronTab CRD whose whole `openAPIV3Schema` is `schema` (YAML, indented 10 spaces).
+pub fn crontab_crd_with_schema(schema: &str) -> String {
+    format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+{schema}
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    shortNames:
+    - ct
+"#
+    )
+}
+
 pub const MY_CRONTAB: &str = r#"apiVersion: "stable.example.com/v1"
 kind: CronTab
 metadata:

@@ -4,30 +4,8 @@
 
 use crate::types::{CustomResourceColumnDefinition, SelectableField};
 
-/// Go's `strconv.Quote` for the text found in API fields.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+/// Go's `strconv.Quote`, shared with the schema crate's messages.
+pub(crate) use crest_schema::gofmt::go_quote as quote;
 
 /// `%#v` of a `[]string`; `None` is a nil slice.
 pub(crate) fn string_slice(items: Option<&[String]>) -> String {

@@ -709,10 +709,23 @@ fn go_list(values: &[Value]) -> String {
     format!("[{}]", parts.join(" "))
 }
 
+/// Whether two items of `a` are equal (Go's `reflect.DeepEqual`: int and float differ). Items are
+/// bucketed by their JSON text (maps are key-sorted, so equal items encode alike) and compared
+/// only within a bucket: linear instead of quadratic for the large arrays a 3 MiB body can carry.
 fn has_duplicates(a: &[Value]) -> bool {
-    a.iter()
-        .enumerate()
-        .any(|(i, x)| a[..i].iter().any(|y| y == x))
+    if a.len() < 2 {
+        return false;
+    }
+    let mut seen: std::collections::HashMap<String, Vec<&Value>> =
+        std::collections::HashMap::with_capacity(a.len());
+    for x in a {
+        let bucket = seen.entry(x.to_string()).or_default();
+        if bucket.contains(&x) {
+            return true;
+        }
+        bucket.push(x);
+    }
+    false
 }
 
 /// Whether `data` equals enum value `e` after Go's conversion of `data` to `e`'s type.

@@ -588,7 +588,7 @@ impl Engine {
         let mut count = 0;
         if let Some(items) = s.items() {
             for (i, v) in a.iter().enumerate() {
-                let child_old = old.and_then(|o| correlate_index(s.structural(), o, v));
+                let child_old = old.and_then(|o| correlate_index(s.structural(), o, v, i));
                 count += self.schema(items, v, &path.index(i), child_old);
             }
         }
@@ -757,8 +757,15 @@ fn enum_matches(data: &Value, e: &Value) -> bool {
 }
 
 /// The old item correlated with new item `v` of a list: only `x-kubernetes-list-type: map`
-/// lists correlate (by their keys); sets and atomic lists do not.
-fn correlate_index<'o>(s: Option<&Structural>, old: &'o Value, v: &Value) -> Option<&'o Value> {
+/// lists correlate (by their keys); sets and atomic lists do not. `at` is the new item's index:
+/// the old item at the same index is tried first, so an update that keeps the order is linear
+/// rather than quadratic in the list's length.
+fn correlate_index<'o>(
+    s: Option<&Structural>,
+    old: &'o Value,
+    v: &Value,
+    at: usize,
+) -> Option<&'o Value> {
     let s = s?;
     if s.list_type() != Some("map") {
         return None;
@@ -775,10 +782,16 @@ fn correlate_index<'o>(s: Option<&Structural>, old: &'o Value, v: &Value) -> Opt
         })
     };
     let wanted: Vec<Option<Value>> = keys.iter().map(|k| key_of(item, k)).collect();
-    old_list.iter().find(|o| {
+    let matches = |o: &&Value| {
         o.as_object()
             .is_some_and(|o| keys.iter().zip(&wanted).all(|(k, w)| key_of(o, k) == *w))
-    })
+    };
+    // Upstream takes the first match; with unique keys (what a valid map list has) the
+    // same-index match is the only one.
+    old_list
+        .get(at)
+        .filter(matches)
+        .or_else(|| old_list.iter().find(matches))
 }
 
 /// Upstream's `CorrelatedObject.CachedDeepEqual`: deep equality that only descends through
@@ -799,7 +812,8 @@ pub(crate) fn correlated_equal(old: &Value, new: &Value, s: Option<&Structural>)
                 return o == n;
             }
             n.iter()
-                .all(|item| match correlate_index(Some(s), old, item) {
+                .enumerate()
+                .all(|(i, item)| match correlate_index(Some(s), old, item, i) {
                     Some(oi) => s.items.is_some() && correlated_equal(oi, item, s.items.as_deref()),
                     None => false,
                 })

@@ -182,13 +182,10 @@ impl Ctx<'_> {
                 Ok(())
             }
             FieldValidation::Strict => {
-                let text = if dups.strict.is_empty() {
-                    unknown.strict_error()
-                } else {
-                    let mut all = dups.strict.clone();
-                    all.extend(unknown.messages());
-                    format!("strict decoding error: {}", all.join(", "))
-                };
+                // The decoder's errors (duplicates) come before pruning's unknown fields.
+                let mut all = dups.strict.clone();
+                all.extend(unknown.messages());
+                let text = format!("strict decoding error: {}", all.join(", "));
                 if from_patch {
                     return Err(ApiError::bad_request(text));
                 }

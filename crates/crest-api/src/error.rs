@@ -59,6 +59,8 @@ pub struct ApiError {
     pub message: String,
     /// `details`, already shaped (`name`, `group`, `kind`, `causes`, `retryAfterSeconds`).
     pub details: Option<Map<String, Value>>,
+    /// `metadata.continue` of the Status (an expired continue token offers an inconsistent one).
+    pub list_continue: Option<String>,
 }
 
 fn details(name: &str, group: &str, kind: &str) -> Map<String, Value> {
@@ -82,6 +84,7 @@ impl ApiError {
             reason: Some(reason),
             message: message.into(),
             details: None,
+            list_continue: None,
         }
     }
 
@@ -92,6 +95,7 @@ impl ApiError {
             reason: Some(Reason::NotFound),
             message: format!("{gr} {name:?} not found"),
             details: Some(details(name, &gr.group, &gr.resource)),
+            list_continue: None,
         }
     }
 
@@ -102,6 +106,7 @@ impl ApiError {
             reason: Some(Reason::NotFound),
             message: "the server could not find the requested resource".into(),
             details: Some(Map::new()),
+            list_continue: None,
         }
     }
 
@@ -111,6 +116,7 @@ impl ApiError {
             reason: Some(Reason::AlreadyExists),
             message: format!("{gr} {name:?} already exists"),
             details: Some(details(name, &gr.group, &gr.resource)),
+            list_continue: None,
         }
     }
 
@@ -121,6 +127,7 @@ impl ApiError {
             reason: Some(Reason::Conflict),
             message: format!("Operation cannot be fulfilled on {gr} {name:?}: {detail}"),
             details: Some(details(name, &gr.group, &gr.resource)),
+            list_continue: None,
         }
     }
 
@@ -151,6 +158,7 @@ impl ApiError {
             reason: Some(Reason::Invalid),
             message,
             details: Some(d),
+            list_continue: None,
         }
     }
 
@@ -168,6 +176,7 @@ impl ApiError {
                 gr.to_string()
             ),
             details: Some(details("", &gr.group, &gr.resource)),
+            list_continue: None,
         }
     }
 
@@ -198,6 +207,7 @@ impl ApiError {
             reason: Some(Reason::Forbidden),
             message: format!("{target} is forbidden: {detail}"),
             details: Some(details(name, &gr.group, &gr.resource)),
+            list_continue: None,
         }
     }
 
@@ -214,6 +224,26 @@ impl ApiError {
         Self::new(410, Reason::Expired, message)
     }
 
+    /// 504 for a resourceVersion the server has not reached yet (kube's
+    /// `NewTooLargeResourceVersionError`); clients retry after the advertised second.
+    pub fn too_large_resource_version(requested: i64, current: i64) -> Self {
+        let mut d = Map::new();
+        d.insert(
+            "causes".into(),
+            json!([{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]),
+        );
+        d.insert("retryAfterSeconds".into(), 1.into());
+        ApiError {
+            code: 504,
+            reason: Some(Reason::Timeout),
+            message: format!(
+                "Timeout: Too large resource version: {requested}, current: {current}"
+            ),
+            details: Some(d),
+            list_continue: None,
+        }
+    }
+
     pub fn internal(message: impl Into<String>) -> Self {
         ApiError {
             code: 500,
@@ -224,6 +254,7 @@ impl ApiError {
                 d.insert("causes".into(), json!([{"message": "internal error"}]));
                 d
             }),
+            list_continue: None,
         }
     }
 
@@ -236,7 +267,13 @@ impl ApiError {
         let mut s = Map::new();
         s.insert("kind".into(), "Status".into());
         s.insert("apiVersion".into(), "v1".into());
-        s.insert("metadata".into(), json!({}));
+        s.insert(
+            "metadata".into(),
+            match &self.list_continue {
+                Some(c) => json!({ "continue": c }),
+                None => json!({}),
+            },
+        );
         s.insert("status".into(), "Failure".into());
         s.insert("message".into(), self.message.clone().into());
         if let Some(r) = self.reason {

@@ -5,14 +5,18 @@
 //! so a GET or LIST copies bytes and never re-encodes. Reads that must be consistent call
 //! [`Cache::wait_for`] with the store's current revision first; the watch is in-process, so this
 //! wait is short and replaces a quorum read.
+//!
+//! It also keeps a bounded history of recent changes (kube-apiserver's watch cache), from which
+//! watches resume and paginated lists read the state at an earlier revision (the current state
+//! with the later changes undone). What is older than the history is read from storage.
 
 use bytes::Bytes;
 use crest_storage::{EventType, Revision};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 
 /// One object as served: its JSON with `metadata.resourceVersion` set.
@@ -140,12 +144,58 @@ pub struct CacheEvent {
 struct State {
     objects: BTreeMap<Arc<str>, Arc<CachedObject>>,
     revision: Revision,
+    /// Recent changes in revision order, with when they were applied.
+    history: VecDeque<(Instant, Arc<CacheEvent>)>,
+    /// Every change after this revision is in `history`.
+    history_floor: Revision,
+}
+
+/// How much change history the cache keeps: at most `capacity` events, none older than `max_age`.
+#[derive(Clone, Copy, Debug)]
+pub struct HistoryLimits {
+    pub capacity: usize,
+    pub max_age: Duration,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        HistoryLimits {
+            capacity: 10_000,
+            max_age: Duration::from_secs(300),
+        }
+    }
 }
 
 pub struct Cache {
     state: RwLock<State>,
     revision_tx: watch::Sender<Revision>,
     events_tx: broadcast::Sender<Arc<CacheEvent>>,
+    limits: HistoryLimits,
+}
+
+/// The history no longer holds the changes after the requested revision (they start after
+/// `floor`): read from storage instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryGap {
+    pub floor: Revision,
+}
+
+/// Changes after a revision, as [`Cache::events_after`] returns them.
+pub struct Changes {
+    /// The matching events, in revision order.
+    pub events: Vec<Arc<CacheEvent>>,
+    /// Every change up to this revision was looked at (resume after it).
+    pub through: Revision,
+}
+
+/// One page of a range read, see [`Cache::range_at`].
+pub struct Page {
+    pub revision: Revision,
+    pub objects: Vec<Arc<CachedObject>>,
+    /// Whether keys after the page exist.
+    pub more: bool,
+    /// How many keys follow the page (when counted).
+    pub remaining: usize,
 }
 
 /// A consistent copy of the objects under one prefix.
@@ -156,12 +206,17 @@ pub struct Snapshot {
 
 impl Cache {
     pub fn new() -> Arc<Self> {
+        Self::with_history(HistoryLimits::default())
+    }
+
+    pub fn with_history(limits: HistoryLimits) -> Arc<Self> {
         let (revision_tx, _) = watch::channel(0);
         let (events_tx, _) = broadcast::channel(4096);
         Arc::new(Cache {
             state: RwLock::new(State::default()),
             revision_tx,
             events_tx,
+            limits,
         })
     }
 
@@ -184,6 +239,7 @@ impl Cache {
             st.objects.insert(o.key.clone(), Arc::new(o));
         }
         st.revision = revision;
+        st.history_floor = revision;
         drop(st);
         self.revision_tx.send_replace(revision);
     }
@@ -209,11 +265,158 @@ impl Cache {
             st.revision = st.revision.max(last);
         }
         before_publish(&events);
+        let now = Instant::now();
+        let events: Vec<Arc<CacheEvent>> = events.into_iter().map(Arc::new).collect();
+        {
+            let mut st = self.write();
+            st.history.extend(events.iter().map(|e| (now, e.clone())));
+            self.trim(&mut st, now);
+        }
         for e in events {
             // No receivers is fine: controllers subscribe when they start.
-            let _ = self.events_tx.send(Arc::new(e));
+            let _ = self.events_tx.send(e);
         }
         self.revision_tx.send_replace(last);
+    }
+
+    /// Drops history beyond the limits.
+    fn trim(&self, st: &mut State, now: Instant) {
+        while let Some((at, e)) = st.history.front() {
+            let too_many = st.history.len() > self.limits.capacity;
+            if !too_many && now.duration_since(*at) < self.limits.max_age {
+                break;
+            }
+            st.history_floor = e.revision;
+            st.history.pop_front();
+        }
+    }
+
+    /// Drops history older than the age limit (called periodically, so an idle server frees it).
+    pub fn expire_history(&self) {
+        let mut st = self.write();
+        self.trim(&mut st, Instant::now());
+    }
+
+    /// The oldest revision watches and lists can resume from without storage.
+    pub fn history_floor(&self) -> Revision {
+        self.read().history_floor
+    }
+
+    /// Up to `max` changes to keys under `prefix` after revision `after`.
+    pub fn events_after(
+        &self,
+        prefix: &str,
+        after: Revision,
+        max: usize,
+    ) -> Result<Changes, HistoryGap> {
+        let st = self.read();
+        if after < st.history_floor {
+            return Err(HistoryGap {
+                floor: st.history_floor,
+            });
+        }
+        let start = st.history.partition_point(|(_, e)| e.revision <= after);
+        let mut events = vec![];
+        let mut through = st.revision.max(after);
+        for (_, e) in st.history.range(start..) {
+            if e.key.starts_with(prefix) {
+                if events.len() == max {
+                    through = events
+                        .last()
+                        .map_or(after, |l: &Arc<CacheEvent>| l.revision);
+                    break;
+                }
+                events.push(e.clone());
+            }
+        }
+        Ok(Changes { events, through })
+    }
+
+    /// The objects under `prefix` as of `revision` (0: the current state), in key order, from
+    /// key `from` (inclusive) on, at most `limit` of them (0: all). With `count`, also counts the
+    /// keys after the page. Earlier revisions are rebuilt by undoing the history's later changes.
+    pub fn range_at(
+        &self,
+        prefix: &str,
+        revision: Revision,
+        from: Option<&str>,
+        limit: usize,
+        count: bool,
+    ) -> Result<Page, HistoryGap> {
+        let st = self.read();
+        let revision = if revision == 0 { st.revision } else { revision };
+        let lower: &str = match from {
+            Some(f) if f > prefix => f,
+            _ => prefix,
+        };
+        // The state at `revision` of every key changed after it: the first later change's prev.
+        let mut undo: BTreeMap<Arc<str>, Option<Arc<CachedObject>>> = BTreeMap::new();
+        if revision < st.revision {
+            if revision < st.history_floor {
+                return Err(HistoryGap {
+                    floor: st.history_floor,
+                });
+            }
+            let start = st.history.partition_point(|(_, e)| e.revision <= revision);
+            for (_, e) in st.history.range(start..) {
+                if e.key.starts_with(prefix) && e.key.as_str() >= lower {
+                    undo.entry(e.object.key.clone())
+                        .or_insert_with(|| e.prev.clone());
+                }
+            }
+        }
+        let mut current = st
+            .objects
+            .range::<str, _>((Bound::Included(lower), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .peekable();
+        let mut undone = undo.iter().peekable();
+        let mut page = Page {
+            revision,
+            objects: vec![],
+            more: false,
+            remaining: 0,
+        };
+        loop {
+            let next = match (current.peek(), undone.peek()) {
+                (None, None) => break,
+                (Some((ck, cv)), Some((uk, uv))) => {
+                    if ck.as_ref() < uk.as_ref() {
+                        let v = Some((*cv).clone());
+                        current.next();
+                        v
+                    } else {
+                        if ck.as_ref() == uk.as_ref() {
+                            current.next();
+                        }
+                        let v = (*uv).clone();
+                        undone.next();
+                        v
+                    }
+                }
+                (Some((_, cv)), None) => {
+                    let v = Some((*cv).clone());
+                    current.next();
+                    v
+                }
+                (None, Some((_, uv))) => {
+                    let v = (*uv).clone();
+                    undone.next();
+                    v
+                }
+            };
+            let Some(obj) = next else { continue };
+            if limit == 0 || page.objects.len() < limit {
+                page.objects.push(obj);
+            } else {
+                page.more = true;
+                if !count {
+                    break;
+                }
+                page.remaining += 1;
+            }
+        }
+        Ok(page)
     }
 
     /// Replaces objects by their normalized form (no new revision, no events): only where the
@@ -248,20 +451,31 @@ impl Cache {
     /// Waits until the cache has applied `revision`. Fails after a generous timeout rather than
     /// hanging a request forever if the storage watch broke.
     pub async fn wait_for(&self, revision: Revision) -> Result<(), crest_api::ApiError> {
+        self.wait_for_within(revision, Duration::from_secs(10))
+            .await
+    }
+
+    /// Waits up to `timeout` for `revision` (kube-apiserver's watch cache waits 3 s for a
+    /// resourceVersion it has not seen, then answers "Too large resource version").
+    pub async fn wait_for_within(
+        &self,
+        revision: Revision,
+        timeout: Duration,
+    ) -> Result<(), crest_api::ApiError> {
         let mut rx = self.revision_tx.subscribe();
-        let waited =
-            tokio::time::timeout(Duration::from_secs(10), rx.wait_for(|r| *r >= revision)).await;
+        let waited = tokio::time::timeout(timeout, rx.wait_for(|r| *r >= revision)).await;
         match waited {
             Ok(Ok(_)) => Ok(()),
-            _ => Err(crest_api::ApiError::new(
-                504,
-                crest_api::Reason::Timeout,
-                format!(
-                    "Too large resource version: {revision}, current: {}",
-                    self.revision()
-                ),
+            _ => Err(crest_api::ApiError::too_large_resource_version(
+                revision,
+                self.revision(),
             )),
         }
+    }
+
+    /// Notified with the new revision after every applied batch.
+    pub fn revisions(&self) -> watch::Receiver<Revision> {
+        self.revision_tx.subscribe()
     }
 
     pub fn get(&self, key: &str) -> Option<Arc<CachedObject>> {

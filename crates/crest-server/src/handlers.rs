@@ -270,7 +270,8 @@ impl Ctx<'_> {
         name: &str,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
-        let obj = self.app.registry.get(&self.def, ns, name).await?;
+        let rv = self.query.get("resourceVersion").unwrap_or("");
+        let obj = crate::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
         let bytes = self.app.registry.serve(&self.def, &obj)?;
         match out {
             Output::Table { v1beta1 } => {
@@ -301,15 +302,19 @@ impl Ctx<'_> {
 
     async fn list(&self, ns: Option<&str>, out: Output) -> Result<Response<Body>, ApiError> {
         let filter = crate::selectors::ListFilter::parse(self.query, &self.def)?;
-        let snap = self.app.registry.list(&self.def, ns).await?;
-        let rv = snap.revision.to_string();
-        let mut items: Vec<Bytes> = Vec::with_capacity(snap.objects.len());
-        for o in &snap.objects {
-            let b = self.app.registry.serve(&self.def, o)?;
-            if filter.is_empty() || filter.matches_bytes(&b)? {
-                items.push(b);
-            }
+        let page =
+            crate::list::list(&self.app.registry, &self.def, ns, self.query, &filter).await?;
+        let rv = page.revision.to_string();
+        let items = page.items;
+        // ListMeta: resourceVersion, then continue and remainingItemCount when there is more.
+        let mut list_meta = serde_json::Map::new();
+        if let Some(c) = &page.continue_token {
+            list_meta.insert("continue".into(), c.clone().into());
         }
+        if let Some(n) = page.remaining {
+            list_meta.insert("remainingItemCount".into(), n.into());
+        }
+        list_meta.insert("resourceVersion".into(), rv.clone().into());
         match out {
             Output::Table { v1beta1 } => {
                 let include = IncludeObject::parse(self.query.get("includeObject"))?;
@@ -319,12 +324,7 @@ impl Ctx<'_> {
                         serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
                     rows.push(table::row(&self.def.table, &v, include, v1beta1));
                 }
-                let t = table::table(
-                    &self.def.table,
-                    rows,
-                    json!({"resourceVersion": rv}),
-                    v1beta1,
-                );
+                let t = table::table(&self.def.table, rows, Value::Object(list_meta), v1beta1);
                 self.render(200, Payload::Value(t), Output::Json)
             }
             Output::Metadata { v1beta1 } => {
@@ -337,7 +337,7 @@ impl Ctx<'_> {
                 let list = json!({
                     "kind": "PartialObjectMetadataList",
                     "apiVersion": if v1beta1 { "meta.k8s.io/v1beta1" } else { "meta.k8s.io/v1" },
-                    "metadata": {"resourceVersion": rv},
+                    "metadata": list_meta,
                     "items": metas,
                 });
                 self.render(200, Payload::Value(list), Output::Json)
@@ -357,9 +357,9 @@ impl Ctx<'_> {
                 }
                 buf.put_slice(b"],\"kind\":");
                 buf.put_slice(json_str(&self.def.api.list_kind).as_bytes());
-                buf.put_slice(b",\"metadata\":{\"resourceVersion\":");
-                buf.put_slice(json_str(&rv).as_bytes());
-                buf.put_slice(b"}}");
+                buf.put_slice(b",\"metadata\":");
+                buf.put_slice(&serde_json::to_vec(&list_meta).unwrap_or_default());
+                buf.put_slice(b"}");
                 self.render(200, Payload::Json(buf.freeze()), out)
             }
         }

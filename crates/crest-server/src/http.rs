@@ -7,7 +7,7 @@ use crate::{discovery, handlers, App};
 use bytes::Bytes;
 use crest_api::ApiError;
 use http::{HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::{combinators::BoxBody, BodyExt, Full, Limited};
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use serde_json::{json, Value};
 use std::convert::Infallible;
@@ -16,10 +16,10 @@ use std::sync::Arc;
 /// Request bodies larger than this are refused with 413, as kube-apiserver does (3 MiB).
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
-pub type Body = BoxBody<Bytes, Infallible>;
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
 pub fn full(b: impl Into<Bytes>) -> Body {
-    Full::new(b.into()).boxed()
+    Full::new(b.into()).boxed_unsync()
 }
 
 /// A response payload: an object tree, or JSON bytes that need no re-encoding.

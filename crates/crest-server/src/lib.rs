@@ -13,6 +13,7 @@ pub mod discovery;
 pub mod duplicates;
 pub mod handlers;
 pub mod http;
+pub mod list;
 mod longlived;
 pub mod negotiate;
 pub mod openapi;
@@ -56,6 +57,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// How long watch history is kept before compaction (etcd clusters keep 5 minutes).
     pub history_retention: Duration,
+    /// At most this many recent changes are kept in memory for watches and chunked lists;
+    /// older ones are read from storage.
+    pub watch_history_capacity: usize,
 }
 
 impl Default for Config {
@@ -63,6 +67,7 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 6443)),
             history_retention: Duration::from_secs(300),
+            watch_history_capacity: 10_000,
         }
     }
 }
@@ -101,7 +106,10 @@ const LOAD_PAGE: usize = 1000;
 
 /// Loads the cache, ensures the default namespaces, binds and starts serving.
 pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result<Running> {
-    let cache = Cache::new();
+    let cache = Cache::with_history(cache::HistoryLimits {
+        capacity: config.watch_history_capacity,
+        max_age: config.history_retention,
+    });
     let io_err = |e: crest_api::ApiError| std::io::Error::other(e.message);
     // Paged at one revision, so only one page of stored bytes exists beside the cache.
     let mut objects: Vec<CachedObject> = vec![];
@@ -323,6 +331,8 @@ async fn compact_history(
             _ = ticker.tick() => {}
         }
         let now = Instant::now();
+        // The in-memory history ages out on the same clock.
+        registry.cache.expire_history();
         samples.push_back((now, registry.storage.current_revision()));
         let mut target = None;
         while let Some(&(t, rev)) = samples.front() {

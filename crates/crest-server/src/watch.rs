@@ -1,10 +1,15 @@
-//! Watch: a chunked stream of `{type, object}` events over one resource, built on the storage
-//! watch so that any retained revision can be resumed from.
+//! Watch: a chunked stream of `{type, object}` events over one resource.
+//!
+//! Every watcher reads the cache's change history (no per-watcher storage watch, no copy of the
+//! events per watcher): it wakes when the cache publishes a revision, takes the changes after the
+//! last revision it sent, filters and encodes them. A watcher whose resourceVersion is older than
+//! the history (or that fell that far behind) continues from a storage watch, which replays any
+//! retained revision; older than the storage's compaction is `410 Expired`.
 
-use crate::handlers::early_error;
+use crate::cache::{CacheEvent, CachedObject};
 use crate::http::Body;
+use crate::list::{self, wait_fresh};
 use crate::negotiate::Output;
-use crate::registry::storage_error;
 use crate::request::Query;
 use crate::resources::{ResourceDef, StoredSchema};
 use crate::selectors::ListFilter;
@@ -12,7 +17,7 @@ use crate::table::{self, IncludeObject};
 use crate::App;
 use bytes::Bytes;
 use crest_api::{meta, ApiError};
-use crest_storage::{EventType, KeyValue};
+use crest_storage::{EventType, Revision, StorageError, WatchStream};
 use futures::StreamExt;
 use http::{HeaderValue, Response, StatusCode};
 use http_body_util::{BodyExt, StreamBody};
@@ -21,61 +26,376 @@ use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::time::Instant;
 
-const BOOKMARK_INTERVAL: Duration = Duration::from_secs(30);
+/// How often an idle watch with allowWatchBookmarks gets a BOOKMARK (kube-apiserver: 1 minute).
+const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+/// Events taken from the history per wake-up (bounds one chunk).
+const BATCH: usize = 256;
+/// Initial (synthetic ADDED) events per chunk.
+const INITIAL_CHUNK: usize = 64;
 
+/// Encodes objects and events in the negotiated form.
 struct Encoder {
+    app: Arc<App>,
     def: Arc<ResourceDef>,
     out: Output,
     include: IncludeObject,
 }
 
 impl Encoder {
-    fn object(&self, obj: &Value) -> Value {
-        match self.out {
+    /// Appends one event line. `obj` is the cached (storage-version) object; `rv` overrides its
+    /// resourceVersion (deletes carry the deletion's revision).
+    fn push(&self, buf: &mut Vec<u8>, kind: &str, obj: &CachedObject, rv: Option<Revision>) {
+        let plain = matches!(self.out, Output::Json | Output::Yaml);
+        if plain && rv.is_none() {
+            if let Ok(b) = self.app.registry.serve(&self.def, obj) {
+                buf.extend_from_slice(b"{\"type\":\"");
+                buf.extend_from_slice(kind.as_bytes());
+                buf.extend_from_slice(b"\",\"object\":");
+                buf.extend_from_slice(&b);
+                buf.extend_from_slice(b"}\n");
+                return;
+            }
+        }
+        let Ok(mut v) = obj.value() else { return };
+        if let Some(rv) = rv {
+            meta::set(&mut v, "resourceVersion", rv.to_string());
+        }
+        let v = self.app.registry.convert(&self.def, v);
+        let object = match self.out {
             Output::Table { v1beta1 } => {
-                let row = table::row(&self.def.table, obj, self.include, v1beta1);
+                let row = table::row(&self.def.table, &v, self.include, v1beta1);
                 table::table(
                     &self.def.table,
                     vec![row],
-                    json!({"resourceVersion": meta::resource_version(obj)}),
+                    json!({"resourceVersion": meta::resource_version(&v)}),
                     v1beta1,
                 )
             }
-            Output::Metadata { v1beta1 } => table::partial_object_metadata(obj, v1beta1),
-            _ => obj.clone(),
-        }
+            Output::Metadata { v1beta1 } => table::partial_object_metadata(&v, v1beta1),
+            _ => v,
+        };
+        push_line(buf, &json!({"type": kind, "object": object}));
     }
 
-    fn event(&self, kind: &str, obj: &Value) -> Bytes {
-        let mut line = serde_json::to_vec(&json!({"type": kind, "object": self.object(obj)}))
-            .unwrap_or_default();
-        line.push(b'\n');
-        Bytes::from(line)
+    fn bookmark(&self, buf: &mut Vec<u8>, rv: Revision, initial_end: bool) {
+        let mut metadata = json!({"resourceVersion": rv.to_string()});
+        if initial_end {
+            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let object = json!({
+            "kind": self.def.api.kind,
+            "apiVersion": self.def.api.api_version(),
+            "metadata": metadata,
+        });
+        push_line(buf, &json!({"type": "BOOKMARK", "object": object}));
     }
 }
 
-/// The served object of a stored key-value at `rv`, read through the storage version's schema
-/// when it may not have been written with it (see [`crate::registry::Registry::normalize_stored`]).
-fn served(
-    def: &ResourceDef,
-    stored: Option<&StoredSchema>,
-    kv: &KeyValue,
-    rv: i64,
-) -> Option<Value> {
-    let mut v: Value = serde_json::from_slice(&kv.value).ok()?;
-    if let Some(ss) = stored.filter(|ss| {
-        ss.schema.normalizes() && (ss.multi_version || kv.mod_revision < ss.crd_revision)
-    }) {
-        ss.schema.decode_stored(&mut v);
+fn push_line(buf: &mut Vec<u8>, v: &Value) {
+    if serde_json::to_writer(&mut *buf, v).is_ok() {
+        buf.push(b'\n');
     }
-    meta::set(&mut v, "resourceVersion", rv.to_string());
-    if def.crd_name.is_some() {
-        if let Some(o) = v.as_object_mut() {
-            o.insert("apiVersion".into(), def.api.api_version().into());
+}
+
+fn error_line(e: &ApiError) -> Bytes {
+    let mut buf = vec![];
+    push_line(&mut buf, &json!({"type": "ERROR", "object": e.to_status()}));
+    Bytes::from(buf)
+}
+
+/// The 410 a watch from a revision older than the retained history gets.
+fn too_old(requested: Revision, oldest: Revision) -> ApiError {
+    ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+}
+
+/// Where a watcher reads changes from.
+enum Source {
+    History,
+    Storage(WatchStream),
+}
+
+struct Watcher {
+    enc: Encoder,
+    filter: ListFilter,
+    prefix: String,
+    stored: Option<StoredSchema>,
+    /// Synthetic ADDED events still to send, and the revision they reflect.
+    initial: std::vec::IntoIter<Arc<CachedObject>>,
+    /// Send the initial-events-end BOOKMARK at this revision once `initial` is drained.
+    initial_end: Option<Revision>,
+    /// The last revision whose changes were all sent.
+    sent_through: Revision,
+    source: Source,
+    revisions: tokio::sync::watch::Receiver<Revision>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    deadline: Option<Instant>,
+    bookmarks: bool,
+    next_bookmark: Instant,
+    done: bool,
+}
+
+impl Watcher {
+    fn schedule_bookmark(&mut self) {
+        let mut next = Instant::now() + BOOKMARK_INTERVAL;
+        // Like kube-apiserver, one bookmark shortly before the watch times out.
+        if let Some(d) = self.deadline {
+            let pre = d.checked_sub(Duration::from_secs(2)).unwrap_or(d);
+            if pre < next && pre > Instant::now() {
+                next = pre;
+            }
+        }
+        self.next_bookmark = next;
+    }
+
+    /// The next chunk of the response; `None` ends it.
+    async fn next_chunk(&mut self) -> Option<Bytes> {
+        let mut buf = Vec::new();
+        loop {
+            if self.done {
+                return None;
+            }
+            if self.initial.len() > 0 {
+                for obj in self.initial.by_ref().take(INITIAL_CHUNK) {
+                    if self.filter.is_empty()
+                        || self.filter.matches_bytes(&obj.json).unwrap_or(false)
+                    {
+                        self.enc.push(&mut buf, "ADDED", &obj, None);
+                    }
+                }
+                if !buf.is_empty() {
+                    return Some(Bytes::from(buf));
+                }
+                continue;
+            }
+            if let Some(rv) = self.initial_end.take() {
+                self.enc.bookmark(&mut buf, rv, true);
+                return Some(Bytes::from(buf));
+            }
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
+            }
+            self.revisions.borrow_and_update();
+            match self.collect(&mut buf).await {
+                Ok(()) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(error_line(&e));
+                }
+            }
+            if !buf.is_empty() {
+                return Some(Bytes::from(buf));
+            }
+            if self.bookmarks && Instant::now() >= self.next_bookmark {
+                self.enc.bookmark(&mut buf, self.sent_through, false);
+                self.schedule_bookmark();
+                return Some(Bytes::from(buf));
+            }
+            let far = Instant::now() + Duration::from_secs(86_400);
+            let mut wake = self.deadline.unwrap_or(far);
+            if self.bookmarks {
+                wake = wake.min(self.next_bookmark);
+            }
+            match &mut self.source {
+                Source::History => {
+                    tokio::select! {
+                        _ = self.revisions.changed() => {}
+                        _ = tokio::time::sleep_until(wake) => {}
+                        _ = self.shutdown.changed() => self.done = true,
+                    }
+                }
+                Source::Storage(stream) => {
+                    let got = tokio::select! {
+                        ev = stream.recv() => Some(ev),
+                        _ = tokio::time::sleep_until(wake) => None,
+                        _ = self.shutdown.changed() => {
+                            self.done = true;
+                            None
+                        }
+                    };
+                    match got {
+                        None => {}
+                        Some(Some(Ok(ev))) => {
+                            let ev = storage_event(ev, self.stored.as_ref());
+                            self.sent_through = ev.revision;
+                            self.encode(&mut buf, &ev);
+                            if !buf.is_empty() {
+                                return Some(Bytes::from(buf));
+                            }
+                        }
+                        Some(Some(Err(StorageError::Compacted {
+                            requested,
+                            compacted,
+                        }))) => {
+                            self.done = true;
+                            return Some(error_line(&too_old(requested, compacted)));
+                        }
+                        // Fell behind or the store closed: the client re-lists.
+                        Some(_) => return None,
+                    }
+                }
+            }
         }
     }
-    Some(v)
+
+    /// Encodes the changes available now into `buf`.
+    async fn collect(&mut self, buf: &mut Vec<u8>) -> Result<(), ApiError> {
+        match &mut self.source {
+            Source::History => {
+                let changes = self.enc.app.registry.cache.events_after(
+                    &self.prefix,
+                    self.sent_through,
+                    BATCH,
+                );
+                match changes {
+                    Ok(c) => {
+                        for ev in &c.events {
+                            self.encode(buf, ev);
+                        }
+                        self.sent_through = c.through;
+                    }
+                    Err(_) => {
+                        // The history moved past this watcher: continue from storage.
+                        let storage = &self.enc.app.registry.storage;
+                        match storage.watch(&self.prefix, self.sent_through) {
+                            Ok(s) => self.source = Source::Storage(s),
+                            Err(StorageError::Compacted { .. }) => {
+                                return Err(too_old(
+                                    self.sent_through,
+                                    storage.compacted_revision(),
+                                ))
+                            }
+                            Err(e) => return Err(crate::registry::storage_error(e)),
+                        }
+                    }
+                }
+            }
+            Source::Storage(stream) => {
+                let mut got = vec![];
+                let mut failed = None;
+                while got.len() < BATCH {
+                    match stream.rx.try_recv() {
+                        Ok(Ok(ev)) => got.push(ev),
+                        Ok(Err(StorageError::Compacted {
+                            requested,
+                            compacted,
+                        })) => {
+                            failed = Some(too_old(requested, compacted));
+                            break;
+                        }
+                        Ok(Err(e)) => {
+                            failed = Some(crate::registry::storage_error(e));
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                for ev in got {
+                    let ev = storage_event(ev, self.stored.as_ref());
+                    self.sent_through = ev.revision;
+                    self.encode(buf, &ev);
+                }
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One change as this watcher sees it: selector transitions become ADDED / DELETED.
+    fn encode(&self, buf: &mut Vec<u8>, ev: &CacheEvent) {
+        let obj = self.read_through(&ev.object);
+        match ev.event_type {
+            EventType::Put => {
+                if self.filter.is_empty() {
+                    let kind = if ev.prev.is_some() {
+                        "MODIFIED"
+                    } else {
+                        "ADDED"
+                    };
+                    self.enc.push(buf, kind, &obj, None);
+                    return;
+                }
+                let now_in = self.filter.matches_bytes(&obj.json).unwrap_or(false);
+                let was_in = ev.prev.as_ref().is_some_and(|p| {
+                    self.filter
+                        .matches_bytes(&self.read_through(p).json)
+                        .unwrap_or(false)
+                });
+                match (was_in, now_in) {
+                    (false, true) => self.enc.push(buf, "ADDED", &obj, None),
+                    (true, true) => self.enc.push(buf, "MODIFIED", &obj, None),
+                    (true, false) => self.enc.push(buf, "DELETED", &obj, None),
+                    (false, false) => {}
+                }
+            }
+            EventType::Delete => {
+                if self.filter.is_empty() || self.filter.matches_bytes(&obj.json).unwrap_or(false) {
+                    self.enc.push(buf, "DELETED", &obj, Some(ev.revision));
+                }
+            }
+        }
+    }
+
+    /// An object written before its CRD last changed is served through the current schema.
+    fn read_through(&self, obj: &Arc<CachedObject>) -> Arc<CachedObject> {
+        match &self.stored {
+            Some(ss) if ss.schema.normalizes() && obj.mod_revision < ss.crd_revision => obj
+                .normalized(&ss.schema)
+                .map(Arc::new)
+                .unwrap_or_else(|| obj.clone()),
+            _ => obj.clone(),
+        }
+    }
+}
+
+/// A storage event in the cache's form (served bytes, read as the storage version).
+fn storage_event(ev: crest_storage::Event, stored: Option<&StoredSchema>) -> CacheEvent {
+    let rev = ev.kv.mod_revision;
+    let read = |kv: &crest_storage::KeyValue| {
+        let o = CachedObject::from_stored(
+            kv.key.clone(),
+            &kv.value,
+            kv.create_revision,
+            kv.mod_revision,
+        );
+        let o = match stored {
+            Some(ss) if ss.multi_version && ss.schema.normalizes() => {
+                o.normalized(&ss.schema).unwrap_or(o)
+            }
+            _ => o,
+        };
+        Arc::new(o)
+    };
+    let prev = ev.prev_kv.as_ref().map(read);
+    let object = match ev.event_type {
+        EventType::Put => read(&ev.kv),
+        EventType::Delete => prev.clone().unwrap_or_else(|| {
+            Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
+        }),
+    };
+    CacheEvent {
+        event_type: ev.event_type,
+        key: ev.kv.key,
+        revision: rev,
+        object,
+        prev,
+    }
+}
+
+/// Parses a timeoutSeconds value (kube-apiserver caps nothing here; clients send small values).
+fn timeout(query: &Query) -> Result<Option<Duration>, ApiError> {
+    match query.get("timeoutSeconds") {
+        None | Some("") => Ok(None),
+        Some(t) => t
+            .parse::<u64>()
+            .map(|s| Some(Duration::from_secs(s)))
+            .map_err(|_| {
+                ApiError::bad_request(format!("strconv.ParseInt: parsing {t:?}: invalid syntax"))
+            }),
+    }
 }
 
 pub async fn serve(
@@ -85,154 +405,124 @@ pub async fn serve(
     query: &Query,
     out: Output,
 ) -> Result<Response<Body>, ApiError> {
+    list::validate_options(query, true)?;
     let filter = ListFilter::parse(query, &def)?;
+    let include = IncludeObject::parse(query.get("includeObject"))?;
+    let bookmarks = query.bool("allowWatchBookmarks")?;
+    let timeout = timeout(query)?;
+    let rv = query.get("resourceVersion").unwrap_or("");
+    let send_initial = match query.get("sendInitialEvents") {
+        None => None,
+        Some(_) => Some(query.bool("sendInitialEvents")?),
+    };
     let stored = app
         .registry
         .resources()
         .stored_schema(&def.key_prefix)
         .cloned();
-    let include = IncludeObject::parse(query.get("includeObject"))?;
-    let bookmarks = query.bool("allowWatchBookmarks")?;
-    let timeout = match query.get("timeoutSeconds") {
-        Some(t) => Some(Duration::from_secs(t.parse::<u64>().map_err(|_| {
-            ApiError::bad_request(format!("invalid timeoutSeconds: {t:?}"))
-        })?)),
-        None => None,
-    };
-    let rv = query.get("resourceVersion").unwrap_or("");
-    let send_initial = query.bool("sendInitialEvents")?;
     let prefix = def.list_prefix(ns.as_deref());
+    let registry = &app.registry;
+    let requested = if rv.is_empty() || rv == "0" {
+        None
+    } else {
+        Some(list::parse_rv(rv)?)
+    };
+    let mut revisions = registry.cache.revisions();
+    revisions.borrow_and_update();
+
+    // Legacy semantics (sendInitialEvents unset): no resourceVersion or "0" starts with the
+    // current state; N starts after N. sendInitialEvents=true (streaming list) sends the state at
+    // least as new as N, then a bookmark; false starts after N (or now) without a state.
+    let initial_state = match send_initial {
+        Some(s) => s,
+        None => requested.is_none(),
+    };
+    let mut initial = vec![];
+    let start = if initial_state {
+        match requested {
+            Some(n) => wait_fresh(registry, n).await?,
+            None if rv.is_empty() => registry.sync().await?,
+            None => {}
+        }
+        let snap = registry.cache.list(&prefix);
+        initial = snap.objects;
+        snap.revision
+    } else {
+        match requested {
+            Some(n) => n,
+            None => {
+                if rv.is_empty() {
+                    registry.sync().await?;
+                }
+                registry.cache.revision()
+            }
+        }
+    };
+    let initial_end = (send_initial == Some(true) && bookmarks).then_some(start);
     let enc = Encoder {
+        app: app.clone(),
         def: def.clone(),
         out,
         include,
     };
-
-    let mut initial: Vec<Bytes> = vec![];
-    let start_rev = if rv.is_empty() || rv == "0" || send_initial {
-        let snap = app.registry.list(&def, ns.as_deref()).await?;
-        for o in &snap.objects {
-            let v = o.value()?;
-            let v = app.registry.convert(&def, v);
-            if filter.matches(&v) {
-                initial.push(enc.event("ADDED", &v));
+    let compacted = registry.storage.compacted_revision();
+    let first: Option<Bytes>;
+    let source = if start < compacted {
+        // kube-apiserver answers 200 with one ERROR event so clients re-list.
+        first = Some(error_line(&too_old(start, compacted)));
+        None
+    } else if start < registry.cache.history_floor() {
+        first = None;
+        match registry.storage.watch(&prefix, start) {
+            Ok(s) => Some(Source::Storage(s)),
+            Err(StorageError::Compacted { .. }) => {
+                return Ok(watch_response(
+                    futures::stream::iter([error_line(&too_old(start, compacted))]).boxed(),
+                ))
             }
+            Err(e) => return Err(crate::registry::storage_error(e)),
         }
-        if send_initial {
-            let bm = json!({"kind": def.api.kind, "apiVersion": def.api.api_version(), "metadata": {"resourceVersion": snap.revision.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}});
-            let mut line =
-                serde_json::to_vec(&json!({"type": "BOOKMARK", "object": bm})).unwrap_or_default();
-            line.push(b'\n');
-            initial.push(Bytes::from(line));
-        }
-        snap.revision
     } else {
-        rv.parse::<i64>()
-            .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))?
+        first = None;
+        Some(Source::History)
     };
+    let Some(source) = source else {
+        return Ok(watch_response(
+            futures::stream::iter(first.into_iter()).boxed(),
+        ));
+    };
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let mut w = Watcher {
+        enc,
+        filter,
+        prefix,
+        stored,
+        initial: initial.into_iter(),
+        initial_end,
+        sent_through: start,
+        source,
+        revisions,
+        shutdown: app.shutdown.subscribe(),
+        deadline,
+        bookmarks,
+        next_bookmark: Instant::now(),
+        done: false,
+    };
+    w.schedule_bookmark();
+    let stream = futures::stream::unfold(
+        w,
+        |mut w| async move { w.next_chunk().await.map(|b| (b, w)) },
+    );
+    Ok(watch_response(stream.boxed()))
+}
 
-    let current = app.registry.storage.current_revision();
-    if start_rev > current {
-        return Ok(early_error(&ApiError::new(
-            504,
-            crest_api::Reason::Timeout,
-            format!("Too large resource version: {start_rev}, current: {current}"),
-        )));
-    }
-    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(256);
-    match app.registry.storage.watch(&prefix, start_rev) {
-        Ok(mut stream) => {
-            let mut shutdown = app.shutdown.subscribe();
-            tokio::spawn(async move {
-                for b in initial {
-                    if tx.send(b).await.is_err() {
-                        return;
-                    }
-                }
-                let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
-                let mut last_rev = start_rev;
-                let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
-                ticker.tick().await;
-                loop {
-                    let sleep_until = deadline.unwrap_or_else(|| {
-                        tokio::time::Instant::now() + Duration::from_secs(3600 * 24)
-                    });
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(sleep_until) => return,
-                        _ = shutdown.changed() => return,
-                        _ = ticker.tick(), if bookmarks => {
-                            let bm = json!({"type": "BOOKMARK", "object": {"kind": enc.def.api.kind, "apiVersion": enc.def.api.api_version(), "metadata": {"resourceVersion": last_rev.to_string()}}});
-                            let mut line = serde_json::to_vec(&bm).unwrap_or_default();
-                            line.push(b'\n');
-                            if tx.send(Bytes::from(line)).await.is_err() { return; }
-                        }
-                        ev = stream.recv() => {
-                            let Some(ev) = ev else { return };
-                            let ev = match ev {
-                                Ok(ev) => ev,
-                                Err(e) => {
-                                    let st = storage_error(e).to_status();
-                                    let line = serde_json::to_vec(&json!({"type": "ERROR", "object": st})).unwrap_or_default();
-                                    let _ = tx.send(Bytes::from(line)).await;
-                                    return;
-                                }
-                            };
-                            let rev = ev.kv.mod_revision;
-                            last_rev = rev;
-                            let line = match ev.event_type {
-                                EventType::Put => {
-                                    let Some(cur) = served(&enc.def, stored.as_ref(), &ev.kv, rev) else { continue };
-                                    let prev = ev.prev_kv.as_ref().and_then(|p| served(&enc.def, stored.as_ref(), p, rev));
-                                    let now_in = filter.matches(&cur);
-                                    let was_in = prev.as_ref().is_some_and(|p| filter.matches(p));
-                                    match (prev.is_some(), was_in, now_in) {
-                                        (false, _, true) => enc.event("ADDED", &cur),
-                                        (true, false, true) => enc.event("ADDED", &cur),
-                                        (true, true, true) => enc.event("MODIFIED", &cur),
-                                        (true, true, false) => enc.event("DELETED", &cur),
-                                        _ => continue,
-                                    }
-                                }
-                                EventType::Delete => {
-                                    let Some(prev) = ev.prev_kv.as_ref().and_then(|p| served(&enc.def, stored.as_ref(), p, rev)) else { continue };
-                                    if !filter.matches(&prev) { continue; }
-                                    enc.event("DELETED", &prev)
-                                }
-                            };
-                            if tx.send(line).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                }
-            });
-        }
-        Err(e) => {
-            // A resourceVersion older than the retained history: the client must relist.
-            let st = match e {
-                crest_storage::StorageError::Compacted { requested, .. } => {
-                    ApiError::expired(format!(
-                        "too old resource version: {requested} ({})",
-                        app.registry.storage.compacted_revision()
-                    ))
-                    .to_status()
-                }
-                other => storage_error(other).to_status(),
-            };
-            let mut line =
-                serde_json::to_vec(&json!({"type": "ERROR", "object": st})).unwrap_or_default();
-            line.push(b'\n');
-            let _ = tx.send(Bytes::from(line)).await;
-        }
-    }
-    let stream =
-        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) })
-            .map(|b| Ok::<_, Infallible>(Frame::data(b)));
-    let mut resp = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+fn watch_response(stream: futures::stream::BoxStream<'static, Bytes>) -> Response<Body> {
+    let stream = stream.map(|b| Ok::<_, Infallible>(Frame::data(b)));
+    let mut resp = Response::new(BodyExt::boxed_unsync(StreamBody::new(stream)));
     *resp.status_mut() = StatusCode::OK;
     resp.headers_mut().insert(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Ok(resp)
+    resp
 }

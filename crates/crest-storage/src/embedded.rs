@@ -398,24 +398,30 @@ impl EmbeddedStore {
     }
 
     fn range_historical(&self, req: &RangeRequest) -> Result<RangeResult> {
-        let (m, revision) = self.snapshot(&req.prefix, req.revision)?;
+        let txn = self.shared.db.begin_read().map_err(backend)?;
+        let log = txn.open_table(LOG).map_err(backend)?;
+        let (at, revision) = self.index_at(&txn, &req.prefix, req.revision)?;
         let mut kvs = vec![];
         let mut more = false;
         let mut count = 0;
-        for (k, v) in m {
+        for (key, idx) in at.iter() {
             if req
                 .start_after
                 .as_ref()
-                .is_some_and(|s| k.as_str() <= s.as_str())
+                .is_some_and(|s| key.as_str() <= s.as_str())
             {
                 continue;
             }
             count += 1;
             if req.limit > 0 && kvs.len() == req.limit {
                 more = true;
+                if !req.count {
+                    break;
+                }
                 continue;
             }
-            kvs.push(v);
+            // Only the returned page's values are read.
+            kvs.push(idx.with_value(key, value_at(&log, idx.mod_revision)?));
         }
         if !req.count {
             count = kvs.len() + usize::from(more);
@@ -428,13 +434,13 @@ impl EmbeddedStore {
         })
     }
 
-    /// The state of keys under `prefix` at `revision` (0 = latest), as a sorted map.
-    fn snapshot(
+    /// The index entries of keys under `prefix` at `revision` (0 = latest), as a sorted map.
+    fn index_at(
         &self,
+        txn: &redb::ReadTransaction,
         prefix: &str,
         revision: Revision,
-    ) -> Result<(BTreeMap<String, KeyValue>, Revision)> {
-        let txn = self.shared.db.begin_read().map_err(backend)?;
+    ) -> Result<(BTreeMap<String, Index>, Revision)> {
         let kv = txn.open_table(KV).map_err(backend)?;
         let log = txn.open_table(LOG).map_err(backend)?;
         let meta = txn.open_table(META).map_err(backend)?;
@@ -472,13 +478,7 @@ impl EmbeddedStore {
             }
             revision
         };
-        let mut out = BTreeMap::new();
-        for (key, idx) in at {
-            let value = value_at(&log, idx.mod_revision)?;
-            let kv = idx.with_value(&key, value);
-            out.insert(key, kv);
-        }
-        Ok((out, revision))
+        Ok((at, revision))
     }
 }
 
@@ -704,8 +704,13 @@ impl Storage for EmbeddedStore {
                     None => Ok(None),
                 };
             }
-            let (mut m, _) = self.snapshot(key, revision)?;
-            Ok(m.remove(key))
+            let txn = self.shared.db.begin_read().map_err(backend)?;
+            let log = txn.open_table(LOG).map_err(backend)?;
+            let (at, _) = self.index_at(&txn, key, revision)?;
+            match at.get(key) {
+                Some(idx) => Ok(Some(idx.with_value(key, value_at(&log, idx.mod_revision)?))),
+                None => Ok(None),
+            }
         })
     }
 

@@ -46,6 +46,10 @@ enum Command {
         /// How long watch history is kept before compaction, in seconds.
         #[arg(long, default_value_t = 300)]
         history_retention_seconds: u64,
+        /// How many recent changes are kept in memory for watches and chunked lists (older ones
+        /// are read from storage).
+        #[arg(long, default_value_t = 10_000)]
+        watch_history_capacity: usize,
     },
 }
 
@@ -108,7 +112,12 @@ async fn shutdown_signal() {
     }
 }
 
-async fn serve(data_dir: PathBuf, listen: SocketAddr, retention: Duration) -> Result<(), String> {
+async fn serve(
+    data_dir: PathBuf,
+    listen: SocketAddr,
+    retention: Duration,
+    watch_history_capacity: usize,
+) -> Result<(), String> {
     let started = Instant::now();
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
@@ -118,6 +127,7 @@ async fn serve(data_dir: PathBuf, listen: SocketAddr, retention: Duration) -> Re
     let config = crest_server::Config {
         listen,
         history_retention: retention,
+        watch_history_capacity,
     };
     let running = crest_server::start(config, storage)
         .await
@@ -161,10 +171,12 @@ fn main() -> std::process::ExitCode {
             data_dir,
             listen,
             history_retention_seconds,
+            watch_history_capacity,
         } => runtime.block_on(serve(
             data_dir,
             listen,
             Duration::from_secs(history_retention_seconds),
+            watch_history_capacity,
         )),
     };
     match result {

@@ -29,14 +29,29 @@ impl Server {
         s
     }
 
+    /// Starts a server on a fresh data dir with extra `crest serve` flags.
+    pub fn start_with(args: &[&str]) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut s = Server::start_in_with(&dir, args);
+        s._tmp = Some(tmp);
+        s
+    }
+
     /// Starts a server on `dir` (kept by the caller, e.g. for restart tests).
     pub fn start_in(dir: &Path) -> Server {
+        Server::start_in_with(dir, &[])
+    }
+
+    /// Starts a server on `dir` with extra `crest serve` flags.
+    pub fn start_in_with(dir: &Path, args: &[&str]) -> Server {
         let kubeconfig = dir.join("kubeconfig");
         let _ = std::fs::remove_file(&kubeconfig);
         let child = Command::new(env!("CARGO_BIN_EXE_crest"))
             .args(["serve", "--data-dir"])
             .arg(dir)
             .args(["--listen", "127.0.0.1:0"])
+            .args(args)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

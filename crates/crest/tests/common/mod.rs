@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod watch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

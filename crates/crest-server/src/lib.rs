@@ -343,11 +343,29 @@ async fn compact_history(
                 break;
             }
         }
-        if let Some(rev) = target.filter(|r| *r > registry.storage.compacted_revision()) {
-            if let Err(e) = registry.storage.compact(rev).await {
-                tracing::warn!(error = %e, "compaction failed");
-            }
+        if let Some(rev) = target {
+            compact_in_steps(&registry, rev).await;
         }
+    }
+}
+
+/// Revisions compacted per storage transaction: compaction shares the store's writer with client
+/// writes, so a minute of history is dropped in small steps that interleave with them rather than
+/// in one long transaction that would stall writers.
+const COMPACTION_STEP: Revision = 2_000;
+
+async fn compact_in_steps(registry: &Registry, target: Revision) {
+    loop {
+        let from = registry.storage.compacted_revision();
+        if from >= target {
+            return;
+        }
+        let next = (from + COMPACTION_STEP).min(target);
+        if let Err(e) = registry.storage.compact(next).await {
+            tracing::warn!(error = %e, "compaction failed");
+            return;
+        }
+        tokio::task::yield_now().await;
     }
 }
 

@@ -53,6 +53,9 @@ pub struct ResourceDef {
     /// For custom resources: the request version's compiled schema (pruning, defaulting and
     /// validation of writes).
     pub cr_schema: Option<Arc<CrSchema>>,
+    /// For custom resources: the version's `selectableFields`, as field selector names (the
+    /// `jsonPath` without its leading `.`, e.g. `spec.color`).
+    pub selectable_fields: Vec<String>,
 }
 
 impl ResourceDef {
@@ -100,6 +103,22 @@ pub struct StoredSchema {
     /// The CRD's resourceVersion: objects written after it were normalized by this schema
     /// when they were written (for a single-version CRD).
     pub crd_revision: i64,
+}
+
+/// A served version's `selectableFields[*].jsonPath`, named as field selectors name them
+/// (upstream trims the leading `.`).
+fn selectable_fields(version: &Value) -> Vec<String> {
+    version
+        .get("selectableFields")
+        .and_then(Value::as_array)
+        .map(|fields| {
+            fields
+                .iter()
+                .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                .map(|p| p.strip_prefix('.').unwrap_or(p).to_string())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Kubernetes' version priority: GA > beta > alpha, higher numbers first, others last by name.
@@ -197,6 +216,7 @@ impl Resources {
             terminating: false,
             schema: None,
             cr_schema: None,
+            selectable_fields: Vec::new(),
         });
         r.add(ResourceDef {
             api: crd_resource(),
@@ -208,6 +228,7 @@ impl Resources {
             terminating: false,
             schema: None,
             cr_schema: None,
+            selectable_fields: Vec::new(),
         });
         let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for crd in crds {
@@ -296,6 +317,7 @@ impl Resources {
                     terminating,
                     schema: v.pointer("/schema/openAPIV3Schema").cloned(),
                     cr_schema,
+                    selectable_fields: selectable_fields(v),
                 });
                 crd_groups.entry(group.clone()).or_default().push(version);
             }

@@ -468,6 +468,92 @@ fn selectable_fields() {
 }
 
 #[test]
+fn selectable_field_types_and_paths() {
+    let mut crd = seed();
+    let spec_props = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+        ["spec"]["properties"];
+    spec_props["enabled"] = json!({"type": "boolean"});
+    spec_props["when"] = json!({"type": "string", "format": "date-time"});
+    spec_props["mode"] = json!({"type": "string", "enum": ["a", "b"]});
+    spec_props["ratio"] = json!({"type": "number"});
+    spec_props["items"] = json!({"type": "array", "items": {"type": "string"}});
+    spec_props["port"] = json!({"x-kubernetes-int-or-string": true});
+    spec_props["labels"] = json!({"type": "object", "additionalProperties": {"type": "string"}});
+    spec_props["empty"] = json!({"type": "object", "properties": {}});
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"] =
+        json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    crd["spec"]["versions"][0]["selectableFields"] = json!([
+        {"jsonPath": ".spec.replicas"},
+        {"jsonPath": ".spec.enabled"},
+        {"jsonPath": ".spec.when"},
+        {"jsonPath": ".spec.mode"},
+        {"jsonPath": ".spec.ratio"},
+        {"jsonPath": ".spec.items"},
+        {"jsonPath": ".spec.port"},
+        {"jsonPath": ".metadata.name"},
+        {"jsonPath": ".spec.labels.app"},
+        {"jsonPath": ".spec.labels"},
+        {"jsonPath": ".spec.empty.x"},
+        {"jsonPath": ".spec."},
+        {"jsonPath": ".spec.replicas"},
+    ]);
+    const TYPE: &str = "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.";
+    assert_eq!(
+        create(&crd),
+        vec![
+            format!(r#"spec.selectableFields[4].jsonPath: Invalid value: ".spec.ratio": {TYPE}"#),
+            format!(r#"spec.selectableFields[5].jsonPath: Invalid value: ".spec.items": {TYPE}"#),
+            format!(r#"spec.selectableFields[6].jsonPath: Invalid value: ".spec.port": {TYPE}"#),
+            r#"spec.selectableFields[7].jsonPath: Invalid value: ".metadata.name": must not point to fields in metadata"#.to_string(),
+            format!(r#"spec.selectableFields[9].jsonPath: Invalid value: ".spec.labels": {TYPE}"#),
+            r#"spec.selectableFields[10].jsonPath: Invalid value: ".spec.empty.x": is an invalid path: does not refer to a valid field"#.to_string(),
+            r#"spec.selectableFields[11].jsonPath: Invalid value: ".spec.": is an invalid path: unexpected end of JSON path"#.to_string(),
+            r#"spec.selectableFields[12].jsonPath: Duplicate value: ".spec.replicas""#.to_string(),
+            "spec.selectableFields: Too many: 10: must have at most 8 items".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn selectable_fields_per_version() {
+    // Different schemas: each version keeps its schema and its selectable fields.
+    let mut crd = seed();
+    let mut v2 = version("v2", false);
+    v2["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["color"] =
+        json!({"type": "string"});
+    v2["selectableFields"] = json!([{"jsonPath": ".spec.color"}, {"jsonPath": ".spec.nope"}]);
+    crd["spec"]["versions"] = json!([version("v1", true), v2.clone()]);
+    crd["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.color"}]);
+    assert_eq!(
+        create(&crd),
+        vec![
+            r#"spec.versions[0].selectableFields[0].jsonPath: Invalid value: ".spec.color": is an invalid path: does not refer to a valid field"#,
+            r#"spec.versions[1].selectableFields[1].jsonPath: Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field"#,
+        ]
+    );
+
+    // The same selectable fields in versions with different schemas: upstream moves the fields to
+    // the top level but not the schemas, and refuses them there.
+    crd["spec"]["versions"] = json!([version("v1", true), v2]);
+    crd["spec"]["versions"][0]["selectableFields"] =
+        crd["spec"]["versions"][1]["selectableFields"].clone();
+    assert_eq!(
+        create(&crd),
+        vec![
+            r#"spec.selectableFields: Invalid value: "": selectableFields may only be set when validations.schema is included"#
+        ]
+    );
+
+    // Same schemas and same fields: validated once, at the top level.
+    let mut crd = seed();
+    crd["spec"]["versions"] = json!([version("v1", true), version("v2", false)]);
+    for i in 0..2 {
+        crd["spec"]["versions"][i]["selectableFields"] = json!([{"jsonPath": ".spec.image"}]);
+    }
+    assert_eq!(create(&crd), Vec::<String>::new());
+}
+
+#[test]
 fn deprecation_warning() {
     let mut crd = seed();
     crd["spec"]["versions"][0]["deprecationWarning"] = json!("old");

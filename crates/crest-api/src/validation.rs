@@ -177,6 +177,20 @@ pub fn is_valid_path_segment_name(v: &str) -> Vec<String> {
 /// How a resource validates `metadata.name` (and `generateName` with `prefix = true`).
 pub type NameValidator = fn(&str, bool) -> Vec<String>;
 
+/// `path.ValidatePathSegmentName`: what an update checks names with (a prefix may only not
+/// contain `/` or `%`).
+pub fn name_is_path_segment(name: &str, prefix: bool) -> Vec<String> {
+    if prefix {
+        ["/", "%"]
+            .iter()
+            .filter(|c| name.contains(*c))
+            .map(|c| format!("may not contain '{c}'"))
+            .collect()
+    } else {
+        is_valid_path_segment_name(name)
+    }
+}
+
 /// Kubernetes' `maskTrailingDash` (drops two characters, as upstream does).
 fn mask_trailing_dash(name: &str) -> String {
     if name.len() > 1 && name.ends_with('-') {
@@ -265,11 +279,34 @@ pub fn validate_annotations(meta: &Map<String, Value>, path: &FieldPath, errs: &
     }
 }
 
+/// The finalizers Kubernetes itself defines (`IsStandardFinalizerName`).
+pub const STANDARD_FINALIZERS: [&str; 3] = ["kubernetes", "orphan", "foregroundDeletion"];
+
+/// The garbage collector's finalizers (`metav1.FinalizerOrphanDependents`, `FinalizerDeleteDependents`).
+pub const FINALIZER_ORPHAN: &str = "orphan";
+pub const FINALIZER_FOREGROUND: &str = "foregroundDeletion";
+
+/// Go's `%#v` of a `[]string`: `[]string{"a", "b"}`.
+pub fn go_string_slice<S: AsRef<str>>(items: &[S]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("{:?}", s.as_ref())).collect();
+    format!("[]string{{{}}}", quoted.join(", "))
+}
+
+/// The string items of `metadata.finalizers` (type errors are reported by [`validate_finalizers`]).
+fn finalizer_names(meta: &Map<String, Value>) -> Vec<&str> {
+    meta.get("finalizers")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// `ValidateFinalizers`: every name is a qualified name (errors on the list's path, unindexed,
+/// as upstream reports them), and orphan and foregroundDeletion exclude each other.
 fn validate_finalizers(meta: &Map<String, Value>, path: &FieldPath, errs: &mut FieldErrors) {
     match meta.get("finalizers") {
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
-            let mut seen = std::collections::HashSet::new();
+            let (mut orphan, mut foreground) = (false, false);
             for (i, f) in items.iter().enumerate() {
                 let Some(s) = f.as_str() else {
                     errs.push(FieldError::invalid(
@@ -280,11 +317,19 @@ fn validate_finalizers(meta: &Map<String, Value>, path: &FieldPath, errs: &mut F
                     continue;
                 };
                 for m in is_qualified_name(s) {
-                    errs.push(FieldError::invalid(&path.index(i), s, m));
+                    errs.push(FieldError::invalid(path, s, m));
                 }
-                if !seen.insert(s) {
-                    errs.push(FieldError::duplicate(&path.index(i), s));
-                }
+                orphan |= s == FINALIZER_ORPHAN;
+                foreground |= s == FINALIZER_FOREGROUND;
+            }
+            if orphan && foreground {
+                errs.push(FieldError::invalid_repr(
+                    path,
+                    &go_string_slice(&finalizer_names(meta)),
+                    format!(
+                        "finalizer {FINALIZER_ORPHAN} and {FINALIZER_FOREGROUND} cannot be both set"
+                    ),
+                ));
             }
         }
         Some(other) => errs.push(FieldError::invalid(
@@ -295,6 +340,90 @@ fn validate_finalizers(meta: &Map<String, Value>, path: &FieldPath, errs: &mut F
     }
 }
 
+/// The core API group's extra finalizer rule (`validateKubeFinalizerName`, for namespaces): a
+/// name without a `/` must be one of the standard finalizers. Errors are indexed.
+pub fn validate_kube_finalizer_names(meta: &Map<String, Value>, path: &FieldPath) -> FieldErrors {
+    let mut errs = vec![];
+    for (i, f) in finalizer_names(meta).into_iter().enumerate() {
+        if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f) {
+            errs.push(FieldError::invalid(
+                &path.index(i),
+                f,
+                "name is neither a standard finalizer name nor is it fully qualified",
+            ));
+        }
+    }
+    errs
+}
+
+/// The warnings a custom resource gets for finalizers it adds (those in `new` and not in `old`,
+/// sorted): invalid names, and names without a domain.
+pub fn finalizer_warnings(
+    new: &Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+) -> Vec<String> {
+    let old_f: Vec<&str> = old.map(finalizer_names).unwrap_or_default();
+    let mut added: Vec<&str> = finalizer_names(new)
+        .into_iter()
+        .filter(|f| !old_f.contains(f))
+        .collect();
+    added.sort_unstable();
+    added.dedup();
+    let mut out = vec![];
+    for f in added {
+        for m in is_qualified_name(f) {
+            out.push(format!("metadata.finalizers: {f:?}: {m}"));
+        }
+        if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f) {
+            out.push(format!(
+                "metadata.finalizers: {f:?}: prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"
+            ));
+        }
+    }
+    out
+}
+
+/// `schema.FromAPIVersionAndKind`: (group, version); both empty when the apiVersion does not parse.
+fn parse_api_version(api_version: &str) -> (&str, &str) {
+    if api_version.is_empty() || api_version == "/" {
+        return ("", "");
+    }
+    match api_version.matches('/').count() {
+        0 => ("", api_version),
+        1 => api_version.split_once('/').unwrap_or(("", "")),
+        _ => ("", ""),
+    }
+}
+
+fn str_field<'a>(r: &'a Value, k: &str) -> &'a str {
+    r.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Go's `%#v` of a `*bool` field: a pointer (the address is what Go prints; any stable one will
+/// do) or `(*bool)(nil)`.
+fn go_bool_ptr(v: Option<&Value>, seed: usize) -> String {
+    match v.and_then(Value::as_bool) {
+        Some(_) => format!("(*bool)(0xc000{:06x})", 0x10e8 + seed * 0x10),
+        None => "(*bool)(nil)".to_string(),
+    }
+}
+
+/// Go's `%#v` of one `metav1.OwnerReference`.
+fn go_owner_reference(r: &Value, i: usize) -> String {
+    format!(
+        "v1.OwnerReference{{APIVersion:{:?}, Kind:{:?}, Name:{:?}, UID:{:?}, Controller:{}, BlockOwnerDeletion:{}}}",
+        str_field(r, "apiVersion"),
+        str_field(r, "kind"),
+        str_field(r, "name"),
+        str_field(r, "uid"),
+        go_bool_ptr(r.get("controller"), 2 * i),
+        go_bool_ptr(r.get("blockOwnerDeletion"), 2 * i + 1),
+    )
+}
+
+/// `ValidateOwnerReferences`: apiVersion (with a version), kind, name and uid are required, Events
+/// may not own, and at most one reference is the controller. Errors name the list's path
+/// (`metadata.ownerReferences.uid`), unindexed, as upstream reports them.
 fn validate_owner_references(meta: &Map<String, Value>, path: &FieldPath, errs: &mut FieldErrors) {
     let Some(refs) = meta.get("ownerReferences") else {
         return;
@@ -305,36 +434,140 @@ fn validate_owner_references(meta: &Map<String, Value>, path: &FieldPath, errs: 
         }
         return;
     };
-    let mut controllers = 0;
+    let mut first_controller: Option<String> = None;
     for (i, r) in refs.iter().enumerate() {
-        let p = path.index(i);
-        for f in ["apiVersion", "kind", "name", "uid"] {
-            if r.get(f).and_then(Value::as_str).unwrap_or("").is_empty() {
-                let detail = match f {
-                    "apiVersion" => "version must not be empty",
-                    "kind" => "kind must not be empty",
-                    "name" => "name must not be empty",
-                    _ => "uid must not be empty",
-                };
-                errs.push(FieldError::invalid(
-                    &p.child(f),
-                    r.get(f).cloned().unwrap_or(Value::from("")),
-                    detail,
-                ));
+        let (api_version, kind) = (str_field(r, "apiVersion"), str_field(r, "kind"));
+        let (group, version) = parse_api_version(api_version);
+        if version.is_empty() {
+            errs.push(FieldError::invalid(
+                &path.child("apiVersion"),
+                api_version,
+                "version must not be empty",
+            ));
+        }
+        for (field, detail) in [
+            ("kind", "kind must not be empty"),
+            ("name", "name must not be empty"),
+            ("uid", "uid must not be empty"),
+        ] {
+            let v = str_field(r, field);
+            if v.is_empty() {
+                errs.push(FieldError::invalid(&path.child(field), v, detail));
             }
         }
+        if group.is_empty() && version == "v1" && kind == "Event" {
+            errs.push(FieldError::invalid_repr(
+                path,
+                &go_owner_reference(r, i),
+                format!("{group}/{version}, Kind={kind} is disallowed from being an owner"),
+            ));
+        }
         if r.get("controller").and_then(Value::as_bool) == Some(true) {
-            controllers += 1;
+            let current = format!("{kind}/{}", str_field(r, "name"));
+            match &first_controller {
+                Some(first) => {
+                    let all: Vec<String> = refs
+                        .iter()
+                        .enumerate()
+                        .map(|(j, x)| go_owner_reference(x, j))
+                        .collect();
+                    errs.push(FieldError::invalid_repr(
+                        path,
+                        &format!("[]v1.OwnerReference{{{}}}", all.join(", ")),
+                        format!("Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"),
+                    ));
+                }
+                None => first_controller = Some(current),
+            }
         }
     }
-    if controllers > 1 {
-        errs.push(FieldError::invalid(
-            path,
-            Value::Array(refs.clone()),
-            "Only one reference can have Controller set to true",
-        ));
+}
+
+fn is_set(meta: &Map<String, Value>, field: &str) -> bool {
+    meta.get(field).is_some_and(|v| !v.is_null())
+}
+
+/// Go's `%v` of a `metav1.Time` (its `time.Time` String form, in UTC).
+fn go_time(v: &Value) -> String {
+    let s = v.as_str().unwrap_or_default();
+    match chrono::DateTime::parse_from_rfc3339(s) {
+        Ok(t) => t
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M:%S +0000 UTC")
+            .to_string(),
+        Err(_) => s.to_string(),
     }
 }
+
+/// `ValidateObjectMetaAccessorUpdate`: what an update may not do to metadata. No finalizer may be
+/// added to an object being deleted; uid, deletionTimestamp and deletionGracePeriodSeconds are
+/// immutable (the caller has restored what the client may omit); labels, annotations and owner
+/// references are validated again.
+pub fn validate_object_meta_update(
+    new: &Map<String, Value>,
+    old: &Map<String, Value>,
+    path: &FieldPath,
+) -> FieldErrors {
+    let mut errs = vec![];
+    if is_set(old, "deletionTimestamp") {
+        let old_f = finalizer_names(old);
+        let mut added: Vec<&str> = finalizer_names(new)
+            .into_iter()
+            .filter(|f| !old_f.contains(f))
+            .collect();
+        added.sort_unstable();
+        added.dedup();
+        if !added.is_empty() {
+            errs.push(FieldError::forbidden(
+                &path.child("finalizers"),
+                format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers {}",
+                    go_string_slice(&added)
+                ),
+            ));
+        }
+    }
+    let (new_uid, old_uid) = (
+        new.get("uid").and_then(Value::as_str).unwrap_or(""),
+        old.get("uid").and_then(Value::as_str).unwrap_or(""),
+    );
+    if new_uid != old_uid {
+        errs.push(FieldError::invalid(
+            &path.child("uid"),
+            new_uid,
+            FIELD_IMMUTABLE,
+        ));
+    }
+    let (new_ts, old_ts) = (new.get("deletionTimestamp"), old.get("deletionTimestamp"));
+    if new_ts.filter(|v| !v.is_null()).map(go_time) != old_ts.filter(|v| !v.is_null()).map(go_time)
+    {
+        let p = path.child("deletionTimestamp");
+        errs.push(match new_ts.filter(|v| !v.is_null()) {
+            Some(v) => FieldError::invalid_repr(&p, &go_time(v), FIELD_IMMUTABLE),
+            None => FieldError::invalid(&p, "null", FIELD_IMMUTABLE),
+        });
+    }
+    let (new_grace, old_grace) = (
+        new.get("deletionGracePeriodSeconds")
+            .filter(|v| !v.is_null()),
+        old.get("deletionGracePeriodSeconds")
+            .filter(|v| !v.is_null()),
+    );
+    if new_grace != old_grace {
+        errs.push(FieldError::invalid(
+            &path.child("deletionGracePeriodSeconds"),
+            new_grace.cloned().unwrap_or(Value::from("null")),
+            FIELD_IMMUTABLE,
+        ));
+    }
+    validate_labels(new, &path.child("labels"), &mut errs);
+    validate_annotations(new, &path.child("annotations"), &mut errs);
+    validate_owner_references(new, &path.child("ownerReferences"), &mut errs);
+    errs
+}
+
+/// `apimachinery/pkg/api/validation.FieldImmutableErrorMsg`.
+pub const FIELD_IMMUTABLE: &str = "field is immutable";
 
 /// `ValidateObjectMeta` for create and update: name/generateName, namespace presence, labels,
 /// annotations, finalizers and owner references.
@@ -386,8 +619,8 @@ pub fn validate_object_meta(
     }
     validate_labels(meta, &path.child("labels"), &mut errs);
     validate_annotations(meta, &path.child("annotations"), &mut errs);
-    validate_finalizers(meta, &path.child("finalizers"), &mut errs);
     validate_owner_references(meta, &path.child("ownerReferences"), &mut errs);
+    validate_finalizers(meta, &path.child("finalizers"), &mut errs);
     errs
 }
 

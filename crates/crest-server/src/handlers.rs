@@ -5,10 +5,8 @@ use crate::customresource::{FieldValidation, UnknownFields};
 use crate::duplicates::Duplicates;
 use crate::http::{error_response, full, read_body, render, Body, Payload};
 use crate::negotiate::{body_format, decode_object, negotiate, BodyFormat, Capabilities, Output};
-use crate::registry::{
-    check_identity, check_namespace, Preconditions, Served, UpdateMode, WriteOptions,
-};
-use crate::request::{Query, ResourcePath};
+use crate::registry::{check_identity, check_namespace, Served, UpdateMode, WriteOptions};
+use crate::request::{DeleteOptions, Query, ResourcePath};
 use crate::resources::ResourceDef;
 use crate::table::{self, IncludeObject};
 use crate::{watch, App};
@@ -106,11 +104,11 @@ pub async fn resource(
                 }
                 Method::DELETE if rp.name.is_some() && sub.is_none() => {
                     let body = read_body(req.into_body()).await?;
-                    ctx.delete(ns, &name, body, out).await
+                    ctx.delete(ns, &name, body, ctype.as_deref(), out).await
                 }
                 Method::DELETE if rp.name.is_none() => {
                     let body = read_body(req.into_body()).await?;
-                    ctx.delete_collection(ns, body, out).await
+                    ctx.delete_collection(ns, body, ctype.as_deref(), out).await
                 }
                 _ => Err(ApiError::method_not_supported(
                     &def.api.group_resource(),
@@ -259,9 +257,18 @@ impl Ctx<'_> {
 
     fn write_options(&self, kind: &str) -> Result<WriteOptions, ApiError> {
         self.query.field_validation()?;
-        Ok(WriteOptions {
-            dry_run: self.query.dry_run(kind)?,
-        })
+        Ok(WriteOptions::new(self.query.dry_run(kind)?))
+    }
+
+    /// Adds the warnings a registry write produced to the response's.
+    fn add_warnings(&self, opts: &WriteOptions) {
+        let extra = opts.take_warnings();
+        if !extra.is_empty() {
+            self.warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(extra);
+        }
     }
 
     async fn get(
@@ -382,6 +389,7 @@ impl Ctx<'_> {
             Served::Tree(v) => Payload::Value(v),
             Served::Json(b) => Payload::Json(b),
         };
+        self.add_warnings(&opts);
         self.render(201, payload, out)
     }
 
@@ -407,6 +415,7 @@ impl Ctx<'_> {
                 .registry
                 .update(&self.def, ns, name, obj, mode, &opts)
                 .await?;
+            self.add_warnings(&opts);
             return self.render(200, Payload::Value(updated), out);
         }
         Err(ApiError::path_not_found())
@@ -472,6 +481,7 @@ impl Ctx<'_> {
             .registry
             .patch(&self.def, ns, name, mode, &opts, apply)
             .await?;
+        self.add_warnings(&opts);
         self.render(200, Payload::Value(patched), out)
     }
 
@@ -480,30 +490,38 @@ impl Ctx<'_> {
         ns: Option<&str>,
         name: &str,
         body: Bytes,
+        content_type: Option<&str>,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
-        let (pre, dry_run) = delete_options(&body, self.query)?;
-        let opts = WriteOptions { dry_run };
+        let options = DeleteOptions::parse(&body, content_type, self.query)?;
+        let opts = WriteOptions::new(options.is_dry_run());
         let d = self
             .app
             .registry
-            .delete(&self.def, ns, name, &pre, &opts)
+            .delete(&self.def, ns, name, &options.preconditions, &opts)
             .await?;
-        if d.gone && self.def.crd_name.is_some() {
+        // 202 only when deletion is pending and cascading was asked for the deprecated way.
+        let code = if !d.gone && options.orphan_dependents == Some(false) {
+            202
+        } else {
+            200
+        };
+        if d.gone && !self.def.strategy.returns_deleted_object() {
             let status = crest_api::error::success_status(
                 name,
                 &self.def.api.group_resource(),
                 meta::uid(&d.object),
             );
-            return self.render(200, Payload::Value(status), out);
+            return self.render(code, Payload::Value(status), out);
         }
-        self.render(200, Payload::Value(d.object), out)
+        self.render(code, Payload::Value(d.object), out)
     }
 
     async fn delete_collection(
         &self,
         ns: Option<&str>,
         body: Bytes,
+        content_type: Option<&str>,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
         if !self.def.api.verbs.iter().any(|v| v == "deletecollection") {
@@ -512,19 +530,20 @@ impl Ctx<'_> {
                 "deletecollection",
             ));
         }
-        let (_, dry_run) = delete_options(&body, self.query)?;
         let filter = crate::selectors::ListFilter::parse(self.query, &self.def)?;
-        let items = self
+        let options = DeleteOptions::parse(&body, content_type, self.query)?;
+        let opts = WriteOptions::new(options.is_dry_run());
+        let (items, revision) = self
             .app
             .registry
-            .delete_collection(&self.def, ns, &WriteOptions { dry_run }, |v| {
+            .delete_collection(&self.def, ns, &options.preconditions, &opts, |v| {
                 filter.matches(v)
             })
             .await?;
         let list = json!({
             "apiVersion": self.def.api.api_version(),
             "kind": self.def.api.list_kind,
-            "metadata": {"resourceVersion": self.app.registry.storage.current_revision().to_string()},
+            "metadata": {"resourceVersion": revision.to_string()},
             "items": items,
         });
         self.render(200, Payload::Value(list), out)
@@ -547,43 +566,6 @@ fn strip_directives(p: &Value) -> Value {
         ),
         other => other.clone(),
     }
-}
-
-/// Parses DeleteOptions from the body (optional) and the query.
-fn delete_options(body: &[u8], query: &Query) -> Result<(Preconditions, bool), ApiError> {
-    let mut pre = Preconditions::default();
-    let mut dry_run = query.dry_run("DeleteOptions")?;
-    if !body.iter().all(u8::is_ascii_whitespace) {
-        let v: Value = serde_json::from_slice(body)
-            .or_else(|_| serde_yaml_ng::from_slice(body))
-            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
-        if let Some(p) = v.get("preconditions") {
-            pre.uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
-            pre.resource_version = p
-                .get("resourceVersion")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        if let Some(d) = v.get("dryRun").and_then(Value::as_array) {
-            if !d.is_empty() {
-                if d.iter().all(|x| x == "All") {
-                    dry_run = true;
-                } else {
-                    return Err(ApiError::bad_request(format!(
-                        "dryRun: Unsupported value: {d:?}: supported values: \"All\""
-                    )));
-                }
-            }
-        }
-        if let Some(pp) = v.get("propagationPolicy").and_then(Value::as_str) {
-            if !matches!(pp, "Orphan" | "Background" | "Foreground") {
-                return Err(ApiError::bad_request(format!(
-                    "propagationPolicy: Unsupported value: {pp:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
-                )));
-            }
-        }
-    }
-    Ok((pre, dry_run))
 }
 
 /// Used by the watch endpoint for its errors before streaming starts.

@@ -9,10 +9,13 @@
 
 use crate::cache::{Cache, CachedObject, Snapshot};
 use crate::resources::{ResourceDef, Resources, CRD_PREFIX, NAMESPACE_PREFIX};
-use crate::strategy::{spec_part, CrdStrategy, Strategy};
+use crate::strategy::{spec_part, CrdStrategy, DeleteStep, Strategy};
 use bytes::Bytes;
 use crest_api::field::FieldPath;
-use crest_api::validation::validate_object_meta;
+use crest_api::validation::{
+    finalizer_warnings, name_is_path_segment, validate_kube_finalizer_names, validate_object_meta,
+    validate_object_meta_update,
+};
 use crest_api::{meta, ApiError, FieldError, GroupResource};
 use crest_storage::{Storage, StorageError, WriteOutcome};
 use serde_json::Value;
@@ -50,13 +53,37 @@ impl UpdateMode {
 }
 
 /// Options of one write.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct WriteOptions {
+    /// `dryRun=All`: every stage runs, nothing is persisted.
     pub dry_run: bool,
+    /// Warnings the write produced (Warning headers of the response).
+    pub warnings: std::sync::Mutex<Vec<String>>,
+}
+
+impl WriteOptions {
+    pub fn new(dry_run: bool) -> Self {
+        WriteOptions {
+            dry_run,
+            warnings: Default::default(),
+        }
+    }
+
+    fn warn(&self, w: impl IntoIterator<Item = String>) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(w);
+    }
+
+    /// Takes the warnings collected so far.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 /// `DeleteOptions.preconditions`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Preconditions {
     pub uid: Option<String>,
     pub resource_version: Option<String>,
@@ -352,9 +379,17 @@ impl Registry {
             }
             let name = meta::name(&obj).to_string();
             let mut errs = validate_metadata(def, &obj);
+            if strategy.kube_finalizer_names() {
+                errs.extend(kube_finalizer_errors(&obj));
+            }
             errs.extend(strategy.validate_create(&obj));
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&def.api.group_kind(), &name, &errs));
+            }
+            if strategy.warns_finalizer_names() {
+                if let Some(m) = meta::meta(&obj) {
+                    opts.warn(finalizer_warnings(m, None));
+                }
             }
             let key = def.key(ns, &name);
             if opts.dry_run {
@@ -483,27 +518,7 @@ impl Registry {
                 obj = merged;
             }
         }
-        // System metadata is the server's, whatever the client sent.
-        if let Some(m) = meta::meta_mut(&mut obj) {
-            for f in [
-                "uid",
-                "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-                "generation",
-                "namespace",
-            ] {
-                match old.get("metadata").and_then(|om| om.get(f)) {
-                    Some(v) => {
-                        m.insert(f.into(), v.clone());
-                    }
-                    None => {
-                        m.remove(f);
-                    }
-                }
-            }
-            m.remove("resourceVersion");
-        }
+        restore_system_metadata(&mut obj, &old);
         if mode == UpdateMode::Main {
             strategy.prepare_update(&mut obj, &old);
         }
@@ -520,14 +535,23 @@ impl Registry {
                 if changed { gen + 1 } else { gen.max(1) },
             );
         }
-        let mut errs = validate_metadata(def, &obj);
-        errs.extend(validate_finalizer_update(&obj, &old));
-        errs.extend(strategy.validate_update(&obj, &old));
+        let errs = validate_update(def, &obj, &old);
         if !errs.is_empty() {
             return Err(ApiError::invalid(&def.api.group_kind(), name, &errs));
         }
-        // A deleting object whose last finalizer was just removed is deleted now.
-        if meta::deletion_timestamp(&obj).is_some() && strategy.finalized(&obj) {
+        if strategy.warns_finalizer_names() {
+            if let (Some(n), Some(o)) = (meta::meta(&obj), meta::meta(&old)) {
+                opts.warn(finalizer_warnings(n, Some(o)));
+            }
+        }
+        // A deleting object left without finalizers is deleted by the update (upstream's
+        // ShouldDeleteDuringUpdate); the answer is the updated object, as the client sent it.
+        if should_delete_during_update(strategy, &obj, &old) {
+            meta::set(
+                &mut obj,
+                "resourceVersion",
+                current.mod_revision.to_string(),
+            );
             if opts.dry_run {
                 return Ok(self.convert(def, obj));
             }
@@ -537,14 +561,7 @@ impl Registry {
                 .await
                 .map_err(storage_error)?
             {
-                WriteOutcome::Done(_) => {
-                    meta::set(
-                        &mut obj,
-                        "resourceVersion",
-                        current.mod_revision.to_string(),
-                    );
-                    Ok(self.convert(def, obj))
-                }
+                WriteOutcome::Done(_) => Ok(self.convert(def, obj)),
                 WriteOutcome::Conflict(_) => Err(conflict_error(&gr, name, from_patch)),
             };
         }
@@ -644,7 +661,10 @@ impl Registry {
         .await
     }
 
-    /// Delete: graceful (finalizers pending) or immediate.
+    /// Delete, as kube-apiserver's registry does: preconditions are checked, then the strategy
+    /// decides (an object with finalizers is marked for deletion and stays, any other is
+    /// removed), delete admission runs, and the change is written (a dry run writes nothing and
+    /// answers with what would have been).
     pub async fn delete(
         &self,
         def: &ResourceDef,
@@ -656,130 +676,152 @@ impl Registry {
         self.sync().await?;
         let gr = def.api.group_resource();
         let key = def.key(ns, name);
+        let strategy = def.strategy.as_ref();
         for _ in 0..MAX_RETRIES {
             let Some(current) = self.cache.get(&key) else {
                 return Err(ApiError::not_found(&gr, name));
             };
-            let mut obj = current.value()?;
-            if let Some(uid) = &pre.uid {
-                if uid != meta::uid(&obj) {
-                    return Err(ApiError::conflict(
-                        &gr,
-                        name,
-                        &format!(
-                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                            meta::uid(&obj)
-                        ),
-                    ));
-                }
-            }
-            if let Some(rv) = &pre.resource_version {
-                if *rv != current.mod_revision.to_string() {
-                    return Err(ApiError::conflict(
-                        &gr,
-                        name,
-                        &format!(
-                            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                            current.mod_revision
-                        ),
-                    ));
-                }
-            }
-            let already_deleting = meta::deletion_timestamp(&obj).is_some();
-            let before = obj.clone();
-            let keep = def.strategy.begin_delete(&mut obj);
-            if keep {
-                if already_deleting && obj == before || opts.dry_run {
+            let stored = current.value()?;
+            check_preconditions(def, name, &stored, current.mod_revision, pre)?;
+            let mut obj = stored.clone();
+            match strategy.delete_step(&mut obj) {
+                DeleteStep::Unchanged => {
                     return Ok(Deleted {
                         object: self.convert(def, obj),
                         gone: false,
                     });
                 }
-                meta::remove(&mut obj, "resourceVersion");
-                match self
-                    .storage
-                    .update(&key, current.mod_revision, stored_bytes(&mut obj)?)
-                    .await
-                    .map_err(storage_error)?
-                {
-                    WriteOutcome::Done(kv) => {
-                        meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
+                DeleteStep::Mark => {
+                    strategy.admit_delete(&gr, name)?;
+                    if obj == stored || opts.dry_run {
+                        // No change (already marked) writes nothing, as a no-op update.
                         return Ok(Deleted {
                             object: self.convert(def, obj),
                             gone: false,
                         });
                     }
-                    WriteOutcome::Conflict(_) => {
-                        self.sync().await?;
-                        continue;
+                    match self
+                        .storage
+                        .update(&key, current.mod_revision, stored_bytes(&mut obj)?)
+                        .await
+                        .map_err(storage_error)?
+                    {
+                        WriteOutcome::Done(kv) => {
+                            meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
+                            return Ok(Deleted {
+                                object: self.convert(def, obj),
+                                gone: false,
+                            });
+                        }
+                        WriteOutcome::Conflict(_) => {
+                            self.sync().await?;
+                            continue;
+                        }
                     }
                 }
-            }
-            let obj = self.convert(def, current.value()?);
-            if opts.dry_run {
-                return Ok(Deleted {
-                    object: obj,
-                    gone: true,
-                });
-            }
-            match self
-                .storage
-                .delete(&key, current.mod_revision)
-                .await
-                .map_err(storage_error)?
-            {
-                WriteOutcome::Done(_) => {
-                    return Ok(Deleted {
-                        object: obj,
-                        gone: true,
-                    })
-                }
-                WriteOutcome::Conflict(None) => return Err(ApiError::not_found(&gr, name)),
-                WriteOutcome::Conflict(Some(_)) => {
-                    self.sync().await?;
-                    continue;
+                DeleteStep::Remove => {
+                    strategy.admit_delete(&gr, name)?;
+                    let obj = self.convert(def, stored);
+                    if opts.dry_run {
+                        return Ok(Deleted {
+                            object: obj,
+                            gone: true,
+                        });
+                    }
+                    match self
+                        .storage
+                        .delete(&key, current.mod_revision)
+                        .await
+                        .map_err(storage_error)?
+                    {
+                        WriteOutcome::Done(_) => {
+                            return Ok(Deleted {
+                                object: obj,
+                                gone: true,
+                            })
+                        }
+                        WriteOutcome::Conflict(None) => return Err(ApiError::not_found(&gr, name)),
+                        WriteOutcome::Conflict(Some(_)) => {
+                            self.sync().await?;
+                            continue;
+                        }
+                    }
                 }
             }
         }
         Err(ApiError::stale(&gr, name))
     }
 
-    /// Deletes every object of `def` in `ns` (all namespaces for `None`); returns what was deleted
-    /// or marked for deletion.
+    /// Deletes every object of `def` in `ns` (all namespaces for `None`) that `filter` selects,
+    /// each as a DELETE with the same options would (objects gone meanwhile are skipped). Returns
+    /// the objects as listed before the deletes, and the list's revision, as upstream answers.
     pub async fn delete_collection<F>(
         &self,
         def: &ResourceDef,
         ns: Option<&str>,
+        pre: &Preconditions,
         opts: &WriteOptions,
         filter: F,
-    ) -> Result<Vec<Value>, ApiError>
+    ) -> Result<(Vec<Value>, i64), ApiError>
     where
         F: Fn(&Value) -> bool,
     {
         let snap = self.list(def, ns).await?;
-        let mut out = vec![];
-        for o in snap.objects {
-            let v = o.value()?;
-            if !filter(&v) {
-                continue;
+        let mut listed = vec![];
+        for o in &snap.objects {
+            let v = self.convert(def, o.value()?);
+            if filter(&v) {
+                listed.push(v);
             }
-            let (name, ons) = (meta::name(&v).to_string(), meta::namespace(&v).to_string());
-            let ons = if def.api.namespaced {
-                Some(ons.as_str())
-            } else {
-                None
-            };
-            match self
-                .delete(def, ons, &name, &Preconditions::default(), opts)
-                .await
-            {
-                Ok(d) => out.push(d.object),
+        }
+        for v in &listed {
+            let name = meta::name(v);
+            let ons = def.api.namespaced.then(|| meta::namespace(v));
+            match self.delete(def, ons, name, pre, opts).await {
+                Ok(_) => {}
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
         }
-        Ok(out)
+        Ok((listed, snap.revision))
     }
+}
+
+/// `DeleteOptions.preconditions` against the stored object, worded as the resource's REST
+/// Delete words a mismatch: the generic store names the kind (`CronTab.stable.example.com`), the
+/// namespace and CRD Deletes their resource.
+fn check_preconditions(
+    def: &ResourceDef,
+    name: &str,
+    obj: &Value,
+    revision: i64,
+    pre: &Preconditions,
+) -> Result<(), ApiError> {
+    let custom = def.strategy.custom_delete_preconditions();
+    let gr = if custom {
+        def.api.group_resource()
+    } else {
+        GroupResource::new(&def.api.group, &def.api.kind)
+    };
+    let uid = meta::uid(obj);
+    if let Some(want) = pre.uid.as_deref().filter(|u| *u != uid) {
+        let detail = if custom {
+            format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}")
+        } else {
+            format!("the UID in the precondition ({want}) does not match the UID in record ({uid}). The object might have been deleted and then recreated")
+        };
+        return Err(ApiError::conflict(&gr, name, &detail));
+    }
+    let rv = revision.to_string();
+    if let Some(want) = pre.resource_version.as_deref().filter(|r| *r != rv) {
+        let detail = if custom {
+            format!("Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}")
+        } else {
+            format!("the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({rv}). The object might have been modified")
+        };
+        return Err(ApiError::conflict(&gr, name, &detail));
+    }
+    Ok(())
 }
 
 /// Internal marker: an update lost a race the server itself created (patch retry).
@@ -832,27 +874,86 @@ fn validate_metadata(def: &ResourceDef, obj: &Value) -> Vec<FieldError> {
     }
 }
 
-/// Once an object is being deleted, finalizers may only be removed.
-fn validate_finalizer_update(new: &Value, old: &Value) -> Vec<FieldError> {
-    if meta::deletion_timestamp(old).is_none() {
-        return vec![];
+/// Update validation in upstream's order: the common ObjectMeta checks (`validateCommonFields`:
+/// ObjectMeta as on create, names as path segments, then the update rules), then the strategy's,
+/// which for every resource Crest serves starts with the ObjectMeta update rules again (so their
+/// causes appear twice, as upstream's do; the message lists them once).
+fn validate_update(def: &ResourceDef, new: &Value, old: &Value) -> Vec<FieldError> {
+    let path = FieldPath::new("metadata");
+    let empty = serde_json::Map::new();
+    let new_meta = meta::meta(new).unwrap_or(&empty);
+    let old_meta = meta::meta(old).unwrap_or(&empty);
+    let mut errs = validate_object_meta(new_meta, def.api.namespaced, name_is_path_segment, &path);
+    let update_errs = validate_object_meta_update(new_meta, old_meta, &path);
+    errs.extend(update_errs.iter().cloned());
+    errs.extend(update_errs);
+    if def.strategy.kube_finalizer_names() {
+        errs.extend(kube_finalizer_errors(new));
     }
-    let old_f = meta::finalizers(old);
-    let added: Vec<String> = meta::finalizers(new)
-        .into_iter()
-        .filter(|f| !old_f.contains(f))
-        .collect();
-    if added.is_empty() {
-        return vec![];
+    errs.extend(def.strategy.validate_update(new, old));
+    errs
+}
+
+/// `ShouldDeleteDuringUpdate`: the new object has no finalizers left (for namespaces, no
+/// `spec.finalizers` either), and the stored one is being deleted with no grace period pending.
+fn should_delete_during_update(strategy: &dyn Strategy, new: &Value, old: &Value) -> bool {
+    let grace = old
+        .pointer("/metadata/deletionGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    meta::deletion_timestamp(old).is_some() && grace == 0 && strategy.finalized(new)
+}
+
+fn kube_finalizer_errors(obj: &Value) -> Vec<FieldError> {
+    let path = FieldPath::new("metadata").child("finalizers");
+    meta::meta(obj)
+        .map(|m| validate_kube_finalizer_names(m, &path))
+        .unwrap_or_default()
+}
+
+/// What an update takes from the stored object whatever the client sent (`BeforeUpdate`): the
+/// creation timestamp, generation (the strategy bumps it), namespace, a deletion timestamp once
+/// set, and uid and the deletion grace period when the client left them out. A client's different
+/// uid or deletion fields are then refused as immutable.
+fn restore_system_metadata(obj: &mut Value, old: &Value) {
+    let old_meta = old.get("metadata").and_then(Value::as_object);
+    let get = |f: &str| old_meta.and_then(|m| m.get(f)).filter(|v| !v.is_null());
+    let Some(m) = meta::meta_mut(obj) else {
+        return;
+    };
+    for f in ["creationTimestamp", "generation", "namespace"] {
+        match get(f) {
+            Some(v) => {
+                m.insert(f.into(), v.clone());
+            }
+            None => {
+                m.remove(f);
+            }
+        }
     }
-    let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
-    vec![FieldError::forbidden(
-        &FieldPath::new("metadata").child("finalizers"),
-        format!(
-            "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
-            quoted.join(", ")
-        ),
-    )]
+    let missing = |m: &serde_json::Map<String, Value>, f: &str| match m.get(f) {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(_) => false,
+    };
+    if missing(m, "uid") {
+        match get("uid") {
+            Some(v) => m.insert("uid".into(), v.clone()),
+            None => m.remove("uid"),
+        };
+    }
+    if let Some(ts) = get("deletionTimestamp") {
+        m.insert("deletionTimestamp".into(), ts.clone());
+    } else if missing(m, "deletionTimestamp") {
+        m.remove("deletionTimestamp");
+    }
+    if missing(m, "deletionGracePeriodSeconds") {
+        match get("deletionGracePeriodSeconds") {
+            Some(v) => m.insert("deletionGracePeriodSeconds".into(), v.clone()),
+            None => m.remove("deletionGracePeriodSeconds"),
+        };
+    }
+    m.remove("resourceVersion");
 }
 
 trait NamespaceTerminating {

@@ -1,6 +1,9 @@
 //! Parsing of API paths and query parameters (kube-apiserver's RequestInfo).
 
-use crest_api::ApiError;
+use crate::negotiate::{body_format, decode_object, BodyFormat};
+use crate::registry::Preconditions;
+use crest_api::{ApiError, FieldError, FieldPath};
+use serde_json::Value;
 use std::collections::HashMap;
 
 /// What a resource path addresses.
@@ -151,6 +154,247 @@ impl Query {
                 "fieldValidation parameter unsupported: {other}"
             ))),
         }
+    }
+}
+
+/// `meta/v1 DeleteOptions` of a DELETE or deletecollection, decoded as kube-apiserver does: from
+/// the body when there is one (JSON, or YAML by Content-Type), otherwise from the query
+/// parameters, then validated (`ValidateDeleteOptions`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeleteOptions {
+    pub grace_period_seconds: Option<i64>,
+    pub preconditions: Preconditions,
+    pub orphan_dependents: Option<bool>,
+    pub propagation_policy: Option<String>,
+    pub dry_run: Vec<String>,
+}
+
+/// The `meta.k8s.io/v1` kinds a DeleteOptions body may decode into that are not DeleteOptions
+/// (upstream decodes them, then refuses the result).
+const OTHER_DECODABLE_KINDS: [&str; 7] = [
+    "CreateOptions",
+    "UpdateOptions",
+    "Status",
+    "APIVersions",
+    "APIGroupList",
+    "APIGroup",
+    "APIResourceList",
+];
+
+/// The scheme kube-apiserver decodes DeleteOptions with, as its errors name it.
+const META_SCHEME: &str = "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:28";
+
+impl DeleteOptions {
+    /// Decodes and validates the options of a DELETE request.
+    pub fn parse(body: &[u8], content_type: Option<&str>, query: &Query) -> Result<Self, ApiError> {
+        let opts = if body.iter().all(u8::is_ascii_whitespace) {
+            Self::from_query(query)?
+        } else {
+            Self::from_body(body, content_type)?
+        };
+        opts.validate()?;
+        Ok(opts)
+    }
+
+    pub fn is_dry_run(&self) -> bool {
+        !self.dry_run.is_empty()
+    }
+
+    /// The query form (`DecodeParameters`): gracePeriodSeconds an int64, orphanDependents true
+    /// unless `0`/`false`, propagationPolicy and dryRun as given. Preconditions have no query form.
+    fn from_query(query: &Query) -> Result<Self, ApiError> {
+        let mut o = DeleteOptions::default();
+        if let Some(v) = query.get("gracePeriodSeconds") {
+            o.grace_period_seconds = Some(v.parse::<i64>().map_err(|e| {
+                let why = match e.kind() {
+                    std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                        "value out of range"
+                    }
+                    _ => "invalid syntax",
+                };
+                ApiError::bad_request(format!("strconv.ParseInt: parsing {v:?}: {why}"))
+            })?);
+        }
+        if let Some(v) = query.get("orphanDependents") {
+            o.orphan_dependents = Some(!(v == "0" || v.eq_ignore_ascii_case("false")));
+        }
+        if let Some(v) = query.get("propagationPolicy") {
+            o.propagation_policy = Some(v.to_string());
+        }
+        o.dry_run = query.all("dryRun").to_vec();
+        Ok(o)
+    }
+
+    /// The body form: a DeleteOptions object (kind and apiVersion may be left out).
+    fn from_body(body: &[u8], content_type: Option<&str>) -> Result<Self, ApiError> {
+        let v = match body_format(content_type) {
+            BodyFormat::Json => decode_object(body, false)?,
+            BodyFormat::Yaml => decode_object(body, true)?,
+            _ => {
+                return Err(ApiError::unsupported_media_type(
+                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+                ))
+            }
+        };
+        let type_str = |field: &str| -> Result<String, ApiError> {
+            match v.get(field) {
+                None | Some(Value::Null) => Ok(String::new()),
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(other) => Err(ApiError::bad_request(format!(
+                    "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go struct field .{field} of type string",
+                    json_kind(other)
+                ))),
+            }
+        };
+        let kind = type_str("kind")?;
+        let api_version = type_str("apiVersion")?;
+        if !kind.is_empty() && kind != "DeleteOptions" {
+            if OTHER_DECODABLE_KINDS.contains(&kind.as_str()) {
+                return Err(ApiError::internal(
+                    "decoded object cannot be converted to DeleteOptions",
+                ));
+            }
+            let version = if api_version.is_empty() {
+                "meta.k8s.io/v1"
+            } else {
+                api_version.as_str()
+            };
+            return Err(ApiError::bad_request(format!(
+                "no kind {kind:?} is registered for version {version:?} in scheme {META_SCHEME:?}"
+            )));
+        }
+        let mut o = DeleteOptions::default();
+        let field = |f: &str| v.get(f).filter(|x| !x.is_null());
+        if let Some(x) = field("gracePeriodSeconds") {
+            o.grace_period_seconds = Some(go_int64(x, "DeleteOptions", "gracePeriodSeconds")?);
+        }
+        if let Some(p) = field("preconditions") {
+            let Some(p) = p.as_object() else {
+                return Err(type_error(
+                    p,
+                    "DeleteOptions",
+                    "preconditions",
+                    "v1.Preconditions",
+                ));
+            };
+            for (name, go_type) in [("uid", "types.UID"), ("resourceVersion", "string")] {
+                let value = match p.get(name) {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(other) => {
+                        return Err(type_error(
+                            other,
+                            "Preconditions",
+                            &format!("preconditions.{name}"),
+                            go_type,
+                        ))
+                    }
+                };
+                match name {
+                    "uid" => o.preconditions.uid = value,
+                    _ => o.preconditions.resource_version = value,
+                }
+            }
+        }
+        if let Some(x) = field("orphanDependents") {
+            o.orphan_dependents = Some(
+                x.as_bool()
+                    .ok_or_else(|| type_error(x, "DeleteOptions", "orphanDependents", "bool"))?,
+            );
+        }
+        if let Some(x) = field("propagationPolicy") {
+            o.propagation_policy = Some(
+                x.as_str()
+                    .ok_or_else(|| {
+                        type_error(
+                            x,
+                            "DeleteOptions",
+                            "propagationPolicy",
+                            "v1.DeletionPropagation",
+                        )
+                    })?
+                    .to_string(),
+            );
+        }
+        if let Some(x) = field("dryRun") {
+            let Some(items) = x.as_array() else {
+                return Err(type_error(x, "DeleteOptions", "dryRun", "[]string"));
+            };
+            for item in items {
+                match item {
+                    Value::String(s) => o.dry_run.push(s.clone()),
+                    // A JSON null decodes to the empty string.
+                    Value::Null => o.dry_run.push(String::new()),
+                    other => return Err(type_error(other, "DeleteOptions", "dryRun", "string")),
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    /// `ValidateDeleteOptions`.
+    fn validate(&self) -> Result<(), ApiError> {
+        let mut errs = vec![];
+        if let (Some(_), Some(pp)) = (self.orphan_dependents, &self.propagation_policy) {
+            errs.push(FieldError::invalid(
+                &FieldPath::new("propagationPolicy"),
+                pp.as_str(),
+                "orphanDependents and deletionPropagation cannot be both set",
+            ));
+        }
+        if let Some(pp) = &self.propagation_policy {
+            if !matches!(pp.as_str(), "Foreground" | "Background" | "Orphan") {
+                errs.push(FieldError::not_supported(
+                    &FieldPath::new("propagationPolicy"),
+                    pp.as_str(),
+                    &["Foreground", "Background", "Orphan", "nil"],
+                ));
+            }
+        }
+        if self.dry_run.iter().any(|v| v != "All") {
+            let mut e = FieldError::not_supported(&FieldPath::new("dryRun"), Value::Null, &["All"]);
+            e.value_repr = Some(crest_api::validation::go_string_slice(&self.dry_run));
+            errs.push(e);
+        }
+        if errs.is_empty() {
+            return Ok(());
+        }
+        Err(ApiError::invalid(
+            &crest_api::GroupKind::new("meta.k8s.io", "DeleteOptions"),
+            "",
+            &errs,
+        ))
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Go's `json: cannot unmarshal ...` for a field of the wrong JSON type.
+fn type_error(v: &Value, go_struct: &str, field: &str, go_type: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "json: cannot unmarshal {} into Go struct field {go_struct}.{field} of type {go_type}",
+        json_kind(v)
+    ))
+}
+
+/// A JSON number decoded into an int64 as Go does (a fraction or overflow names the number).
+fn go_int64(v: &Value, go_struct: &str, field: &str) -> Result<i64, ApiError> {
+    match v {
+        Value::Number(n) => n.as_i64().ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "json: cannot unmarshal number {n} into Go struct field {go_struct}.{field} of type int64"
+            ))
+        }),
+        other => Err(type_error(other, go_struct, field, "int64")),
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::cache::Cache;
 use crate::customresource::CrSchema;
 use crest_api::validation::{name_is_dns_label, name_is_dns_subdomain, NameValidator};
-use crest_api::{meta, ApiResource, FieldErrors};
+use crest_api::{meta, ApiError, ApiResource, FieldErrors, GroupResource};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -44,27 +44,88 @@ pub trait Strategy: Send + Sync {
         vec![]
     }
 
-    /// Marks `obj` for graceful deletion on the first DELETE. Returns whether the object must stay
-    /// (finalization pending); `false` deletes it at once.
-    fn begin_delete(&self, obj: &mut Value) -> bool {
-        let pending = !meta::finalizers(obj).is_empty();
-        if pending {
-            mark_deleting(obj);
-        }
-        pending
+    /// What a DELETE does to the stored object `obj` (changing it when it stays). The default is
+    /// the generic store's: an object with finalizers is marked for deletion and stays, any other
+    /// is removed.
+    fn delete_step(&self, obj: &mut Value) -> DeleteStep {
+        generic_delete_step(obj)
+    }
+
+    /// Whether a failed delete precondition is worded as the namespace and CRD REST Deletes word
+    /// it (`Precondition failed: UID in precondition: ...`) rather than as the generic store does.
+    fn custom_delete_preconditions(&self) -> bool {
+        false
+    }
+
+    /// Delete admission (run when a DELETE changes or removes the object).
+    fn admit_delete(&self, _gr: &GroupResource, _name: &str) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// Whether an immediate DELETE answers with the deleted object rather than a Status.
+    fn returns_deleted_object(&self) -> bool {
+        false
     }
 
     /// Whether an object marked for deletion has no finalization left and can be removed.
     fn finalized(&self, obj: &Value) -> bool {
         meta::finalizers(obj).is_empty()
     }
+
+    /// Whether finalizer names follow the core API group's rule (a name without a domain must be
+    /// a standard finalizer), as for namespaces.
+    fn kube_finalizer_names(&self) -> bool {
+        false
+    }
+
+    /// Whether added finalizers with suspicious names get warnings (custom resources).
+    fn warns_finalizer_names(&self) -> bool {
+        false
+    }
 }
 
-/// Sets deletionTimestamp (once) and deletionGracePeriodSeconds 0, as a graceful delete does.
-pub fn mark_deleting(obj: &mut Value) {
+/// What a DELETE does to a stored object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeleteStep {
+    /// The object stays as it is and is returned (e.g. a namespace still being emptied).
+    Unchanged,
+    /// The object stays, marked for deletion (written when that changed it).
+    Mark,
+    /// The object is removed now.
+    Remove,
+}
+
+/// The generic store's DELETE: an object with finalizers is marked (`markAsDeleting`), any other
+/// is removed.
+pub fn generic_delete_step(obj: &mut Value) -> DeleteStep {
+    if meta::finalizers(obj).is_empty() {
+        return DeleteStep::Remove;
+    }
+    mark_as_deleting(obj);
+    DeleteStep::Mark
+}
+
+/// kube-apiserver's `markAsDeleting`: the first time, generation is bumped (when the resource
+/// keeps one) and deletionTimestamp set; deletionGracePeriodSeconds becomes 0.
+pub fn mark_as_deleting(obj: &mut Value) {
+    if meta::deletion_timestamp(obj).is_none() {
+        let generation = obj
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if generation > 0 {
+            meta::set(obj, "generation", generation + 1);
+        }
+        meta::set(obj, "deletionTimestamp", meta::now_rfc3339());
+    }
+    meta::set(obj, "deletionGracePeriodSeconds", 0);
+}
+
+/// Sets deletionTimestamp if it is not set yet (the namespace and CRD first DELETE, which set no
+/// grace period).
+fn set_deletion_timestamp(obj: &mut Value) {
     if meta::deletion_timestamp(obj).is_none() {
         meta::set(obj, "deletionTimestamp", meta::now_rfc3339());
-        meta::set(obj, "deletionGracePeriodSeconds", 0);
     }
 }
 
@@ -134,20 +195,59 @@ impl Strategy for NamespaceStrategy {
         copy_field(new, old, "status");
         canonicalize_namespace(new);
     }
-    fn begin_delete(&self, obj: &mut Value) -> bool {
-        mark_deleting(obj);
-        if let Some(o) = obj.as_object_mut() {
-            o.insert("status".into(), json!({"phase": "Terminating"}));
+    fn delete_step(&self, obj: &mut Value) -> DeleteStep {
+        if meta::deletion_timestamp(obj).is_none() {
+            // The first DELETE starts termination; the namespace controller empties the namespace.
+            set_deletion_timestamp(obj);
+            if let Some(o) = obj.as_object_mut() {
+                let status = o.entry("status").or_insert_with(|| json!({}));
+                if !status.is_object() {
+                    *status = json!({});
+                }
+                if let Some(st) = status.as_object_mut() {
+                    st.insert("phase".into(), "Terminating".into());
+                }
+            }
+            return DeleteStep::Mark;
         }
-        !self.finalized(obj)
+        if spec_finalizers_pending(obj) {
+            return DeleteStep::Unchanged;
+        }
+        generic_delete_step(obj)
+    }
+    fn custom_delete_preconditions(&self) -> bool {
+        true
+    }
+    fn admit_delete(&self, gr: &GroupResource, name: &str) -> Result<(), ApiError> {
+        // NamespaceLifecycle admission: the system namespaces are immortal.
+        if IMMORTAL_NAMESPACES.contains(&name) {
+            return Err(ApiError::forbidden(
+                gr,
+                name,
+                "this namespace may not be deleted",
+            ));
+        }
+        Ok(())
+    }
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+    fn kube_finalizer_names(&self) -> bool {
+        true
     }
     fn finalized(&self, obj: &Value) -> bool {
-        let spec_finalizers = obj
-            .pointer("/spec/finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        meta::finalizers(obj).is_empty() && !spec_finalizers
+        meta::finalizers(obj).is_empty() && !spec_finalizers_pending(obj)
     }
+}
+
+/// The namespaces NamespaceLifecycle admission never lets be deleted.
+pub const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
+/// Whether a namespace's `spec.finalizers` still lists a finalizer.
+fn spec_finalizers_pending(obj: &Value) -> bool {
+    obj.pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
 }
 
 /// apiextensions.k8s.io/v1 CustomResourceDefinition.
@@ -197,8 +297,16 @@ impl Strategy for CrdStrategy {
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
         crest_apiextensions::validate_update(new, old)
     }
-    fn begin_delete(&self, obj: &mut Value) -> bool {
-        mark_deleting(obj);
+    fn custom_delete_preconditions(&self) -> bool {
+        true
+    }
+    fn delete_step(&self, obj: &mut Value) -> DeleteStep {
+        if meta::deletion_timestamp(obj).is_some() {
+            return generic_delete_step(obj);
+        }
+        // The first DELETE adds the cleanup finalizer; the CRD finalizer controller deletes the
+        // instances and then removes it.
+        set_deletion_timestamp(obj);
         let mut fins = meta::finalizers(obj);
         if !fins.iter().any(|f| f == CRD_CLEANUP_FINALIZER) {
             fins.push(CRD_CLEANUP_FINALIZER.to_string());
@@ -211,7 +319,7 @@ impl Strategy for CrdStrategy {
             "InstanceDeletionPending",
             "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
         );
-        true
+        DeleteStep::Mark
     }
 }
 
@@ -235,6 +343,9 @@ impl CustomResourceStrategy {
 impl Strategy for CustomResourceStrategy {
     fn status_subresource(&self) -> bool {
         self.status
+    }
+    fn warns_finalizer_names(&self) -> bool {
+        true
     }
     fn prepare_create(&self, obj: &mut Value) {
         if self.status {

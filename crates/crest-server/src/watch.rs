@@ -327,7 +327,13 @@ impl Watcher {
                 match (was_in, now_in) {
                     (false, true) => self.enc.push(buf, "ADDED", &obj, None),
                     (true, true) => self.enc.push(buf, "MODIFIED", &obj, None),
-                    (true, false) => self.enc.push(buf, "DELETED", &obj, None),
+                    // As kube-apiserver: the previous content, at the event's revision.
+                    (true, false) => {
+                        if let Some(p) = &ev.prev {
+                            self.enc
+                                .push(buf, "DELETED", &self.read_through(p), Some(ev.revision));
+                        }
+                    }
                     (false, false) => {}
                 }
             }
@@ -487,9 +493,7 @@ pub async fn serve(
         Some(Source::History)
     };
     let Some(source) = source else {
-        return Ok(watch_response(
-            futures::stream::iter(first.into_iter()).boxed(),
-        ));
+        return Ok(watch_response(futures::stream::iter(first).boxed()));
     };
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut w = Watcher {

@@ -159,6 +159,27 @@ async fn watch_follows_the_seed_semantics() {
         .expect("change after the bookmark");
     assert_eq!(summary(&[ev]), vec![pair("ADDED", "e")]);
 
+    // Leaving a label selection: DELETED with the previous content at the new revision.
+    let mut sel = WatchReader::open(
+        &s,
+        &format!(
+            "{CT}/namespaces/default/crontabs?watch=1&labelSelector=app%3Dx&resourceVersion={}",
+            list_rv(&s).await
+        ),
+    )
+    .await;
+    let moved = patch_ct(
+        &s,
+        "default",
+        "a",
+        json!({"metadata": {"labels": {"app": "z"}}}),
+    )
+    .await;
+    let ev = sel.next(SHORT * 5).await.expect("a leaves the selection");
+    assert_eq!(summary(&[ev.clone()]), vec![pair("DELETED", "a")]);
+    assert_eq!(ev["object"]["metadata"]["labels"]["app"], "x");
+    assert_eq!(rv_of(&ev["object"]), rv_of(&moved));
+
     // Invalid combinations are rejected as kube-apiserver rejects them.
     let (code, v) = get_json(
         &s,

@@ -411,8 +411,9 @@ pub async fn serve(
     query: &Query,
     out: Output,
 ) -> Result<Response<Body>, ApiError> {
-    list::validate_options(query, true)?;
+    // Selectors are parsed with the query (400) before ListOptions are validated (422).
     let filter = ListFilter::parse(query, &def)?;
+    list::validate_options(query, true)?;
     let include = IncludeObject::parse(query.get("includeObject"))?;
     let bookmarks = query.bool("allowWatchBookmarks")?;
     let timeout = timeout(query)?;

@@ -124,7 +124,7 @@ impl CrSchema {
         let s = &self.structural;
         let root = FieldPath::root();
         let mut errs = validation::validate(obj, s, &root);
-        errs.extend(objectmeta::validate(&root, obj, s, true));
+        errs.extend(objectmeta::validate(&root, obj, s, false));
         errs.extend(listtype::validate_list_sets_and_maps(&root, s, obj));
         errs
     }
@@ -134,7 +134,7 @@ impl CrSchema {
         let s = &self.structural;
         let root = FieldPath::root();
         let mut errs = validation::validate_update(new, old, s, &root);
-        errs.extend(objectmeta::validate(&root, new, s, true));
+        errs.extend(objectmeta::validate(&root, new, s, false));
         errs.extend(listtype::validate_list_sets_and_maps(&root, s, new));
         errs
     }

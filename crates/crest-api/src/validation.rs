@@ -669,4 +669,103 @@ mod tests {
             "metadata.name: Required value: name or generateName is required"
         );
     }
+
+    fn meta_errors(meta: Value) -> Vec<String> {
+        validate_object_meta(
+            meta.as_object().unwrap(),
+            true,
+            name_is_dns_subdomain,
+            &FieldPath::new("metadata"),
+        )
+        .iter()
+        .map(|e| e.to_string())
+        .collect()
+    }
+
+    #[test]
+    fn owner_references_as_upstream() {
+        let errs = meta_errors(json!({"name": "a", "namespace": "d", "ownerReferences": [
+            {"apiVersion": "a/b/c", "kind": "K", "name": "n", "uid": "u"},
+            {"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u2", "blockOwnerDeletion": false},
+        ]}));
+        assert_eq!(
+            errs,
+            [
+                r#"metadata.ownerReferences.apiVersion: Invalid value: "a/b/c": version must not be empty"#,
+                r#"metadata.ownerReferences: Invalid value: v1.OwnerReference{APIVersion:"v1", Kind:"Event", Name:"e", UID:"u2", Controller:(*bool)(nil), BlockOwnerDeletion:(*bool)(0xc000001118)}: /v1, Kind=Event is disallowed from being an owner"#,
+            ]
+        );
+        let refs: Vec<Value> = ["a", "b", "c"]
+            .iter()
+            .map(|n| json!({"apiVersion": "v1", "kind": "K", "name": n, "uid": n, "controller": true}))
+            .collect();
+        let errs = meta_errors(json!({"name": "a", "namespace": "d", "ownerReferences": refs}));
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(errs[0].ends_with(r#"Only one reference can have Controller set to true. Found "true" in references for K/a and K/b"#));
+        assert!(errs[1].ends_with("for K/a and K/c"));
+    }
+
+    #[test]
+    fn finalizers_as_upstream() {
+        let errs = meta_errors(
+            json!({"name": "a", "namespace": "d", "finalizers": ["orphan", "x/y/z", "foregroundDeletion", "orphan"]}),
+        );
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert!(
+            errs[0].starts_with(r#"metadata.finalizers: Invalid value: "x/y/z": a qualified name"#)
+        );
+        assert_eq!(
+            errs[1],
+            r#"metadata.finalizers: Invalid value: []string{"orphan", "x/y/z", "foregroundDeletion", "orphan"}: finalizer orphan and foregroundDeletion cannot be both set"#
+        );
+        let new = json!({"finalizers": ["kubernetes", "mine", "a.io/x"]});
+        let errs = validate_kube_finalizer_names(
+            new.as_object().unwrap(),
+            &FieldPath::new("metadata").child("finalizers"),
+        );
+        assert_eq!(
+            errs[0].to_string(),
+            r#"metadata.finalizers[1]: Invalid value: "mine": name is neither a standard finalizer name nor is it fully qualified"#
+        );
+        let old = json!({"finalizers": ["a.io/x"]});
+        assert_eq!(
+            finalizer_warnings(new.as_object().unwrap(), old.as_object()),
+            [
+                r#"metadata.finalizers: "mine": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"#
+            ]
+        );
+    }
+
+    #[test]
+    fn update_rules() {
+        let old = json!({"uid": "u", "deletionTimestamp": "2024-05-01T10:00:00Z", "deletionGracePeriodSeconds": 0, "finalizers": ["a.io/x"]});
+        let new = json!({"uid": "v", "deletionTimestamp": "2024-05-01T10:00:00Z", "deletionGracePeriodSeconds": 30, "finalizers": ["c.io/z", "a.io/x", "b.io/y"]});
+        let errs: Vec<String> = validate_object_meta_update(
+            new.as_object().unwrap(),
+            old.as_object().unwrap(),
+            &FieldPath::new("metadata"),
+        )
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+        assert_eq!(
+            errs,
+            [
+                r#"metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"b.io/y", "c.io/z"}"#,
+                r#"metadata.uid: Invalid value: "v": field is immutable"#,
+                "metadata.deletionGracePeriodSeconds: Invalid value: 30: field is immutable",
+            ]
+        );
+        let fresh = json!({"uid": "u"});
+        let marked = json!({"uid": "u", "deletionTimestamp": "2024-05-01T10:00:00Z"});
+        let errs = validate_object_meta_update(
+            marked.as_object().unwrap(),
+            fresh.as_object().unwrap(),
+            &FieldPath::new("metadata"),
+        );
+        assert_eq!(
+            errs[0].to_string(),
+            "metadata.deletionTimestamp: Invalid value: 2024-05-01 10:00:00 +0000 UTC: field is immutable"
+        );
+    }
 }

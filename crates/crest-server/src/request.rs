@@ -250,9 +250,14 @@ impl DeleteOptions {
         let api_version = type_str("apiVersion")?;
         if !kind.is_empty() && kind != "DeleteOptions" {
             if OTHER_DECODABLE_KINDS.contains(&kind.as_str()) {
-                return Err(ApiError::internal(
-                    "decoded object cannot be converted to DeleteOptions",
-                ));
+                // A plain Go error upstream: 500 with no reason.
+                return Err(ApiError {
+                    code: 500,
+                    reason: None,
+                    message: "decoded object cannot be converted to DeleteOptions".into(),
+                    details: None,
+                    list_continue: None,
+                });
             }
             let version = if api_version.is_empty() {
                 "meta.k8s.io/v1"
@@ -438,5 +443,57 @@ mod tests {
         let r = res("/apis/g.io/v1/crontabs");
         assert_eq!((r.namespace, r.name), (None, None));
         assert_eq!(parse_api_path("/version"), None);
+    }
+
+    fn parse(body: &str, ctype: Option<&str>, query: &str) -> Result<DeleteOptions, ApiError> {
+        DeleteOptions::parse(body.as_bytes(), ctype, &Query::parse(Some(query)))
+    }
+
+    #[test]
+    fn delete_options_from_body_or_query() {
+        let o = parse(
+            "",
+            None,
+            "gracePeriodSeconds=5&orphanDependents=&dryRun=All",
+        )
+        .unwrap();
+        assert_eq!(
+            (o.grace_period_seconds, o.orphan_dependents, o.is_dry_run()),
+            (Some(5), Some(true), true)
+        );
+        // A body wins: the query is not read at all.
+        let o = parse(r#"{"orphanDependents":false}"#, None, "dryRun=All").unwrap();
+        assert_eq!((o.orphan_dependents, o.is_dry_run()), (Some(false), false));
+        let o = parse(
+            "kind: DeleteOptions\napiVersion: v1\npreconditions:\n  uid: x\n",
+            Some("application/yaml"),
+            "",
+        )
+        .unwrap();
+        assert_eq!(o.preconditions.uid.as_deref(), Some("x"));
+        let e = parse(r#"{"gracePeriodSeconds":1.5}"#, None, "").unwrap_err();
+        assert_eq!(
+            e.message,
+            "json: cannot unmarshal number 1.5 into Go struct field DeleteOptions.gracePeriodSeconds of type int64"
+        );
+        let e = parse(r#"{"preconditions":{"uid":1}}"#, None, "").unwrap_err();
+        assert_eq!(
+            e.message,
+            "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID"
+        );
+        let e = parse(r#"{"kind":"Status"}"#, None, "").unwrap_err();
+        assert_eq!((e.code, e.reason), (500, None));
+        let e = parse("{}", Some("text/plain"), "").unwrap_err();
+        assert_eq!(e.code, 415);
+        let e = parse("", None, "gracePeriodSeconds=99999999999999999999").unwrap_err();
+        assert_eq!(
+            e.message,
+            r#"strconv.ParseInt: parsing "99999999999999999999": value out of range"#
+        );
+        let e = parse("", None, "propagationPolicy=Orphan&orphanDependents=false").unwrap_err();
+        assert_eq!(
+            e.message,
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set"#
+        );
     }
 }

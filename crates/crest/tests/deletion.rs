@@ -340,6 +340,18 @@ async fn delete_answers_preconditions_and_options() {
             &format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted"),
         );
     }
+    // So do CRDs.
+    let crd_path =
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com";
+    let (_, crd) = get_json(&s, crd_path).await;
+    let (code, v) = delete(
+        &s,
+        crd_path,
+        Some(json!({"preconditions": {"resourceVersion": "1"}})),
+    )
+    .await;
+    assert_eq!(code, 409);
+    assert_failure(&v, 409, "Conflict", &format!("Operation cannot be fulfilled on customresourcedefinitions.apiextensions.k8s.io \"crontabs.stable.example.com\": Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: {}", crd["metadata"]["resourceVersion"].as_str().expect("rv")));
     let (ok, _, err) = s.kubectl(&["delete", "namespace", "kube-system", "--wait=false"]);
     assert!(!ok);
     assert!(

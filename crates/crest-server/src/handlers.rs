@@ -379,9 +379,10 @@ impl Ctx<'_> {
         fmt: BodyFormat,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
+        // Options are decoded and validated before the body, as upstream does.
+        let opts = self.write_options("CreateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
-        let opts = self.write_options("CreateOptions")?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
         check_namespace(&self.def, ns, &obj)?;
@@ -402,9 +403,9 @@ impl Ctx<'_> {
         fmt: BodyFormat,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
+        let opts = self.write_options("UpdateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
-        let opts = self.write_options("UpdateOptions")?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
         check_identity(&self.def, ns, name, &obj)?;

@@ -340,6 +340,7 @@ impl Registry {
             return Err(e);
         }
         self.admit_namespace(def, ns, meta::name(&obj))?;
+        opts.warn(dedup_owner_references(&mut obj, false));
         let strategy = def.strategy.as_ref();
         if let Some(m) = meta::meta_mut(&mut obj) {
             for f in [
@@ -446,6 +447,8 @@ impl Registry {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         self.sync().await?;
+        let mut obj = obj;
+        opts.warn(dedup_owner_references(&mut obj, false));
         self.update_inner(def, ns, name, obj, mode, opts, false)
             .await
     }
@@ -627,6 +630,8 @@ impl Registry {
                 );
             }
             check_identity(def, ns, name, &patched)?;
+            // A patch is deduplicated after (mutating) admission only, and says so.
+            let dedup = dedup_owner_references(&mut patched, true);
             match self
                 .update_inner(def, ns, name, patched, mode, opts, from_patch)
                 .await
@@ -635,7 +640,10 @@ impl Registry {
                     self.sync().await?;
                     continue;
                 }
-                other => return other,
+                other => {
+                    opts.warn(dedup);
+                    return other;
+                }
             }
         }
         Err(ApiError::stale(&gr, name))
@@ -892,6 +900,41 @@ fn validate_update(def: &ResourceDef, new: &Value, old: &Value) -> Vec<FieldErro
     }
     errs.extend(def.strategy.validate_update(new, old));
     errs
+}
+
+/// Drops owner references equal to an earlier one (same uid and all else), as the API server
+/// does for creates, updates and patches, and returns the warning it answers with.
+fn dedup_owner_references(obj: &mut Value, after_admission: bool) -> Option<String> {
+    let refs = obj
+        .pointer_mut("/metadata/ownerReferences")
+        .and_then(Value::as_array_mut)?;
+    let mut kept: Vec<Value> = Vec::with_capacity(refs.len());
+    let mut duplicates: Vec<String> = vec![];
+    for r in refs.drain(..) {
+        if kept.contains(&r) {
+            duplicates.push(
+                r.get("uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            );
+        } else {
+            kept.push(r);
+        }
+    }
+    *refs = kept;
+    if duplicates.is_empty() {
+        return None;
+    }
+    let after = if after_admission {
+        " after mutating admission happens"
+    } else {
+        ""
+    };
+    Some(format!(
+        ".metadata.ownerReferences contains duplicate entries{after}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+        duplicates.join(", ")
+    ))
 }
 
 /// `ShouldDeleteDuringUpdate`: the new object has no finalizers left (for namespaces, no

@@ -598,6 +598,28 @@ async fn owner_references_are_validated_and_stored() {
     let (_, got) = get_json(&s, &format!("{CT}/ok")).await;
     assert_eq!(got["metadata"]["ownerReferences"], refs);
 
+    // Exact duplicates are dropped, with a warning.
+    let dup = json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "d", "uid": "uid-d"});
+    let (code, headers, body) = s
+        .http(
+            "POST",
+            CT,
+            &[("Content-Type", "application/json")],
+            Some(serde_json::to_vec(&with_refs("dup", json!([dup, dup]))).expect("json")),
+        )
+        .await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    let v: Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(v["metadata"]["ownerReferences"], json!([dup]));
+    let warning = headers
+        .get("warning")
+        .and_then(|w| w.to_str().ok())
+        .unwrap_or_default();
+    assert_eq!(
+        warning,
+        r#"299 - ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: uid-d""#
+    );
+
     // Updates are validated too, with kubectl's rendering of the error.
     let (ok, _, err) = s.kubectl(&[
         "patch",

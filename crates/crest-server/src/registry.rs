@@ -366,6 +366,11 @@ impl Registry {
         self.to_storage_version(def, &mut obj);
         strategy.prepare_create(&mut obj);
 
+        if strategy.warns_finalizer_names() {
+            if let Some(m) = meta::meta(&obj) {
+                opts.warn(finalizer_warnings(m, None));
+            }
+        }
         let generate =
             meta::name(&obj).is_empty() && !meta::meta_str(&obj, "generateName").is_empty();
         let attempts = if generate { MAX_RETRIES } else { 1 };
@@ -386,11 +391,6 @@ impl Registry {
             errs.extend(strategy.validate_create(&obj));
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&def.api.group_kind(), &name, &errs));
-            }
-            if strategy.warns_finalizer_names() {
-                if let Some(m) = meta::meta(&obj) {
-                    opts.warn(finalizer_warnings(m, None));
-                }
             }
             let key = def.key(ns, &name);
             if opts.dry_run {
@@ -637,6 +637,8 @@ impl Registry {
                 .await
             {
                 Err(e) if e.code == 409 && e.message == RETRY_MARKER => {
+                    // The attempt's warnings go with it.
+                    opts.take_warnings();
                     self.sync().await?;
                     continue;
                 }

@@ -176,7 +176,7 @@ async fn watch_follows_the_seed_semantics() {
     )
     .await;
     let ev = sel.next(SHORT * 5).await.expect("a leaves the selection");
-    assert_eq!(summary(&[ev.clone()]), vec![pair("DELETED", "a")]);
+    assert_eq!(summary(std::slice::from_ref(&ev)), vec![pair("DELETED", "a")]);
     assert_eq!(ev["object"]["metadata"]["labels"]["app"], "x");
     assert_eq!(rv_of(&ev["object"]), rv_of(&moved));
 

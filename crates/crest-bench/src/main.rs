@@ -1,10 +1,24 @@
 //! Benchmarks of the real `crest` binary, printed as a table:
 //!
-//!     cargo build --release -p crest && cargo run --release -p crest-bench -- [--objects N]
+//!     cargo build --release -p crest -p crest-bench
+//!     cargo run --release -p crest-bench -- [--objects N] [--only SECTIONS]
 //!
-//! Measures process start to /readyz (empty and with N stored objects), CRD create -> first
-//! custom resource create, durable creates of 2 KiB objects from 64 keep-alive clients, GET by
-//! name, LIST of 10,000 objects, and RSS idle and with N objects.
+//! Sections (all run by default; `--only core,list` or `--only watch` picks some):
+//!
+//! - `core`: process start to /readyz (empty and with N stored objects), CRD create -> first
+//!   custom resource create, durable creates of 2 KiB objects from 64 keep-alive clients (plain
+//!   and with a validating, defaulting schema), GET by name, LIST of 10,000 objects, and RSS idle
+//!   and with N objects.
+//! - `list`: a paginated LIST (limit=500, following metadata.continue) of the N objects, end to
+//!   end, checking the item count and that every page has the same resourceVersion.
+//! - `fanout` (in `watch`): 1,000 watchers on one resource, each on its own connection; paced
+//!   creates from another connection; latency from sending each create to each watcher having
+//!   its event (p50/p99/max over all pairs) and the number of missed events.
+//! - `bookmarks` (in `watch`): paced creates while 1,000 watchers with allowWatchBookmarks get
+//!   bookmarks and re-watch from their resourceVersion, with compaction every second: write
+//!   latency against the same writes without watchers, and no event lost across re-watches.
+//! - `idle` (in `watch`): server RSS growth for 10,000 idle watch connections (and, to compare,
+//!   for as many idle keep-alive connections without a watch).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -12,12 +26,33 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod watch;
+
 struct Args {
     binary: PathBuf,
     objects: usize,
     clients: usize,
     seconds: u64,
     keep: Option<PathBuf>,
+    /// Sections to run (empty: all).
+    only: Vec<String>,
+    watch: watch::Params,
+}
+
+impl Args {
+    fn wants(&self, section: &str) -> bool {
+        self.only.is_empty()
+            || self.only.iter().any(|s| {
+                s == section || (s == "watch" && matches!(section, "fanout" | "bookmarks" | "idle"))
+            })
+    }
+}
+
+const SECTIONS: [&str; 6] = ["core", "list", "watch", "fanout", "bookmarks", "idle"];
+
+fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
+    v.and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{flag} needs a number"))
 }
 
 fn parse_args() -> Args {
@@ -27,6 +62,8 @@ fn parse_args() -> Args {
         clients: 64,
         seconds: 5,
         keep: None,
+        only: vec![],
+        watch: watch::Params::default(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -51,8 +88,29 @@ fn parse_args() -> Args {
                     .unwrap_or(args.seconds)
             }
             "--keep" => args.keep = it.next().map(PathBuf::from),
+            "--only" => {
+                let v = it.next().unwrap_or_default();
+                for s in v.split(',').filter(|s| !s.is_empty()) {
+                    if !SECTIONS.contains(&s) {
+                        eprintln!("unknown section {s}; sections: {}", SECTIONS.join(", "));
+                        std::process::exit(2);
+                    }
+                    args.only.push(s.to_string());
+                }
+            }
+            "--watchers" => args.watch.watchers = num(it.next(), &a),
+            "--writes" => args.watch.writes = num(it.next(), &a),
+            "--rate" => args.watch.rate = num(it.next(), &a),
+            "--bookmark-seconds" => args.watch.bookmark_seconds = num(it.next(), &a),
+            "--idle-watches" => args.watch.idle = num(it.next(), &a),
             "--help" | "-h" => {
-                println!("crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S] [--keep DIR]");
+                println!(
+                    "crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S] [--keep DIR]\n\
+                     \x20           [--only {}]\n\
+                     \x20           [--watchers N] [--writes N] [--rate PER_S] [--bookmark-seconds S]\n\
+                     \x20           [--idle-watches N]",
+                    SECTIONS.join(",")
+                );
                 std::process::exit(0);
             }
             other => {
@@ -85,6 +143,11 @@ impl Drop for Server {
 
 /// Starts crest on `dir`, returns it and the time from spawn to the first 200 from /readyz.
 fn start(binary: &Path, dir: &Path) -> (Server, Duration) {
+    start_with(binary, dir, &[])
+}
+
+/// [`start`] with extra `crest serve` flags.
+fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
     let kubeconfig = dir.join("kubeconfig");
     let _ = std::fs::remove_file(&kubeconfig);
     let t0 = Instant::now();
@@ -92,6 +155,7 @@ fn start(binary: &Path, dir: &Path) -> (Server, Duration) {
         .args(["serve", "--data-dir"])
         .arg(dir)
         .args(["--listen", "127.0.0.1:0"])
+        .args(extra)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .spawn()
@@ -209,6 +273,17 @@ impl Conn {
 
     /// Sends a request and reads the whole response; returns its status code.
     async fn send(&mut self, method: &str, path: &str, body: Option<String>) -> u16 {
+        self.request(method, path, body).await.0
+    }
+
+    /// Sends a request and reads the whole response; returns its status code (0: the connection
+    /// failed) and body.
+    async fn request(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Option<String>,
+    ) -> (u16, bytes::Bytes) {
         use http_body_util::BodyExt;
         let mut req = hyper::Request::builder()
             .method(method)
@@ -223,17 +298,17 @@ impl Conn {
             )))
             .expect("request");
         if self.tx.ready().await.is_err() {
-            return 0;
+            return (0, bytes::Bytes::new());
         }
         match self.tx.send_request(req).await {
             Ok(resp) => {
                 let status = resp.status().as_u16();
                 match resp.into_body().collect().await {
-                    Ok(_) => status,
-                    Err(_) => 0,
+                    Ok(b) => (status, b.to_bytes()),
+                    Err(_) => (0, bytes::Bytes::new()),
                 }
             }
-            Err(_) => 0,
+            Err(_) => (0, bytes::Bytes::new()),
         }
     }
 }
@@ -272,15 +347,58 @@ where
     done.load(Ordering::Relaxed) as f64 / t0.elapsed().as_secs_f64()
 }
 
+type Row = (String, String, String);
+
 fn main() {
     let args = parse_args();
+    // 10,000 idle watches need as many sockets here and in the server (which inherits this).
+    raise_nofile_limit();
     // One client thread, like `wrk -t1`: the server gets the rest of the machine.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let mut rows: Vec<(String, String, String)> = vec![];
+    let mut rows: Vec<Row> = vec![];
+    if args.wants("core") {
+        core(&args, &rt, &mut rows);
+    } else if args.wants("list") {
+        // The list alone: a fresh server with N objects.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (server, _) = start(&args.binary, dir.path());
+        let total = rt.block_on(async {
+            let client = reqwest::Client::new();
+            create_crd(&client, &server.base).await;
+            let n = args.objects.saturating_sub(1);
+            load(&server.base, args.clients, 3600, n, |i| {
+                let body = crontab(&format!("fill-{i}"));
+                ("POST", COLLECTION.to_string(), Some(body), 201)
+            })
+            .await;
+            count(&client, &server.base).await
+        });
+        rows.push(rt.block_on(paginated_list(&server.base, total)));
+    }
+    if args.wants("fanout") {
+        rows.push(rt.block_on(watch::fanout(&args.binary, &args.watch)));
+    }
+    if args.wants("bookmarks") {
+        rows.push(rt.block_on(watch::bookmarks(&args.binary, &args.watch)));
+    }
+    if args.wants("idle") {
+        rows.push(rt.block_on(watch::idle(&args.binary, &args.watch)));
+    }
 
+    println!("| measurement | result | target |");
+    println!("| --- | --- | --- |");
+    for (m, r, t) in rows {
+        println!("| {m} | {r} | {t} |");
+    }
+}
+
+/// The original rows (start, creates, GET, LIST, RSS); with the `list` section, the paginated
+/// LIST runs on the restarted server holding all N objects.
+fn core(args: &Args, rt: &tokio::runtime::Runtime, out: &mut Vec<Row>) {
+    let mut rows: Vec<Row> = vec![];
     // 1. Empty start and idle RSS.
     // --keep DIR keeps the main server's data for later inspection.
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -448,13 +566,144 @@ fn main() {
         format!("{rss:.0} MiB ({:.2}x raw {raw:.0} MiB)", rss / raw),
         "< 1.5x raw".into(),
     ));
-    drop(s3);
-
-    println!("| measurement | result | target |");
-    println!("| --- | --- | --- |");
-    for (m, r, t) in rows {
-        println!("| {m} | {r} | {t} |");
+    if args.wants("list") {
+        rows.push(rt.block_on(paginated_list(&s3.base, total)));
     }
+    drop(s3);
+    out.append(&mut rows);
+}
+
+/// Raises this process's soft RLIMIT_NOFILE to the hard limit (children inherit it).
+#[cfg(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "x86",
+        target_arch = "arm",
+        target_arch = "riscv64"
+    )
+))]
+fn raise_nofile_limit() {
+    // libc's struct rlimit; declared here rather than adding the libc crate for two calls.
+    #[repr(C)]
+    struct Rlimit {
+        cur: std::ffi::c_ulong,
+        max: std::ffi::c_ulong,
+    }
+    extern "C" {
+        fn getrlimit(resource: std::ffi::c_int, rlim: *mut Rlimit) -> std::ffi::c_int;
+        fn setrlimit(resource: std::ffi::c_int, rlim: *const Rlimit) -> std::ffi::c_int;
+    }
+    const RLIMIT_NOFILE: std::ffi::c_int = 7;
+    let mut lim = Rlimit { cur: 0, max: 0 };
+    // SAFETY: `lim` is a valid, writable struct rlimit for the duration of the calls.
+    unsafe {
+        if getrlimit(RLIMIT_NOFILE, &mut lim) == 0 && lim.cur < lim.max {
+            lim.cur = lim.max;
+            setrlimit(RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+#[cfg(not(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "x86",
+        target_arch = "arm",
+        target_arch = "riscv64"
+    )
+)))]
+fn raise_nofile_limit() {}
+
+/// The soft limit on open files of process `pid` (from /proc; `None` if unknown).
+fn max_open_files(pid: &str) -> Option<u64> {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Lists the collection in pages of 500 over one keep-alive connection, following
+/// metadata.continue until it is empty, three times; the row has the median.
+async fn paginated_list(base: &str, expected: usize) -> Row {
+    use serde_json::value::RawValue;
+    use std::collections::HashMap;
+    let mut conn = Conn::open(base).await;
+    let mut runs = vec![];
+    let mut pages = 0;
+    let mut consistent = true;
+    let mut page_times = vec![];
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let mut parse = Duration::ZERO;
+        let (mut items, mut token, mut rvs) = (0, String::new(), vec![]);
+        pages = 0;
+        loop {
+            let path = if token.is_empty() {
+                format!("{COLLECTION}?limit=500")
+            } else {
+                format!("{COLLECTION}?limit=500&continue={token}")
+            };
+            let t = Instant::now();
+            let (status, body) = conn.request("GET", &path, None).await;
+            page_times.push(t.elapsed());
+            assert_eq!(
+                status,
+                200,
+                "list page {pages}: {}",
+                String::from_utf8_lossy(&body[..body.len().min(500)])
+            );
+            // Every item is read (as raw JSON, validated but not built into values).
+            let p0 = Instant::now();
+            let page: HashMap<&str, &RawValue> =
+                serde_json::from_slice(&body).expect("list page is a JSON object");
+            items += page.get("items").map_or(0, |r| {
+                serde_json::from_str::<Vec<&RawValue>>(r.get())
+                    .expect("items is an array")
+                    .len()
+            });
+            let meta: serde_json::Value = page
+                .get("metadata")
+                .map(|r| serde_json::from_str(r.get()).expect("list metadata"))
+                .unwrap_or_default();
+            parse += p0.elapsed();
+            pages += 1;
+            rvs.push(meta["resourceVersion"].as_str().unwrap_or("").to_string());
+            token = meta["continue"].as_str().unwrap_or("").to_string();
+            if token.is_empty() {
+                break;
+            }
+        }
+        let took = t0.elapsed();
+        assert_eq!(items, expected, "paginated list item count");
+        consistent &= !rvs[0].is_empty() && rvs.iter().all(|r| *r == rvs[0]);
+        runs.push((took, parse));
+    }
+    runs.sort();
+    let (took, parse) = runs[1];
+    page_times.sort();
+    let page_ms = |q: f64| {
+        page_times[((page_times.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3
+    };
+    (
+        format!("paginated LIST of {expected} 2 KiB objects, limit=500 (median of 3)"),
+        format!(
+            "{:.0} ms, {pages} pages, {} (client JSON reading {:.0} ms of it; a page's \
+             response p50 {:.1} ms, max {:.1} ms)",
+            took.as_secs_f64() * 1e3,
+            if consistent {
+                "all pages at one resourceVersion"
+            } else {
+                "PAGES AT DIFFERENT resourceVersions"
+            },
+            parse.as_secs_f64() * 1e3,
+            page_ms(0.5),
+            page_ms(1.0),
+        ),
+        "< 2 s, one resourceVersion".into(),
+    )
 }
 
 async fn count(client: &reqwest::Client, base: &str) -> usize {

@@ -526,6 +526,134 @@ mod tests {
         serde_json::from_slice(&o.json).expect("served JSON")
     }
 
+    fn obj(key: &str, rev: Revision) -> Arc<CachedObject> {
+        Arc::new(CachedObject::from_stored(
+            key.into(),
+            format!(r#"{{"metadata":{{"name":"{key}"}}}}"#).as_bytes(),
+            rev,
+            rev,
+        ))
+    }
+
+    fn put(key: &str, rev: Revision, prev: Option<Arc<CachedObject>>) -> CacheEvent {
+        CacheEvent {
+            event_type: EventType::Put,
+            key: key.into(),
+            revision: rev,
+            object: obj(key, rev),
+            prev,
+        }
+    }
+
+    fn keys(p: &Page) -> Vec<(String, Revision)> {
+        p.objects
+            .iter()
+            .map(|o| (o.key.to_string(), o.mod_revision))
+            .collect()
+    }
+
+    #[test]
+    fn pages_at_an_older_revision_undo_later_changes() {
+        let cache = Cache::with_history(HistoryLimits {
+            capacity: 100,
+            max_age: Duration::from_secs(60),
+        });
+        cache.load(vec![], 0);
+        cache.apply(
+            vec![
+                put("/p/a", 1, None),
+                put("/p/b", 2, None),
+                put("/p/c", 3, None),
+            ],
+            |_| {},
+        );
+        // After revision 3: b changes, c is deleted, d is created.
+        let b3 = cache.get("/p/b");
+        let c3 = cache.get("/p/c").expect("c");
+        cache.apply(
+            vec![
+                put("/p/b", 4, b3),
+                CacheEvent {
+                    event_type: EventType::Delete,
+                    key: "/p/c".into(),
+                    revision: 5,
+                    object: c3.clone(),
+                    prev: Some(c3),
+                },
+                put("/p/d", 6, None),
+            ],
+            |_| {},
+        );
+        let at3 = cache
+            .range_at("/p/", 3, None, 0, false)
+            .expect("in history");
+        assert_eq!(
+            keys(&at3),
+            [("/p/a".into(), 1), ("/p/b".into(), 2), ("/p/c".into(), 3)]
+        );
+        let now = cache.range_at("/p/", 0, None, 0, false).expect("current");
+        assert_eq!(now.revision, 6);
+        assert_eq!(
+            keys(&now),
+            [("/p/a".into(), 1), ("/p/b".into(), 4), ("/p/d".into(), 6)]
+        );
+        // Pages with a start key and a count of what follows.
+        let p = cache
+            .range_at("/p/", 3, Some("/p/a\0"), 1, true)
+            .expect("page");
+        assert_eq!(keys(&p), [("/p/b".into(), 2)]);
+        assert!(p.more);
+        assert_eq!(p.remaining, 1);
+        // Changes after a revision, by prefix.
+        let ch = cache.events_after("/p/", 4, 10).expect("changes");
+        let revs: Vec<Revision> = ch.events.iter().map(|e| e.revision).collect();
+        assert_eq!((revs, ch.through), (vec![5, 6], 6));
+    }
+
+    #[test]
+    fn history_is_bounded_and_older_reads_report_a_gap() {
+        let cache = Cache::with_history(HistoryLimits {
+            capacity: 3,
+            max_age: Duration::from_secs(60),
+        });
+        cache.load(vec![], 0);
+        for r in 1..=10 {
+            cache.apply(vec![put(&format!("/p/{r:02}"), r, None)], |_| {});
+        }
+        assert_eq!(cache.history_floor(), 7);
+        assert_eq!(
+            cache.events_after("/p/", 5, 10).err(),
+            Some(HistoryGap { floor: 7 })
+        );
+        assert!(cache.range_at("/p/", 6, None, 0, false).is_err());
+        assert_eq!(
+            cache
+                .range_at("/p/", 7, None, 0, false)
+                .expect("covered")
+                .objects
+                .len(),
+            7
+        );
+        // Age: everything older than max_age goes, even under the capacity.
+        let aged = Cache::with_history(HistoryLimits {
+            capacity: 100,
+            max_age: Duration::from_millis(1),
+        });
+        aged.load(vec![], 0);
+        aged.apply(vec![put("/p/x", 1, None)], |_| {});
+        std::thread::sleep(Duration::from_millis(5));
+        aged.expire_history();
+        assert_eq!(aged.history_floor(), 1);
+        assert!(aged.events_after("/p/", 0, 10).is_err());
+        assert_eq!(
+            aged.events_after("/p/", 1, 10)
+                .expect("current")
+                .events
+                .len(),
+            0
+        );
+    }
+
     #[test]
     fn resource_version_is_spliced_into_metadata() {
         let v = served(

@@ -246,11 +246,15 @@ impl Cache {
 
     /// Applies one batch of storage events (in revision order), runs `before_publish` (which sees
     /// the new state), then makes the new revision visible to waiting readers and subscribers.
-    pub fn apply(&self, events: Vec<CacheEvent>, before_publish: impl FnOnce(&[CacheEvent])) {
+    pub fn apply(&self, events: Vec<CacheEvent>, before_publish: impl FnOnce(&[Arc<CacheEvent>])) {
         let Some(last) = events.last().map(|e| e.revision) else {
             return;
         };
+        let now = Instant::now();
+        let events: Vec<Arc<CacheEvent>> = events.into_iter().map(Arc::new).collect();
         {
+            // Objects, revision and history change together: a reader never sees a revision
+            // whose changes are not in the history yet (a watcher would skip them).
             let mut st = self.write();
             for e in &events {
                 match e.event_type {
@@ -263,15 +267,10 @@ impl Cache {
                 }
             }
             st.revision = st.revision.max(last);
-        }
-        before_publish(&events);
-        let now = Instant::now();
-        let events: Vec<Arc<CacheEvent>> = events.into_iter().map(Arc::new).collect();
-        {
-            let mut st = self.write();
             st.history.extend(events.iter().map(|e| (now, e.clone())));
             self.trim(&mut st, now);
         }
+        before_publish(&events);
         for e in events {
             // No receivers is fine: controllers subscribe when they start.
             let _ = self.events_tx.send(e);

@@ -369,6 +369,33 @@ async fn compact_in_steps(registry: &Registry, target: Revision) {
     }
 }
 
+/// Serves one connection with the protocol its first bytes announce: an HTTP/2 prior-knowledge
+/// preface gets HTTP/2, anything else HTTP/1.1. Each protocol runs in a task of its own type, so
+/// an HTTP/1.1 connection (every watch of a plain-HTTP client) does not carry the size of an
+/// HTTP/2 connection's state: idle watches cost less memory.
+async fn serve_connection(
+    app: Arc<App>,
+    stream: tokio::net::TcpStream,
+    watcher: hyper_util::server::graceful::Watcher,
+) {
+    let mut first = [0u8; 3];
+    let h2 = matches!(stream.peek(&mut first).await, Ok(3) if &first == b"PRI");
+    let service = hyper::service::service_fn(move |req| http::serve(app.clone(), req));
+    let io = TokioIo::new(stream);
+    if h2 {
+        let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+            .serve_connection(io, service);
+        tokio::spawn(async move {
+            let _ = watcher.watch(conn).await;
+        });
+    } else {
+        let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+        tokio::spawn(async move {
+            let _ = watcher.watch(conn).await;
+        });
+    }
+}
+
 async fn accept_loop(app: Arc<App>, listener: tokio::net::TcpListener) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = app.shutdown.subscribe();
@@ -385,15 +412,8 @@ async fn accept_loop(app: Arc<App>, listener: tokio::net::TcpListener) {
         };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
-        let service = hyper::service::service_fn(move |req| http::serve(app.clone(), req));
-        let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-        let conn = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        let watcher = graceful.watcher();
+        tokio::spawn(serve_connection(app, stream, watcher));
     }
     let _ = tokio::time::timeout(Duration::from_secs(3), graceful.shutdown()).await;
 }

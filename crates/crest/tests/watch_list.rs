@@ -176,7 +176,10 @@ async fn watch_follows_the_seed_semantics() {
     )
     .await;
     let ev = sel.next(SHORT * 5).await.expect("a leaves the selection");
-    assert_eq!(summary(std::slice::from_ref(&ev)), vec![pair("DELETED", "a")]);
+    assert_eq!(
+        summary(std::slice::from_ref(&ev)),
+        vec![pair("DELETED", "a")]
+    );
     assert_eq!(ev["object"]["metadata"]["labels"]["app"], "x");
     assert_eq!(rv_of(&ev["object"]), rv_of(&moved));
 
@@ -588,5 +591,40 @@ fn kubectl_watch_and_chunked_get() {
         "crontab.stable.example.com/new-one",
         "{out_only}"
     );
+    s.stop();
+}
+
+/// HTTP/2 with prior knowledge (h2c) is served beside HTTP/1.1, watches included.
+#[tokio::test]
+async fn http2_prior_knowledge_clients_list_and_watch() {
+    let s = Server::start();
+    s.apply_yaml(CRONTAB_CRD);
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .expect("h2c client");
+    let resp = client
+        .get(format!("{}{CT}/namespaces/default/crontabs", s.base))
+        .send()
+        .await
+        .expect("h2c list");
+    assert_eq!(resp.version(), reqwest::Version::HTTP_2);
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut watch = client
+        .get(format!(
+            "{}{CT}/namespaces/default/crontabs?watch=1",
+            s.base
+        ))
+        .send()
+        .await
+        .expect("h2c watch");
+    create_ct(&s, "default", "over-h2", json!({})).await;
+    let chunk = tokio::time::timeout(Duration::from_secs(5), watch.chunk())
+        .await
+        .expect("an event in time")
+        .expect("chunk")
+        .expect("not the end");
+    let ev: Value = serde_json::from_slice(&chunk).expect("event JSON");
+    assert_eq!(summary(&[ev]), vec![pair("ADDED", "over-h2")]);
     s.stop();
 }

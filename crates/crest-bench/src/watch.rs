@@ -656,19 +656,62 @@ pub async fn idle(binary: &Path, p: &Params) -> Row {
 
     let grown = after - before;
     let plain = idle_connections(binary, p.idle).await;
+    let h2 = idle_h2_watches(binary, p.idle).await;
     (
         format!("RSS growth for {} idle watches (1 connection each)", p.idle),
         format!(
             "{grown:.1} MiB ({:.1} KiB per watch; {before:.1} -> {after:.1} MiB); opened in \
              {:.1} s; then one create reached {reached} of them, the last after {last:.0} ms; \
              for comparison, as many idle keep-alive connections after one GET /healthz: \
-             {plain:.1} MiB ({:.1} KiB each)",
+             {plain:.1} MiB ({:.1} KiB each); the same watches multiplexed over HTTP/2 \
+             (h2c, {H2_STREAMS} per connection, as client-go shares a connection): \
+             {h2:.1} MiB ({:.1} KiB per watch)",
             grown * 1024.0 / p.idle as f64,
             opened.as_secs_f64(),
             plain * 1024.0 / p.idle as f64,
+            h2 * 1024.0 / p.idle as f64,
         ),
         "< 50 MiB".into(),
     )
+}
+
+/// Watch streams per HTTP/2 connection in the multiplexed idle measurement.
+const H2_STREAMS: usize = 100;
+
+/// Server RSS growth (MiB) for `n` idle watches multiplexed over HTTP/2 prior-knowledge
+/// connections, `H2_STREAMS` streams each (how Go and Rust clients share one connection).
+async fn idle_h2_watches(binary: &Path, n: usize) -> f64 {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server, _) = start(binary, dir.path());
+    let pid = server.child.id();
+    create_crd(&reqwest::Client::new(), &server.base).await;
+    let rv = list_rv(&server.base).await;
+    let url = format!("{}{COLLECTION}?watch=1&resourceVersion={rv}", server.base);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = rss_mib(pid);
+    let mut streams = Vec::with_capacity(n);
+    while streams.len() < n {
+        let client = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .build()
+            .expect("h2c client");
+        let mut set = tokio::task::JoinSet::new();
+        for _ in streams.len()..(streams.len() + H2_STREAMS).min(n) {
+            let (client, url) = (client.clone(), url.clone());
+            set.spawn(async move {
+                let resp = client.get(&url).send().await.expect("h2 watch");
+                assert_eq!(resp.status().as_u16(), 200, "h2 watch");
+                resp
+            });
+        }
+        while let Some(r) = set.join_next().await {
+            streams.push(r.expect("h2 watch task"));
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let grown = rss_mib(pid) - before;
+    drop(streams);
+    grown
 }
 
 /// Server RSS growth (MiB) for `n` idle HTTP/1.1 keep-alive connections that each served one

@@ -380,7 +380,10 @@ async fn serve_connection(
 ) {
     let mut first = [0u8; 3];
     let h2 = matches!(stream.peek(&mut first).await, Ok(3) if &first == b"PRI");
-    let service = hyper::service::service_fn(move |req| http::serve(app.clone(), req));
+    // The request future is boxed: hyper keeps a slot of the service future's size for a
+    // connection's (HTTP/1.1) or stream's (HTTP/2) whole life, and the pipeline's future is
+    // 4 KiB, which every idle watch would otherwise carry after its headers are sent.
+    let service = hyper::service::service_fn(move |req| Box::pin(http::serve(app.clone(), req)));
     let io = TokioIo::new(stream);
     if h2 {
         let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())

@@ -60,6 +60,9 @@ pub struct Config {
     /// At most this many recent changes are kept in memory for watches and chunked lists;
     /// older ones are read from storage.
     pub watch_history_capacity: usize,
+    /// Serve HTTPS with this configuration (ALPN h2 and http/1.1, as kube-apiserver): clients
+    /// that negotiate h2 multiplex all their requests and watches over one connection.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for Config {
@@ -68,6 +71,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 6443)),
             history_retention: Duration::from_secs(300),
             watch_history_capacity: 10_000,
+            tls: None,
         }
     }
 }
@@ -167,7 +171,8 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         config.history_retention,
         app.shutdown.subscribe(),
     )));
-    tasks.push(tokio::spawn(accept_loop(app.clone(), listener)));
+    let tls = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    tasks.push(tokio::spawn(accept_loop(app.clone(), listener, tls)));
     Ok(Running {
         local_addr,
         app,
@@ -369,17 +374,60 @@ async fn compact_in_steps(registry: &Registry, target: Revision) {
     }
 }
 
-/// Serves one connection with the protocol its first bytes announce: an HTTP/2 prior-knowledge
-/// preface gets HTTP/2, anything else HTTP/1.1. Each protocol runs in a task of its own type, so
-/// an HTTP/1.1 connection (every watch of a plain-HTTP client) does not carry the size of an
-/// HTTP/2 connection's state: idle watches cost less memory.
-async fn serve_connection(
+/// Serves one plain-TCP connection with the protocol its first bytes announce: an HTTP/2
+/// prior-knowledge preface gets HTTP/2, anything else HTTP/1.1.
+async fn serve_tcp(
     app: Arc<App>,
     stream: tokio::net::TcpStream,
     watcher: hyper_util::server::graceful::Watcher,
 ) {
     let mut first = [0u8; 3];
     let h2 = matches!(stream.peek(&mut first).await, Ok(3) if &first == b"PRI");
+    serve_connection(app, stream, h2, watcher);
+}
+
+/// Serves one TLS connection with the protocol negotiated by ALPN (h2 preferred, as
+/// kube-apiserver offers it; clients without ALPN get HTTP/1.1).
+async fn serve_tls(
+    app: Arc<App>,
+    stream: tokio::net::TcpStream,
+    acceptor: tokio_rustls::TlsAcceptor,
+    watcher: hyper_util::server::graceful::Watcher,
+) {
+    // A peer that never finishes its handshake must not hold a task forever.
+    let accepted = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await;
+    let stream = match accepted {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!("TLS handshake timed out");
+            return;
+        }
+    };
+    let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+    serve_connection(app, stream, h2, watcher);
+}
+
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// HTTP/2 streams one connection may carry at once (kube-apiserver's
+/// --http2-max-streams-per-connection default): a client's informers share one connection.
+const HTTP2_MAX_STREAMS: u32 = 1000;
+
+/// Each protocol runs in a task of its own type, so an HTTP/1.1 connection (every watch of a
+/// plain-HTTP client) does not carry the size of an HTTP/2 connection's state: idle watches
+/// cost less memory.
+fn serve_connection<S>(
+    app: Arc<App>,
+    stream: S,
+    h2: bool,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     // The request future is boxed: hyper keeps a slot of the service future's size for a
     // connection's (HTTP/1.1) or stream's (HTTP/2) whole life, and the pipeline's future is
     // 4 KiB, which every idle watch would otherwise carry after its headers are sent.
@@ -387,6 +435,7 @@ async fn serve_connection(
     let io = TokioIo::new(stream);
     if h2 {
         let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+            .max_concurrent_streams(HTTP2_MAX_STREAMS)
             .serve_connection(io, service);
         tokio::spawn(async move {
             let _ = watcher.watch(conn).await;
@@ -399,7 +448,11 @@ async fn serve_connection(
     }
 }
 
-async fn accept_loop(app: Arc<App>, listener: tokio::net::TcpListener) {
+async fn accept_loop(
+    app: Arc<App>,
+    listener: tokio::net::TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = app.shutdown.subscribe();
     loop {
@@ -416,7 +469,10 @@ async fn accept_loop(app: Arc<App>, listener: tokio::net::TcpListener) {
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         let watcher = graceful.watcher();
-        tokio::spawn(serve_connection(app, stream, watcher));
+        match &tls {
+            Some(acceptor) => tokio::spawn(serve_tls(app, stream, acceptor.clone(), watcher)),
+            None => tokio::spawn(serve_tcp(app, stream, watcher)),
+        };
     }
     let _ = tokio::time::timeout(Duration::from_secs(3), graceful.shutdown()).await;
 }

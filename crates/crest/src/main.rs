@@ -15,6 +15,8 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 static JEMALLOC_CONF: &u8 =
     &b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
 
+mod tls;
+
 use clap::{Parser, Subcommand};
 use crest_storage::{EmbeddedOptions, EmbeddedStore};
 use std::net::SocketAddr;
@@ -50,17 +52,37 @@ enum Command {
         /// are read from storage).
         #[arg(long, default_value_t = 10_000)]
         watch_history_capacity: usize,
+        /// Serve HTTPS (h2 and HTTP/1.1 by ALPN) with a certificate from a private CA kept in
+        /// DATA_DIR/pki; the kubeconfig trusts that CA.
+        #[arg(long)]
+        tls: bool,
     },
 }
 
-fn kubeconfig(server: &str) -> String {
+fn kubeconfig(server: &str, tls: Option<&tls::Tls>) -> String {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine;
+    let (ca, user) = match tls {
+        Some(t) => (
+            format!(
+                "\n    certificate-authority-data: {}",
+                STANDARD.encode(&t.ca_pem)
+            ),
+            format!(
+                "\n    client-certificate-data: {}\n    client-key-data: {}",
+                STANDARD.encode(&t.client_cert_pem),
+                STANDARD.encode(&t.client_key_pem)
+            ),
+        ),
+        None => (String::new(), " {}".to_string()),
+    };
     format!(
         "apiVersion: v1
 kind: Config
 clusters:
 - name: crest
   cluster:
-    server: {server}
+    server: {server}{ca}
 contexts:
 - name: crest
   context:
@@ -70,14 +92,18 @@ contexts:
 current-context: crest
 users:
 - name: crest-admin
-  user: {{}}
+  user:{user}
 preferences: {{}}
 "
     )
 }
 
 /// Writes the kubeconfig atomically so a reader never sees a half-written file.
-fn write_kubeconfig(dir: &Path, addr: SocketAddr) -> std::io::Result<PathBuf> {
+fn write_kubeconfig(
+    dir: &Path,
+    addr: SocketAddr,
+    tls: Option<&tls::Tls>,
+) -> std::io::Result<PathBuf> {
     let path = dir.join("kubeconfig");
     let tmp = dir.join("kubeconfig.tmp");
     let host = match addr.ip() {
@@ -85,7 +111,17 @@ fn write_kubeconfig(dir: &Path, addr: SocketAddr) -> std::io::Result<PathBuf> {
         std::net::IpAddr::V6(ip) => format!("[{ip}]"),
         ip => ip.to_string(),
     };
-    std::fs::write(&tmp, kubeconfig(&format!("http://{host}:{}", addr.port())))?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let server = format!("{scheme}://{host}:{}", addr.port());
+    // Owner-only, as kubeadm's admin.conf: with --tls it holds a client key.
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    std::io::Write::write_all(&mut options.open(&tmp)?, kubeconfig(&server, tls).as_bytes())?;
     std::fs::rename(&tmp, &path)?;
     Ok(path)
 }
@@ -117,10 +153,16 @@ async fn serve(
     listen: SocketAddr,
     retention: Duration,
     watch_history_capacity: usize,
+    tls: bool,
 ) -> Result<(), String> {
     let started = Instant::now();
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
+    let tls = if tls {
+        Some(tls::prepare(&data_dir, listen)?)
+    } else {
+        None
+    };
     let store = EmbeddedStore::open(&data_dir, EmbeddedOptions::default())
         .map_err(|e| format!("cannot open the store in {}: {e}", data_dir.display()))?;
     let storage: Arc<dyn crest_storage::Storage> = store;
@@ -128,11 +170,12 @@ async fn serve(
         listen,
         history_retention: retention,
         watch_history_capacity,
+        tls: tls.as_ref().map(|t| t.config.clone()),
     };
     let running = crest_server::start(config, storage)
         .await
         .map_err(|e| format!("cannot start: {e}"))?;
-    let kubeconfig = write_kubeconfig(&data_dir, running.local_addr)
+    let kubeconfig = write_kubeconfig(&data_dir, running.local_addr, tls.as_ref())
         .map_err(|e| format!("cannot write kubeconfig in {}: {e}", data_dir.display()))?;
     tracing::info!(
         listen = %running.local_addr,
@@ -172,11 +215,13 @@ fn main() -> std::process::ExitCode {
             listen,
             history_retention_seconds,
             watch_history_capacity,
+            tls,
         } => runtime.block_on(serve(
             data_dir,
             listen,
             Duration::from_secs(history_retention_seconds),
             watch_history_capacity,
+            tls,
         )),
     };
     match result {

@@ -101,8 +101,13 @@ impl Server {
         }
     }
 
-    fn curl(&self, args: &[&str]) -> std::io::Result<Output> {
-        Command::new("curl").args(args).output()
+    /// curl, trusting the server's CA when it serves HTTPS (`--tls`).
+    pub fn curl(&self, args: &[&str]) -> std::io::Result<Output> {
+        let mut cmd = Command::new("curl");
+        if self.base.starts_with("https://") {
+            cmd.arg("--cacert").arg(self.dir.join("pki/ca.crt"));
+        }
+        cmd.args(args).output()
     }
 
     pub fn pid(&self) -> u32 {

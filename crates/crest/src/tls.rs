@@ -1,0 +1,145 @@
+//! `--tls`: a private certificate authority kept in the data dir and a serving certificate
+//! issued from it at every start, so kubeconfigs written earlier stay valid and the serving
+//! certificate always names the current listen address. The kubeconfig gets an admin client
+//! certificate from the same CA.
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    KeyPair, KeyUsagePurpose,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What serving HTTPS needs: the server's configuration and the CA certificate clients trust.
+pub struct Tls {
+    pub config: Arc<rustls::ServerConfig>,
+    /// PEM of the CA that issued the serving certificate (kubeconfig certificate-authority-data).
+    pub ca_pem: String,
+    /// An admin client certificate and key (PEM) from the same CA for the kubeconfig: clients
+    /// such as kubectl prompt for a password on HTTPS when the kubeconfig names no credential.
+    /// Crest does not authenticate yet, so the server does not ask for it.
+    pub client_cert_pem: String,
+    pub client_key_pem: String,
+}
+
+const CA_CERT: &str = "ca.crt";
+const CA_KEY: &str = "ca.key";
+
+/// Loads the CA of `dir/pki` (creating it on first use) and issues a serving certificate for
+/// localhost, 127.0.0.1, ::1 and the listen address.
+pub fn prepare(data_dir: &Path, listen: SocketAddr) -> Result<Tls, String> {
+    let pki = data_dir.join("pki");
+    std::fs::create_dir_all(&pki).map_err(|e| format!("cannot create {}: {e}", pki.display()))?;
+    let key_path = pki.join(CA_KEY);
+    let ca_key = match std::fs::read_to_string(&key_path) {
+        Ok(pem) => KeyPair::from_pem(&pem)
+            .map_err(|e| format!("cannot read the CA key {}: {e}", key_path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = KeyPair::generate().map_err(|e| format!("cannot generate a key: {e}"))?;
+            write_private(&key_path, &key.serialize_pem())?;
+            key
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", key_path.display())),
+    };
+    // The CA certificate is rebuilt from fixed parameters and the kept key: its subject and key
+    // identifier are the same at every start, so certificates it issues verify against the
+    // `ca.crt` clients already trust.
+    let ca_cert = ca_params()
+        .self_signed(&ca_key)
+        .map_err(|e| format!("cannot build the CA certificate: {e}"))?;
+    let ca_path = pki.join(CA_CERT);
+    if !ca_path.exists() {
+        std::fs::write(&ca_path, ca_cert.pem())
+            .map_err(|e| format!("cannot write {}: {e}", ca_path.display()))?;
+    }
+    let ca_pem = std::fs::read_to_string(&ca_path)
+        .map_err(|e| format!("cannot read {}: {e}", ca_path.display()))?;
+
+    let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+    if !listen.ip().is_unspecified() && !listen.ip().is_loopback() {
+        names.push(listen.ip().to_string());
+    }
+    let mut params = CertificateParams::new(names)
+        .map_err(|e| format!("cannot build the serving certificate: {e}"))?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "crest-serving");
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    let key = KeyPair::generate().map_err(|e| format!("cannot generate a key: {e}"))?;
+    let cert = params
+        .signed_by(&key, &ca_cert, &ca_key)
+        .map_err(|e| format!("cannot sign the serving certificate: {e}"))?;
+
+    let mut client = CertificateParams::new(Vec::<String>::new())
+        .map_err(|e| format!("cannot build the client certificate: {e}"))?;
+    client
+        .distinguished_name
+        .push(DnType::CommonName, "crest-admin");
+    client
+        .distinguished_name
+        .push(DnType::OrganizationName, "system:masters");
+    client.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    client.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    let client_key = KeyPair::generate().map_err(|e| format!("cannot generate a key: {e}"))?;
+    let client_cert = client
+        .signed_by(&client_key, &ca_cert, &ca_key)
+        .map_err(|e| format!("cannot sign the client certificate: {e}"))?;
+
+    let chain: Vec<CertificateDer<'static>> = vec![cert.der().clone()];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS configuration: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("TLS configuration: {e}"))?;
+    // As kube-apiserver: h2 first, so Go and kubectl multiplex every request over one connection.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Tls {
+        config: Arc::new(config),
+        ca_pem,
+        client_cert_pem: client_cert.pem(),
+        client_key_pem: client_key.serialize_pem(),
+    })
+}
+
+fn ca_params() -> CertificateParams {
+    let mut params = CertificateParams::default();
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, "crest-ca");
+    params.distinguished_name = dn;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    params.not_before = rcgen::date_time_ymd(2024, 1, 1);
+    params.not_after = rcgen::date_time_ymd(2124, 1, 1);
+    params
+}
+
+/// Writes a private key readable by its owner only.
+fn write_private(path: &Path, pem: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options
+        .open(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    file.write_all(pem.as_bytes())
+        .and_then(|_| file.sync_all())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

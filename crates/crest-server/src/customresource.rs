@@ -121,21 +121,59 @@ impl CrSchema {
 
     /// Schema validation of a new object (the generic ObjectMeta rules run in the registry).
     pub fn validate(&self, obj: &Value) -> FieldErrors {
-        let s = &self.structural;
-        let root = FieldPath::root();
-        let mut errs = validation::validate(obj, s, &root);
-        errs.extend(objectmeta::validate(&root, obj, s, false));
-        errs.extend(listtype::validate_list_sets_and_maps(&root, s, obj));
+        let mut errs = self.validate_values(obj);
+        errs.extend(self.validate_structure(obj));
         errs
     }
 
     /// Schema validation of an update: errors in parts the update left unchanged are ratcheted.
     pub fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        let mut errs = self.validate_values_update(new, old);
+        errs.extend(self.validate_structure(new));
+        errs
+    }
+
+    /// OpenAPI value validation of a new object.
+    pub fn validate_values(&self, obj: &Value) -> FieldErrors {
+        validation::validate(obj, &self.structural, &FieldPath::root())
+    }
+
+    /// OpenAPI value validation of an update, ratcheted.
+    pub fn validate_values_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        validation::validate_update(new, old, &self.structural, &FieldPath::root())
+    }
+
+    /// Embedded resources and list types (after value validation and the scale checks).
+    pub fn validate_structure(&self, obj: &Value) -> FieldErrors {
         let s = &self.structural;
         let root = FieldPath::root();
-        let mut errs = validation::validate_update(new, old, s, &root);
-        errs.extend(objectmeta::validate(&root, new, s, false));
-        errs.extend(listtype::validate_list_sets_and_maps(&root, s, new));
+        let mut errs = objectmeta::validate(&root, obj, s, false);
+        errs.extend(listtype::validate_list_sets_and_maps(&root, s, obj));
+        errs
+    }
+
+    /// A `/status` write: `status` alone against the schema of `status` (nothing when the
+    /// schema has none), ratcheted against the old status; paths under `status`.
+    pub fn validate_status_update(&self, status: &Value, old: Option<&Value>) -> FieldErrors {
+        let Some(sub) = self.structural.properties.get("status") else {
+            return vec![];
+        };
+        let path = FieldPath::new("status");
+        match old {
+            Some(old) => validation::validate_update(status, old, sub, &path),
+            None => validation::validate(status, sub, &path),
+        }
+    }
+
+    /// List type errors of `new`, unless `old` had some already (the status strategy's
+    /// ratcheting).
+    pub fn validate_list_types_ratcheted(&self, new: &Value, old: &Value) -> FieldErrors {
+        let s = &self.structural;
+        let root = FieldPath::root();
+        let errs = listtype::validate_list_sets_and_maps(&root, s, new);
+        if errs.is_empty() || !listtype::validate_list_sets_and_maps(&root, s, old).is_empty() {
+            return vec![];
+        }
         errs
     }
 }

@@ -8,10 +8,11 @@ use crate::negotiate::{body_format, decode_object, negotiate, BodyFormat, Capabi
 use crate::registry::{check_identity, check_namespace, Served, UpdateMode, WriteOptions};
 use crate::request::{DeleteOptions, Query, ResourcePath};
 use crate::resources::ResourceDef;
+use crate::scale::{self, ScalePaths};
 use crate::table::{self, IncludeObject};
 use crate::{watch, App};
 use bytes::{BufMut, Bytes, BytesMut};
-use crest_api::{meta, ApiError};
+use crest_api::{meta, ApiError, FieldError, FieldPath, GroupKind};
 use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{json, Value};
@@ -42,6 +43,13 @@ pub async fn resource(
     }
     if let Some(sub) = &rp.subresource {
         if !def.api.subresources.iter().any(|s| s == sub) {
+            // The custom resource handler answers an unknown subresource as a missing object.
+            if def.crd_name.is_some() {
+                return Err(ApiError::not_found(
+                    &def.api.group_resource(),
+                    rp.name.as_deref().unwrap_or_default(),
+                ));
+            }
             return Err(ApiError::path_not_found());
         }
     }
@@ -62,6 +70,9 @@ pub async fn resource(
     match (&method, rp.name.as_deref()) {
         (&Method::GET, Some(name)) => {
             let out = negotiate(accept, read_caps)?;
+            if rp.subresource.as_deref() == Some("scale") {
+                return ctx.get_scale(ns, name, out).await;
+            }
             ctx.get(ns, name, out).await
         }
         (&Method::GET, None) => {
@@ -403,6 +414,9 @@ impl Ctx<'_> {
         fmt: BodyFormat,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
+        if sub == Some("scale") {
+            return self.update_scale(ns, name, body, fmt, out).await;
+        }
         let opts = self.write_options("UpdateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
         self.check_type(&obj)?;
@@ -431,49 +445,15 @@ impl Ctx<'_> {
         fmt: BodyFormat,
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
+        if sub == Some("scale") {
+            return self.patch_scale(ns, name, body, fmt, out).await;
+        }
         let opts = self.write_options("PatchOptions")?;
-        let builtin = self.def.crd_name.is_none();
-        let patch: Value = match fmt {
-            BodyFormat::MergePatch | BodyFormat::JsonPatch => serde_json::from_slice(&body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
-            // Built-in kinds accept strategic merge patches; custom resources do not.
-            BodyFormat::StrategicMergePatch if builtin => serde_json::from_slice(&body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
-            _ => {
-                let accepted = if builtin {
-                    "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
-                } else {
-                    "application/json-patch+json, application/merge-patch+json"
-                };
-                return Err(ApiError::unsupported_media_type(format!(
-                    "the body of the request was in an unknown format - accepted media types include: {accepted}"
-                )));
-            }
-        };
+        let patch = self.decode_patch(&body, fmt)?;
         let mode = UpdateMode::from_subresource(sub);
         let dups = self.duplicates(&body, fmt)?;
         let apply = |current: &Value| -> Result<Value, ApiError> {
-            let mut doc = current.clone();
-            match fmt {
-                BodyFormat::JsonPatch => {
-                    let p: json_patch::Patch = serde_json::from_value(patch.clone())
-                        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-                    json_patch::patch(&mut doc, &p).map_err(|e| {
-                        ApiError::new(422, crest_api::Reason::Invalid, format!("the server rejected our request due to an error in our request: {e}"))
-                    })?;
-                }
-                BodyFormat::StrategicMergePatch => {
-                    json_patch::merge(&mut doc, &strip_directives(&patch));
-                }
-                _ => {
-                    if !patch.is_object() {
-                        return Err(ApiError::bad_request(
-                            "json: cannot unmarshal patch: merge patch must be a JSON object",
-                        ));
-                    }
-                    json_patch::merge(&mut doc, &patch);
-                }
-            }
+            let mut doc = apply_patch(fmt, &patch, current)?;
             self.coerce(&mut doc, true, &dups)?;
             Ok(doc)
         };
@@ -484,6 +464,213 @@ impl Ctx<'_> {
             .await?;
         self.add_warnings(&opts);
         self.render(200, Payload::Value(patched), out)
+    }
+
+    /// A patch body of a type this resource accepts.
+    fn decode_patch(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
+        let builtin = self.def.crd_name.is_none();
+        match fmt {
+            BodyFormat::MergePatch | BodyFormat::JsonPatch => serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}"))),
+            // Built-in kinds accept strategic merge patches; custom resources (and their
+            // subresources) do not.
+            BodyFormat::StrategicMergePatch if builtin => serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}"))),
+            _ => {
+                let accepted = if builtin {
+                    "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
+                } else {
+                    "application/json-patch+json, application/merge-patch+json"
+                };
+                Err(ApiError::unsupported_media_type(format!(
+                    "the body of the request was in an unknown format - accepted media types include: {accepted}"
+                )))
+            }
+        }
+    }
+
+    fn scale_paths(&self, name: &str) -> Result<ScalePaths, ApiError> {
+        self.def
+            .strategy
+            .scale()
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&self.def.api.group_resource(), name))
+    }
+
+    /// `fieldValidation` over the fields a Scale has no place for, and the body's duplicates.
+    fn scale_field_validation(
+        &self,
+        obj: &Value,
+        dups: &Duplicates,
+        from_patch: bool,
+    ) -> Result<(), ApiError> {
+        let unknown: Vec<String> = scale::unknown_fields(obj)
+            .iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .collect();
+        if unknown.is_empty() && dups.is_empty() {
+            return Ok(());
+        }
+        match FieldValidation::parse(self.query.field_validation()?) {
+            FieldValidation::Ignore => Ok(()),
+            FieldValidation::Warn => {
+                let mut w = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+                w.clear();
+                w.extend(dups.warnings.iter().cloned());
+                w.extend(unknown);
+                Ok(())
+            }
+            FieldValidation::Strict => {
+                let mut all = dups.strict.clone();
+                all.extend(unknown);
+                let text = format!("strict decoding error: {}", all.join(", "));
+                if from_patch {
+                    return Err(ApiError::bad_request(text));
+                }
+                Err(ApiError::bad_request(format!(
+                    "Scale in version \"v1\" cannot be handled as a Scale: {text}"
+                )))
+            }
+        }
+    }
+
+    /// GET .../NAME/scale: the Scale of the object (500 when spec replicas are absent).
+    async fn get_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let paths = self.scale_paths(name)?;
+        let rv = self.query.get("resourceVersion").unwrap_or("");
+        let obj = crate::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
+        let bytes = self.app.registry.serve(&self.def, &obj)?;
+        let cr: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+        let (scale, found) = paths.scale_of(&cr).map_err(scale::read_error)?;
+        if !found {
+            return Err(scale::spec_replicas_missing(&paths.spec_replicas));
+        }
+        match out {
+            // The custom resource's table convertor prints the Scale, as upstream's scale scope
+            // keeps it.
+            Output::Table { v1beta1 } => {
+                let include = IncludeObject::parse(self.query.get("includeObject"))?;
+                let row = table::row(&self.def.table, &scale, include, v1beta1);
+                let t = table::table(
+                    &self.def.table,
+                    vec![row],
+                    json!({"resourceVersion": meta::resource_version(&scale)}),
+                    v1beta1,
+                );
+                self.render(200, Payload::Value(t), Output::Json)
+            }
+            Output::Metadata { v1beta1 } => self.render(
+                200,
+                Payload::Value(table::partial_object_metadata(&scale, v1beta1)),
+                Output::Json,
+            ),
+            _ => self.render(200, Payload::Value(scale), out),
+        }
+    }
+
+    /// The Scale a write answers with: that of the updated object.
+    fn scale_response(
+        &self,
+        paths: &ScalePaths,
+        updated: &Value,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let (scale, _) = paths.scale_of(updated).map_err(ApiError::bad_request)?;
+        self.render(200, Payload::Value(scale), out)
+    }
+
+    /// PUT .../NAME/scale: spec replicas (and the Scale's resourceVersion as precondition) into
+    /// the object, then the object's update as any other (strategy, validation, conflicts).
+    async fn update_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let paths = self.scale_paths(name)?;
+        let opts = self.write_options("UpdateOptions")?;
+        let obj = self.decode(&body, fmt)?;
+        check_scale_type(&obj)?;
+        let dups = self.duplicates(&body, fmt)?;
+        self.scale_field_validation(&obj, &dups, false)?;
+        let requested = scale::decode(&obj).map_err(|e| {
+            ApiError::bad_request(format!(
+                "Scale in version \"v1\" cannot be handled as a Scale: {e}"
+            ))
+        })?;
+        if requested.name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                requested.name
+            )));
+        }
+        if self.def.api.namespaced
+            && !requested.namespace.is_empty()
+            && Some(requested.namespace.as_str()) != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let updated = self
+            .app
+            .registry
+            .patch(&self.def, ns, name, UpdateMode::Main, &opts, |cur| {
+                let mut cr = cur.clone();
+                paths.apply(&requested, &mut cr)?;
+                Ok(cr)
+            })
+            .await?;
+        self.add_warnings(&opts);
+        self.scale_response(&paths, &updated, out)
+    }
+
+    /// PATCH .../NAME/scale: the patch applies to the object's Scale; the result is written as a
+    /// PUT of that Scale would be.
+    async fn patch_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let paths = self.scale_paths(name)?;
+        let opts = self.write_options("PatchOptions")?;
+        let patch = self.decode_patch(&body, fmt)?;
+        let dups = self.duplicates(&body, fmt)?;
+        let updated = self
+            .app
+            .registry
+            .patch(&self.def, ns, name, UpdateMode::Main, &opts, |cur| {
+                let current = paths.scale_to_patch(cur)?;
+                let patched = apply_patch(fmt, &patch, &current)?;
+                self.scale_field_validation(&patched, &dups, true)?;
+                let requested = scale::decode(&patched).map_err(|e| {
+                    let errs = [FieldError::invalid(
+                        &FieldPath::new("patch"),
+                        patched.to_string(),
+                        e,
+                    )];
+                    let mut err = ApiError::invalid(&GroupKind::new("", ""), "", &errs);
+                    err.message = format!(" \"\" is invalid: {}", errs[0]);
+                    err
+                })?;
+                let mut cr = cur.clone();
+                paths.apply(&requested, &mut cr)?;
+                Ok(cr)
+            })
+            .await?;
+        self.add_warnings(&opts);
+        self.scale_response(&paths, &updated, out)
     }
 
     async fn delete(
@@ -549,6 +736,54 @@ impl Ctx<'_> {
         });
         self.render(200, Payload::Value(list), out)
     }
+}
+
+/// A Scale body names `autoscaling/v1 Scale` or leaves apiVersion and kind out (the decoder
+/// defaults them).
+fn check_scale_type(obj: &Value) -> Result<(), ApiError> {
+    let field = |f: &str| obj.get(f).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    if !api_version.is_empty() && api_version != "autoscaling/v1" {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version (autoscaling/v1)"
+        )));
+    }
+    if !kind.is_empty() && kind != "Scale" {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind (Scale)"
+        )));
+    }
+    Ok(())
+}
+
+/// Applies a JSON patch, merge patch or (built-in kinds) strategic merge patch to `current`.
+fn apply_patch(fmt: BodyFormat, patch: &Value, current: &Value) -> Result<Value, ApiError> {
+    let mut doc = current.clone();
+    match fmt {
+        BodyFormat::JsonPatch => {
+            let p: json_patch::Patch = serde_json::from_value(patch.clone())
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            json_patch::patch(&mut doc, &p).map_err(|e| {
+                ApiError::new(
+                    422,
+                    crest_api::Reason::Invalid,
+                    format!("the server rejected our request due to an error in our request: {e}"),
+                )
+            })?;
+        }
+        BodyFormat::StrategicMergePatch => {
+            json_patch::merge(&mut doc, &strip_directives(patch));
+        }
+        _ => {
+            if !patch.is_object() {
+                return Err(ApiError::bad_request(
+                    "json: cannot unmarshal patch: merge patch must be a JSON object",
+                ));
+            }
+            json_patch::merge(&mut doc, patch);
+        }
+    }
+    Ok(doc)
 }
 
 fn json_str(s: &str) -> String {

@@ -20,6 +20,7 @@ pub mod openapi;
 pub mod registry;
 pub mod request;
 pub mod resources;
+pub mod scale;
 pub mod selectors;
 pub mod strategy;
 pub mod table;

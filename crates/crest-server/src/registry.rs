@@ -500,12 +500,20 @@ impl Registry {
         match mode {
             UpdateMode::Main => {}
             UpdateMode::Status => {
+                // Everything but status comes from the stored object; managedFields are the
+                // request's (the field manager's record of this write) unless it sent none.
                 let mut merged = old.clone();
                 if let Some(o) = merged.as_object_mut() {
                     match obj.get("status") {
                         Some(s) => o.insert("status".into(), s.clone()),
                         None => o.remove("status"),
                     };
+                }
+                let managed = obj
+                    .pointer("/metadata/managedFields")
+                    .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()));
+                if let Some(m) = managed {
+                    meta::set(&mut merged, "managedFields", m.clone());
                 }
                 obj = merged;
             }
@@ -538,7 +546,7 @@ impl Registry {
                 if changed { gen + 1 } else { gen.max(1) },
             );
         }
-        let errs = validate_update(def, &obj, &old);
+        let errs = validate_update(def, &obj, &old, mode);
         if !errs.is_empty() {
             return Err(ApiError::invalid(&def.api.group_kind(), name, &errs));
         }
@@ -888,7 +896,12 @@ fn validate_metadata(def: &ResourceDef, obj: &Value) -> Vec<FieldError> {
 /// ObjectMeta as on create, names as path segments, then the update rules), then the strategy's,
 /// which for every resource Crest serves starts with the ObjectMeta update rules again (so their
 /// causes appear twice, as upstream's do; the message lists them once).
-fn validate_update(def: &ResourceDef, new: &Value, old: &Value) -> Vec<FieldError> {
+fn validate_update(
+    def: &ResourceDef,
+    new: &Value,
+    old: &Value,
+    mode: UpdateMode,
+) -> Vec<FieldError> {
     let path = FieldPath::new("metadata");
     let empty = serde_json::Map::new();
     let new_meta = meta::meta(new).unwrap_or(&empty);
@@ -900,7 +913,10 @@ fn validate_update(def: &ResourceDef, new: &Value, old: &Value) -> Vec<FieldErro
     if def.strategy.kube_finalizer_names() {
         errs.extend(kube_finalizer_errors(new));
     }
-    errs.extend(def.strategy.validate_update(new, old));
+    errs.extend(match mode {
+        UpdateMode::Status => def.strategy.validate_status_update(new, old),
+        _ => def.strategy.validate_update(new, old),
+    });
     errs
 }
 

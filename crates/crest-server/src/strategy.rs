@@ -3,6 +3,7 @@
 
 use crate::cache::Cache;
 use crate::customresource::CrSchema;
+use crate::scale::ScalePaths;
 use crest_api::validation::{name_is_dns_label, name_is_dns_subdomain, NameValidator};
 use crest_api::{meta, ApiError, ApiResource, FieldErrors, GroupResource};
 use serde_json::{json, Map, Value};
@@ -42,6 +43,16 @@ pub trait Strategy: Send + Sync {
 
     fn validate_update(&self, _new: &Value, _old: &Value) -> FieldErrors {
         vec![]
+    }
+
+    /// Validation of a `/status` write (the status strategy's); by default the update's.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        self.validate_update(new, old)
+    }
+
+    /// The scale subresource's paths, when the resource has one.
+    fn scale(&self) -> Option<&ScalePaths> {
+        None
     }
 
     /// What a DELETE does to the stored object `obj` (changing it when it stays). The default is
@@ -326,6 +337,7 @@ impl Strategy for CrdStrategy {
 /// A custom resource of one CRD version.
 pub struct CustomResourceStrategy {
     status: bool,
+    scale: Option<ScalePaths>,
     schema: Option<Arc<CrSchema>>,
 }
 
@@ -335,14 +347,36 @@ impl CustomResourceStrategy {
             status: version
                 .pointer("/subresources/status")
                 .is_some_and(|s| !s.is_null()),
+            scale: ScalePaths::from_version(version),
             schema,
         }
+    }
+
+    /// Upstream's order: schema values, scale spec and status, then embedded resources and
+    /// list types.
+    fn validate_with(&self, new: &Value, old: Option<&Value>) -> FieldErrors {
+        let mut errs = match (&self.schema, old) {
+            (Some(s), Some(old)) => s.validate_values_update(new, old),
+            (Some(s), None) => s.validate_values(new),
+            (None, _) => vec![],
+        };
+        if let Some(scale) = &self.scale {
+            errs.extend(scale.validate_spec(new));
+            errs.extend(scale.validate_status(new));
+        }
+        if let Some(s) = &self.schema {
+            errs.extend(s.validate_structure(new));
+        }
+        errs
     }
 }
 
 impl Strategy for CustomResourceStrategy {
     fn status_subresource(&self) -> bool {
         self.status
+    }
+    fn scale(&self) -> Option<&ScalePaths> {
+        self.scale.as_ref()
     }
     fn warns_finalizer_names(&self) -> bool {
         true
@@ -360,15 +394,24 @@ impl Strategy for CustomResourceStrategy {
         }
     }
     fn validate_create(&self, obj: &Value) -> FieldErrors {
-        self.schema
-            .as_ref()
-            .map(|s| s.validate(obj))
-            .unwrap_or_default()
+        self.validate_with(obj, None)
     }
     fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        self.schema
-            .as_ref()
-            .map(|s| s.validate_update(new, old))
-            .unwrap_or_default()
+        self.validate_with(new, Some(old))
+    }
+    /// Only `status` is validated (with its own schema, ratcheted), then the scale status and
+    /// list types when the old object had no list type errors.
+    fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
+        let mut errs = match (&self.schema, new.get("status")) {
+            (Some(s), Some(status)) => s.validate_status_update(status, old.get("status")),
+            _ => vec![],
+        };
+        if let Some(scale) = &self.scale {
+            errs.extend(scale.validate_status(new));
+        }
+        if let Some(s) = &self.schema {
+            errs.extend(s.validate_list_types_ratcheted(new, old));
+        }
+        errs
     }
 }

@@ -181,7 +181,15 @@ fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
         );
         std::thread::sleep(Duration::from_micros(500));
     };
-    let client = reqwest::blocking::Client::new();
+    let mut client = reqwest::blocking::Client::builder();
+    if base.starts_with("https://") {
+        // --tls: trust the CA the server keeps in its data dir.
+        while server_ca(dir).is_none() {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        client = client.add_root_certificate(server_ca(dir).expect("ca.crt"));
+    }
+    let client = client.build().expect("readiness client");
     loop {
         if client
             .get(format!("{base}/readyz"))
@@ -193,6 +201,12 @@ fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
         std::thread::sleep(Duration::from_micros(500));
     }
     (Server { child, base }, t0.elapsed())
+}
+
+/// The CA of a `crest serve --tls` server in `dir`, once it has written it.
+fn server_ca(dir: &Path) -> Option<reqwest::Certificate> {
+    let pem = std::fs::read(dir.join("pki/ca.crt")).ok()?;
+    reqwest::Certificate::from_pem(&pem).ok()
 }
 
 fn rss_mib(pid: u32) -> f64 {

@@ -663,8 +663,8 @@ pub async fn idle(binary: &Path, p: &Params) -> Row {
             "{grown:.1} MiB ({:.1} KiB per watch; {before:.1} -> {after:.1} MiB); opened in \
              {:.1} s; then one create reached {reached} of them, the last after {last:.0} ms; \
              for comparison, as many idle keep-alive connections after one GET /healthz: \
-             {plain:.1} MiB ({:.1} KiB each); the same watches multiplexed over HTTP/2 \
-             (h2c, {H2_STREAMS} per connection, as client-go shares a connection): \
+             {plain:.1} MiB ({:.1} KiB each); the same watches over HTTPS (--tls), HTTP/2 by \
+             ALPN, {H2_STREAMS} per connection as client-go multiplexes them: \
              {h2:.1} MiB ({:.1} KiB per watch)",
             grown * 1024.0 / p.idle as f64,
             opened.as_secs_f64(),
@@ -675,32 +675,50 @@ pub async fn idle(binary: &Path, p: &Params) -> Row {
     )
 }
 
-/// Watch streams per HTTP/2 connection in the multiplexed idle measurement.
-const H2_STREAMS: usize = 100;
+/// Watch streams per HTTP/2 connection in the multiplexed idle measurement: the server's
+/// stream limit, which client-go fills before it opens another connection.
+const H2_STREAMS: usize = 1000;
 
-/// Server RSS growth (MiB) for `n` idle watches multiplexed over HTTP/2 prior-knowledge
-/// connections, `H2_STREAMS` streams each (how Go and Rust clients share one connection).
+/// Server RSS growth (MiB) for `n` idle watches of a `crest serve --tls` server, multiplexed
+/// over HTTP/2 connections negotiated by ALPN, `H2_STREAMS` streams each: how client-go and
+/// kubectl talk to kube-apiserver (and to Crest with --tls).
 async fn idle_h2_watches(binary: &Path, n: usize) -> f64 {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (server, _) = start(binary, dir.path());
+    let (server, _) = crate::start_with(binary, dir.path(), &["--tls"]);
     let pid = server.child.id();
-    create_crd(&reqwest::Client::new(), &server.base).await;
-    let rv = list_rv(&server.base).await;
+    let ca = crate::server_ca(dir.path()).expect("crest --tls writes pki/ca.crt");
+    let client = |ca: &reqwest::Certificate| {
+        reqwest::Client::builder()
+            .add_root_certificate(ca.clone())
+            .build()
+            .expect("TLS client")
+    };
+    create_crd(&client(&ca), &server.base).await;
+    let list = client(&ca)
+        .get(format!("{}{COLLECTION}?limit=1", server.base))
+        .send()
+        .await
+        .expect("list");
+    let list: serde_json::Value =
+        serde_json::from_slice(&list.bytes().await.expect("list body")).expect("list JSON");
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("0")
+        .to_string();
     let url = format!("{}{COLLECTION}?watch=1&resourceVersion={rv}", server.base);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = rss_mib(pid);
     let mut streams = Vec::with_capacity(n);
     while streams.len() < n {
-        let client = reqwest::Client::builder()
-            .http2_prior_knowledge()
-            .build()
-            .expect("h2c client");
+        // One client is one connection; its requests share it as HTTP/2 streams.
+        let client = client(&ca);
         let mut set = tokio::task::JoinSet::new();
         for _ in streams.len()..(streams.len() + H2_STREAMS).min(n) {
             let (client, url) = (client.clone(), url.clone());
             set.spawn(async move {
                 let resp = client.get(&url).send().await.expect("h2 watch");
                 assert_eq!(resp.status().as_u16(), 200, "h2 watch");
+                assert_eq!(resp.version(), reqwest::Version::HTTP_2, "ALPN chose h2");
                 resp
             });
         }

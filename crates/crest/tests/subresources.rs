@@ -662,6 +662,26 @@ async fn scale_subresource_over_http() {
     .await;
     assert_eq!(code, 415, "{e}");
 
+    // A patch that leaves no Scale behind is refused as upstream's patcher does.
+    let (code, e) = send(
+        &s,
+        "PATCH",
+        &scale_path,
+        "application/json-patch+json",
+        &json!([{"op": "replace", "path": "/spec/replicas", "value": "x"}]),
+    )
+    .await;
+    assert_eq!(code, 422, "{e}");
+    let msg = e["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.starts_with(" \"\" is invalid: patch: Invalid value: \"{"),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with("\": json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32"),
+        "{msg}"
+    );
+
     // Table output of a Scale uses the resource's columns (Name, Age here).
     let (code, _, bytes) = s
         .http(
@@ -958,4 +978,21 @@ async fn kube_rs_controller_status_and_user_spec_do_not_overwrite_each_other() {
     assert_eq!(v.metadata.generation, Some(12));
     let status = api.get_status(name).await.expect("get_status");
     assert_eq!(status.data["spec"]["image"], "final");
+
+    // kube-rs' typed Scale calls.
+    let scale = api.get_scale(name).await.expect("get_scale");
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(19));
+    assert_eq!(scale.status.map(|s| s.replicas), Some(19));
+    let scale = api
+        .patch_scale(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 4}})),
+        )
+        .await
+        .expect("patch_scale");
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(4));
+    let obj = api.get(name).await.expect("get");
+    assert_eq!(obj.data["spec"]["replicas"], 4);
+    assert_eq!(obj.metadata.generation, Some(13));
 }

@@ -1,0 +1,144 @@
+//! The compilation environment: container, declared variables, functions and message types.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::ast::Ast;
+use crate::checker::{check, CheckedAst};
+use crate::decls::{standard, Functions};
+use crate::errors::Issues;
+use crate::parser::{parse_with, ParserOptions};
+use crate::types::{Type, TypeProvider};
+
+#[derive(Clone)]
+pub struct Env {
+    /// Namespace for name resolution (`a.b` makes `x` resolve as `a.b.x`, `a.x`, `x`).
+    pub container: String,
+    pub variables: HashMap<String, Type>,
+    pub functions: Functions,
+    pub provider: Option<Arc<dyn TypeProvider>>,
+    pub parser_options: ParserOptions,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env::standard()
+    }
+}
+
+/// Type names usable as identifiers, with the type they denote.
+const BUILTIN_TYPES: &[&str] = &[
+    "bool",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bytes",
+    "list",
+    "map",
+    "null_type",
+    "type",
+    "google.protobuf.Timestamp",
+    "google.protobuf.Duration",
+    "optional_type",
+];
+
+pub fn builtin_type(name: &str) -> Option<Type> {
+    Some(match name {
+        "bool" => Type::Bool,
+        "int" => Type::Int,
+        "uint" => Type::Uint,
+        "double" => Type::Double,
+        "string" => Type::String,
+        "bytes" => Type::Bytes,
+        "list" => Type::list(Type::Dyn),
+        "map" => Type::map(Type::Dyn, Type::Dyn),
+        "null_type" => Type::Null,
+        "type" => Type::Type(None),
+        "google.protobuf.Timestamp" => Type::Timestamp,
+        "google.protobuf.Duration" => Type::Duration,
+        "optional_type" => Type::optional(Type::Dyn),
+        _ => return None,
+    })
+}
+
+impl Env {
+    /// The standard library, optionals and the strings extension; no variables.
+    pub fn standard() -> Env {
+        Env {
+            container: String::new(),
+            variables: HashMap::new(),
+            functions: standard(),
+            provider: None,
+            parser_options: ParserOptions::default(),
+        }
+    }
+
+    pub fn with_container(mut self, container: &str) -> Env {
+        self.container = container.to_string();
+        self
+    }
+
+    pub fn add_variable(&mut self, name: &str, t: Type) {
+        self.variables.insert(name.to_string(), t);
+    }
+
+    /// Declares a function overload; the runtime must provide it (see `Program::with_function`).
+    pub fn add_function(&mut self, name: &str, member: bool, params: Vec<Type>, result: Type) {
+        self.functions.add(name, member, params, result);
+    }
+
+    /// Names `name` may refer to in the container, most qualified first.
+    pub fn candidate_names(&self, name: &str) -> Vec<String> {
+        candidate_names(&self.container, name)
+    }
+
+    /// The type of identifier `name` (fully qualified): a variable or a type name.
+    pub fn ident_type(&self, name: &str) -> Option<Type> {
+        if let Some(t) = self.variables.get(name) {
+            return Some(t.clone());
+        }
+        if BUILTIN_TYPES.contains(&name) {
+            return builtin_type(name).map(Type::type_of);
+        }
+        if self.has_message_type(name) {
+            return Some(Type::type_of(Type::Object(name.to_string())));
+        }
+        None
+    }
+
+    pub fn has_message_type(&self, name: &str) -> bool {
+        self.provider.as_ref().is_some_and(|p| p.has_type(name))
+    }
+
+    pub fn field_type(&self, message: &str, field: &str) -> Option<Type> {
+        self.provider.as_ref()?.field_type(message, field)
+    }
+
+    pub fn parse(&self, src: &str) -> Result<Ast, Issues> {
+        parse_with(src, &self.parser_options)
+    }
+
+    /// Parses and type-checks.
+    pub fn compile(&self, src: &str) -> Result<CheckedAst, Issues> {
+        let ast = self.parse(src)?;
+        check(&ast, self)
+    }
+}
+
+pub fn candidate_names(container: &str, name: &str) -> Vec<String> {
+    if let Some(abs) = name.strip_prefix('.') {
+        return vec![abs.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut c = container;
+    while !c.is_empty() {
+        out.push(format!("{c}.{name}"));
+        c = match c.rfind('.') {
+            Some(i) => &c[..i],
+            None => "",
+        };
+    }
+    out.push(name.to_string());
+    out
+}

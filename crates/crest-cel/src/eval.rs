@@ -1,0 +1,616 @@
+//! Tree-walking evaluator with CEL semantics: errors are values that `&&`, `||` and
+//! `@not_strictly_false` may absorb (commutatively), comprehensions fold with an accumulator,
+//! and every step is charged against a cost budget (cel-go's runtime cost model: calls and
+//! identifier/field reads cost 1, literals 0, list/map/message literals 10/30/40, string and
+//! list work proportional to size), so no expression can run unbounded.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::ast::*;
+use crate::checker::CheckedAst;
+use crate::env::{builtin_type, candidate_names, Env};
+use crate::stdlib;
+use crate::value::{Key, MapValue, ObjectValue, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalError {
+    pub message: String,
+    /// The cost budget ran out: never absorbed by `&&`/`||`, ends evaluation.
+    pub cancelled: bool,
+}
+
+impl EvalError {
+    pub fn new(message: impl Into<String>) -> EvalError {
+        EvalError {
+            message: message.into(),
+            cancelled: false,
+        }
+    }
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+/// Variable values for one evaluation.
+pub trait Activation {
+    fn resolve(&self, name: &str) -> Option<Value>;
+}
+
+impl Activation for HashMap<String, Value> {
+    fn resolve(&self, name: &str) -> Option<Value> {
+        self.get(name).cloned()
+    }
+}
+
+/// No variables.
+pub struct EmptyActivation;
+
+impl Activation for EmptyActivation {
+    fn resolve(&self, _: &str) -> Option<Value> {
+        None
+    }
+}
+
+pub type Function = Arc<dyn Fn(&[Value]) -> Result<Value, EvalError> + Send + Sync>;
+
+/// cel-go's runtime cost constants.
+pub mod costs {
+    pub const SELECT_AND_IDENT: u64 = 1;
+    pub const CALL: u64 = 1;
+    pub const LIST_CREATE: u64 = 10;
+    pub const MAP_CREATE: u64 = 30;
+    pub const STRUCT_CREATE: u64 = 40;
+    /// Per unit of size for string/bytes/list traversals (cel-go 0.1).
+    pub const TRAVERSAL_DIVISOR: u64 = 10;
+}
+
+/// A compiled expression ready to evaluate many times.
+#[derive(Clone)]
+pub struct Program {
+    expr: Arc<Expr>,
+    container: String,
+    /// Checked programs have resolved names; unchecked ones resolve them at run time.
+    checked: bool,
+    functions: HashMap<String, Function>,
+}
+
+/// The outcome of one evaluation with its cost.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub result: Result<Value, EvalError>,
+    pub cost: u64,
+}
+
+impl Program {
+    pub fn new(checked: &CheckedAst) -> Program {
+        Program {
+            expr: Arc::new(checked.ast.expr.clone()),
+            container: String::new(),
+            checked: true,
+            functions: HashMap::new(),
+        }
+    }
+
+    /// A program for a parsed but unchecked expression (names resolve against the container
+    /// at run time).
+    pub fn unchecked(ast: &Ast, env: &Env) -> Program {
+        Program {
+            expr: Arc::new(ast.expr.clone()),
+            container: env.container.clone(),
+            checked: false,
+            functions: HashMap::new(),
+        }
+    }
+
+    /// Adds a function implementation, tried before the standard library (member functions
+    /// get the receiver first).
+    pub fn with_function(mut self, name: &str, f: Function) -> Program {
+        self.functions.insert(name.to_string(), f);
+        self
+    }
+
+    pub fn eval(&self, act: &dyn Activation) -> Result<Value, EvalError> {
+        self.eval_with_limit(act, None).result
+    }
+
+    /// Evaluates with a cost budget: over it, the result is an error ("operation cancelled:
+    /// actual cost limit exceeded").
+    pub fn eval_with_limit(&self, act: &dyn Activation, limit: Option<u64>) -> Evaluation {
+        let mut it = Interp {
+            prog: self,
+            act,
+            locals: Vec::new(),
+            cost: 0,
+            limit: limit.unwrap_or(u64::MAX),
+        };
+        let result = it.eval(&self.expr);
+        Evaluation {
+            result,
+            cost: it.cost,
+        }
+    }
+}
+
+struct Interp<'a> {
+    prog: &'a Program,
+    act: &'a dyn Activation,
+    locals: Vec<(&'a str, Result<Value, EvalError>)>,
+    cost: u64,
+    limit: u64,
+}
+
+type R = Result<Value, EvalError>;
+
+fn cancelled() -> EvalError {
+    EvalError {
+        message: "operation cancelled: actual cost limit exceeded".into(),
+        cancelled: true,
+    }
+}
+
+impl<'a> Interp<'a> {
+    fn charge(&mut self, c: u64) -> Result<(), EvalError> {
+        self.cost = self.cost.saturating_add(c);
+        if self.cost > self.limit {
+            return Err(cancelled());
+        }
+        Ok(())
+    }
+
+    fn local(&self, name: &str) -> Option<&Result<Value, EvalError>> {
+        self.locals
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
+    fn eval(&mut self, e: &'a Expr) -> R {
+        match &e.kind {
+            ExprKind::Literal(l) => Ok(match l {
+                Literal::Null => Value::Null,
+                Literal::Bool(b) => Value::Bool(*b),
+                Literal::Int(i) => Value::Int(*i),
+                Literal::Uint(u) => Value::Uint(*u),
+                Literal::Double(d) => Value::Double(*d),
+                Literal::String(s) => Value::String(s.clone()),
+                Literal::Bytes(b) => Value::Bytes(b.clone()),
+            }),
+            ExprKind::Ident(name) => {
+                self.charge(costs::SELECT_AND_IDENT)?;
+                self.ident(name)
+            }
+            ExprKind::Select {
+                operand,
+                field,
+                test_only,
+            } => {
+                self.charge(costs::SELECT_AND_IDENT)?;
+                if !self.prog.checked && !*test_only {
+                    if let Some(v) = self.qualified(e) {
+                        return Ok(v);
+                    }
+                }
+                let v = self.eval(operand)?;
+                if *test_only {
+                    has_field(&v, field)
+                } else {
+                    select(&v, field)
+                }
+            }
+            ExprKind::Call {
+                target,
+                function,
+                args,
+            } => self.call(target.as_deref(), function, args),
+            ExprKind::List {
+                elements,
+                optional_indices,
+            } => {
+                self.charge(costs::LIST_CREATE)?;
+                let mut out = Vec::with_capacity(elements.len());
+                for (i, el) in elements.iter().enumerate() {
+                    let v = self.eval(el)?;
+                    if optional_indices.contains(&i) {
+                        match v {
+                            Value::Optional(Some(x)) => out.push((*x).clone()),
+                            Value::Optional(None) => {}
+                            other => {
+                                return Err(stdlib::no_such_overload("optional list element", &[other]))
+                            }
+                        }
+                    } else {
+                        out.push(v);
+                    }
+                }
+                Ok(Value::list(out))
+            }
+            ExprKind::Map { entries } => {
+                self.charge(costs::MAP_CREATE)?;
+                let mut m = IndexMap::with_capacity(entries.len());
+                for en in entries {
+                    let k = self.eval(&en.key)?;
+                    let mut v = self.eval(&en.value)?;
+                    if en.optional {
+                        match v {
+                            Value::Optional(Some(x)) => v = (*x).clone(),
+                            Value::Optional(None) => continue,
+                            other => {
+                                return Err(stdlib::no_such_overload("optional map entry", &[other]))
+                            }
+                        }
+                    }
+                    let key = Key::from_value(&k).ok_or_else(|| {
+                        EvalError::new(format!("unsupported key type: {}", k.type_name()))
+                    })?;
+                    if m.contains_key(&key) {
+                        return Err(EvalError::new(format!(
+                            "Failed with repeated key: {k}"
+                        )));
+                    }
+                    m.insert(key, (k, v));
+                }
+                Ok(Value::Map(Arc::new(MapValue { entries: m })))
+            }
+            ExprKind::Struct { type_name, fields } => {
+                self.charge(costs::STRUCT_CREATE)?;
+                let mut out = IndexMap::new();
+                for f in fields {
+                    let mut v = self.eval(&f.value)?;
+                    if f.optional {
+                        match v {
+                            Value::Optional(Some(x)) => v = (*x).clone(),
+                            Value::Optional(None) => continue,
+                            other => {
+                                return Err(stdlib::no_such_overload("optional field", &[other]))
+                            }
+                        }
+                    }
+                    out.insert(f.name.clone(), v);
+                }
+                Ok(Value::Object(Arc::new(ObjectValue {
+                    type_name: type_name.trim_start_matches('.').to_string(),
+                    fields: out,
+                })))
+            }
+            ExprKind::Comprehension(c) => self.comprehension(c),
+        }
+    }
+
+    fn ident(&mut self, name: &str) -> R {
+        if !name.starts_with('.') {
+            if let Some(v) = self.local(name) {
+                return v.clone();
+            }
+        }
+        if self.prog.checked {
+            if let Some(v) = self.act.resolve(name) {
+                return Ok(v);
+            }
+            if let Some(t) = builtin_type(name) {
+                return Ok(Value::Type(t.runtime_name().into()));
+            }
+            return Ok(Value::Type(name.into()));
+        }
+        for cand in candidate_names(&self.prog.container, name) {
+            if let Some(v) = self.act.resolve(&cand) {
+                return Ok(v);
+            }
+            if let Some(t) = builtin_type(&cand) {
+                return Ok(Value::Type(t.runtime_name().into()));
+            }
+        }
+        Err(EvalError::new(format!(
+            "undeclared reference to '{}' (in container '{}')",
+            name.trim_start_matches('.'),
+            self.prog.container
+        )))
+    }
+
+    /// Unchecked `a.b.c`: a variable whose name is the dotted path, if one is bound.
+    fn qualified(&mut self, e: &Expr) -> Option<Value> {
+        let q = e.qualified_name()?;
+        let root = q.split('.').next().unwrap_or("");
+        if self.local(root).is_some() {
+            return None;
+        }
+        for cand in candidate_names(&self.prog.container, &q) {
+            if let Some(v) = self.act.resolve(&cand) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    fn call(&mut self, target: Option<&'a Expr>, function: &'a str, args: &'a [Expr]) -> R {
+        self.charge(costs::CALL)?;
+        match (function, args) {
+            ("_&&_", [a, b]) => return self.logic(a, b, false),
+            ("_||_", [a, b]) => return self.logic(a, b, true),
+            ("_?_:_", [c, t, f]) => {
+                return match self.eval(c)? {
+                    Value::Bool(true) => self.eval(t),
+                    Value::Bool(false) => self.eval(f),
+                    other => Err(stdlib::no_such_overload("_?_:_", &[other])),
+                }
+            }
+            ("@not_strictly_false", [a]) => {
+                return match self.eval(a) {
+                    Ok(Value::Bool(b)) => Ok(Value::Bool(b)),
+                    Err(e) if e.cancelled => Err(e),
+                    _ => Ok(Value::Bool(true)),
+                }
+            }
+            ("_?._", [operand, field]) => {
+                let v = self.eval(operand)?;
+                let ExprKind::Literal(Literal::String(f)) = &field.kind else {
+                    return Err(EvalError::new("invalid optional field selection"));
+                };
+                return optional_select(&v, f);
+            }
+            _ => {}
+        }
+        // `ns.f(x)` in an unchecked expression: a namespaced global function.
+        if let Some(t) = target {
+            if !self.prog.checked {
+                if let Some(q) = t.qualified_name() {
+                    let full = format!("{q}.{function}");
+                    let root = q.split('.').next().unwrap_or("");
+                    if self.local(root).is_none()
+                        && self.act.resolve(root).is_none()
+                        && (stdlib::is_global_function(&full)
+                            || self.prog.functions.contains_key(&full))
+                    {
+                        let vals = self.eval_args(None, args)?;
+                        return self.dispatch(&full, &vals);
+                    }
+                }
+            }
+        }
+        let vals = self.eval_args(target, args)?;
+        self.dispatch(function, &vals)
+    }
+
+    fn eval_args(&mut self, target: Option<&'a Expr>, args: &'a [Expr]) -> Result<Vec<Value>, EvalError> {
+        let mut vals = Vec::with_capacity(args.len() + 1);
+        if let Some(t) = target {
+            vals.push(self.eval(t)?);
+        }
+        for a in args {
+            vals.push(self.eval(a)?);
+        }
+        Ok(vals)
+    }
+
+    fn dispatch(&mut self, function: &str, vals: &[Value]) -> R {
+        // Work proportional to the size of strings and lists is charged by that size.
+        let traversal: u64 = match (function, vals) {
+            ("_+_" | "_==_" | "_!=_" | "contains" | "startsWith" | "endsWith" | "matches"
+            | "@in" | "split" | "join" | "replace" | "indexOf" | "lastIndexOf"
+            | "lowerAscii" | "upperAscii" | "trim" | "reverse", _) => {
+                vals.iter().map(value_size).sum::<u64>() / costs::TRAVERSAL_DIVISOR
+            }
+            _ => 0,
+        };
+        if traversal > 0 {
+            self.charge(traversal)?;
+        }
+        if let Some(f) = self.prog.functions.get(function) {
+            return f(vals);
+        }
+        stdlib::call(function, vals)
+    }
+
+    /// `&&` / `||`: the first operand decides when it can; an error on one side is absorbed
+    /// when the other side decides.
+    fn logic(&mut self, a: &'a Expr, b: &'a Expr, is_or: bool) -> R {
+        let left = self.eval(a);
+        match &left {
+            Ok(Value::Bool(v)) if *v == is_or => return left,
+            Err(e) if e.cancelled => return left,
+            _ => {}
+        }
+        let right = self.eval(b);
+        match (&left, &right) {
+            (_, Err(e)) if e.cancelled => right,
+            (_, Ok(Value::Bool(v))) if *v == is_or => right,
+            (Ok(Value::Bool(_)), Ok(Value::Bool(_))) => right,
+            (Err(_), _) => left,
+            (_, Err(_)) => right,
+            (Ok(l), Ok(r)) => {
+                let name = if is_or { "_||_" } else { "_&&_" };
+                let bad = if matches!(l, Value::Bool(_)) { r } else { l };
+                Err(stdlib::no_such_overload(name, std::slice::from_ref(bad)))
+            }
+        }
+    }
+
+    fn comprehension(&mut self, c: &'a Comprehension) -> R {
+        let range = self.eval(&c.iter_range)?;
+        let items: Vec<(Value, Value)> = match &range {
+            Value::List(l) => l
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Int(i as i64), v.clone()))
+                .collect(),
+            Value::Map(m) => m
+                .entries
+                .values()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            other => {
+                return Err(EvalError::new(format!(
+                    "expression of type '{}' cannot be range of a comprehension",
+                    other.type_name()
+                )))
+            }
+        };
+        let init = self.eval(&c.accu_init);
+        if let Err(e) = &init {
+            if e.cancelled {
+                return init;
+            }
+        }
+        let base = self.locals.len();
+        self.locals.push((&c.accu_var, init));
+        let two = c.iter_var2.is_some();
+        let is_list = matches!(range, Value::List(_));
+        for (k, v) in items {
+            let (first, second) = match (two, is_list) {
+                (true, _) => (k, Some(v)),
+                (false, true) => (v, None),
+                (false, false) => (k, None),
+            };
+            self.locals.truncate(base + 1);
+            self.locals.push((&c.iter_var, Ok(first)));
+            if let (Some(name), Some(val)) = (&c.iter_var2, second) {
+                self.locals.push((name, Ok(val)));
+            }
+            match self.eval(&c.loop_condition) {
+                Ok(Value::Bool(true)) => {}
+                Ok(Value::Bool(false)) => break,
+                Ok(other) => {
+                    self.locals.truncate(base);
+                    return Err(stdlib::no_such_overload("loop condition", &[other]));
+                }
+                Err(e) => {
+                    self.locals.truncate(base);
+                    return Err(e);
+                }
+            }
+            let step = self.step(c);
+            if let Err(e) = &step {
+                if e.cancelled {
+                    self.locals.truncate(base);
+                    return step;
+                }
+            }
+            self.locals[base].1 = step;
+        }
+        self.locals.truncate(base + 1);
+        let r = self.eval(&c.result);
+        self.locals.truncate(base);
+        r
+    }
+
+    /// Evaluates a loop step. The macros' `@result + [x]` appends in place (the accumulator
+    /// is taken out of its slot first), keeping map/filter linear rather than quadratic.
+    fn step(&mut self, c: &'a Comprehension) -> R {
+        let accu_slot = self
+            .locals
+            .iter()
+            .rposition(|(n, _)| *n == c.accu_var)
+            .unwrap_or(0);
+        let append = |e: &'a Expr| -> Option<&'a Expr> {
+            match &e.kind {
+                ExprKind::Call {
+                    target: None,
+                    function,
+                    args,
+                } if function == "_+_" && args.len() == 2 => match &args[0].kind {
+                    ExprKind::Ident(n) if *n == c.accu_var => Some(&args[1]),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let (cond, add) = match &c.loop_step.kind {
+            ExprKind::Call {
+                target: None,
+                function,
+                args,
+            } if function == "_?_:_" && args.len() == 3 => match (append(&args[1]), &args[2].kind) {
+                (Some(add), ExprKind::Ident(n)) if *n == c.accu_var => (Some(&args[0]), add),
+                _ => return self.eval(&c.loop_step),
+            },
+            _ => match append(&c.loop_step) {
+                Some(add) => (None, add),
+                None => return self.eval(&c.loop_step),
+            },
+        };
+        if let Some(cond) = cond {
+            self.charge(costs::CALL)?;
+            match self.eval(cond)? {
+                Value::Bool(true) => {}
+                Value::Bool(false) => return self.locals[accu_slot].1.clone(),
+                other => return Err(stdlib::no_such_overload("_?_:_", &[other])),
+            }
+        }
+        self.charge(costs::CALL)?;
+        let rhs = self.eval(add)?;
+        let accu = std::mem::replace(&mut self.locals[accu_slot].1, Ok(Value::Null))?;
+        match (accu, rhs) {
+            (Value::List(mut l), Value::List(r)) => {
+                Arc::make_mut(&mut l).extend(r.iter().cloned());
+                Ok(Value::List(l))
+            }
+            (a, b) => stdlib::add(&a, &b),
+        }
+    }
+}
+
+fn value_size(v: &Value) -> u64 {
+    match v {
+        Value::String(s) => s.len() as u64,
+        Value::Bytes(b) => b.len() as u64,
+        Value::List(l) => l.len() as u64,
+        Value::Map(m) => m.len() as u64,
+        _ => 0,
+    }
+}
+
+fn select(v: &Value, field: &str) -> R {
+    match v {
+        Value::Map(m) => m
+            .get_str(field)
+            .cloned()
+            .ok_or_else(|| EvalError::new(format!("no such key: {field}"))),
+        Value::Object(o) => o
+            .fields
+            .get(field)
+            .cloned()
+            .ok_or_else(|| EvalError::new(format!("no such field: {field}"))),
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => optional_select(inner, field),
+        other => Err(EvalError::new(format!(
+            "type '{}' does not support field selection",
+            other.type_name()
+        ))),
+    }
+}
+
+fn optional_select(v: &Value, field: &str) -> R {
+    let some = |x: &Value| Value::Optional(Some(Arc::new(x.clone())));
+    match v {
+        Value::Map(m) => Ok(m.get_str(field).map(some).unwrap_or(Value::Optional(None))),
+        Value::Object(o) => Ok(o.fields.get(field).map(some).unwrap_or(Value::Optional(None))),
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => optional_select(inner, field),
+        other => Err(EvalError::new(format!(
+            "type '{}' does not support field selection",
+            other.type_name()
+        ))),
+    }
+}
+
+fn has_field(v: &Value, field: &str) -> R {
+    match v {
+        Value::Map(m) => Ok(Value::Bool(m.get_str(field).is_some())),
+        Value::Object(o) => Ok(Value::Bool(o.fields.contains_key(field))),
+        Value::Optional(None) => Ok(Value::Bool(false)),
+        Value::Optional(Some(inner)) => has_field(inner, field),
+        other => Err(EvalError::new(format!(
+            "invalid type for field selection: {}",
+            other.type_name()
+        ))),
+    }
+}

@@ -1,0 +1,314 @@
+//! Runtime values and CEL's equality and ordering over them.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use indexmap::IndexMap;
+
+use crate::types::Type;
+
+#[derive(Debug, Clone)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    String(Arc<str>),
+    Bytes(Arc<[u8]>),
+    List(Arc<Vec<Value>>),
+    Map(Arc<MapValue>),
+    Timestamp(DateTime<Utc>),
+    Duration(TimeDelta),
+    /// A type value (`int`, `list`, `google.protobuf.Timestamp`, a message name, ...).
+    Type(Arc<str>),
+    /// `optional_type`: `None` is `optional.none()`.
+    Optional(Option<Arc<Value>>),
+    /// A message value: type name and set fields.
+    Object(Arc<ObjectValue>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectValue {
+    pub type_name: String,
+    pub fields: IndexMap<String, Value>,
+}
+
+/// Normalized map key: numeric keys compare across int and uint (heterogeneous equality).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Key {
+    Bool(bool),
+    /// Every int, and every uint that fits in an int.
+    Int(i64),
+    /// A uint above `i64::MAX`.
+    BigUint(u64),
+    String(Arc<str>),
+}
+
+impl Key {
+    /// The key a value denotes for insertion; None if the value cannot be a map key.
+    pub fn from_value(v: &Value) -> Option<Key> {
+        match v {
+            Value::Bool(b) => Some(Key::Bool(*b)),
+            Value::Int(i) => Some(Key::Int(*i)),
+            Value::Uint(u) => Some(match i64::try_from(*u) {
+                Ok(i) => Key::Int(i),
+                Err(_) => Key::BigUint(*u),
+            }),
+            Value::String(s) => Some(Key::String(s.clone())),
+            _ => None,
+        }
+    }
+
+    /// The key to look up for a value: also doubles with an exact integer value.
+    pub fn for_lookup(v: &Value) -> Option<Key> {
+        match v {
+            Value::Double(d) => {
+                if d.fract() != 0.0 || !d.is_finite() {
+                    None
+                } else if *d >= -9.223_372_036_854_776e18 && *d < 9.223_372_036_854_776e18 {
+                    Some(Key::Int(*d as i64))
+                } else if *d >= 0.0 && *d < 1.844_674_407_370_955_2e19 {
+                    Some(Key::BigUint(*d as u64))
+                } else {
+                    None
+                }
+            }
+            _ => Key::from_value(v),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct MapValue {
+    /// Normalized key -> (key as written, value), in insertion order.
+    pub entries: IndexMap<Key, (Value, Value)>,
+}
+
+impl MapValue {
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        let k = Key::for_lookup(key)?;
+        self.entries.get(&k).map(|(_, v)| v)
+    }
+
+    pub fn get_str(&self, key: &str) -> Option<&Value> {
+        self.entries.get(&Key::String(key.into())).map(|(_, v)| v)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Value> {
+        self.entries.values().map(|(k, _)| k)
+    }
+}
+
+impl Value {
+    pub fn string(s: &str) -> Value {
+        Value::String(s.into())
+    }
+
+    pub fn list(v: Vec<Value>) -> Value {
+        Value::List(Arc::new(v))
+    }
+
+    /// Name of this value's runtime type (`type(x)`).
+    pub fn type_name(&self) -> Arc<str> {
+        let s = match self {
+            Value::Null => "null_type",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Uint(_) => "uint",
+            Value::Double(_) => "double",
+            Value::String(_) => "string",
+            Value::Bytes(_) => "bytes",
+            Value::List(_) => "list",
+            Value::Map(_) => "map",
+            Value::Timestamp(_) => "google.protobuf.Timestamp",
+            Value::Duration(_) => "google.protobuf.Duration",
+            Value::Type(_) => "type",
+            Value::Optional(_) => "optional_type",
+            Value::Object(o) => return o.type_name.as_str().into(),
+        };
+        s.into()
+    }
+
+    /// The static type this value certainly has (element types of containers are `dyn`).
+    pub fn static_type(&self) -> Type {
+        match self {
+            Value::Null => Type::Null,
+            Value::Bool(_) => Type::Bool,
+            Value::Int(_) => Type::Int,
+            Value::Uint(_) => Type::Uint,
+            Value::Double(_) => Type::Double,
+            Value::String(_) => Type::String,
+            Value::Bytes(_) => Type::Bytes,
+            Value::List(_) => Type::list(Type::Dyn),
+            Value::Map(_) => Type::map(Type::Dyn, Type::Dyn),
+            Value::Timestamp(_) => Type::Timestamp,
+            Value::Duration(_) => Type::Duration,
+            Value::Type(_) => Type::Type(None),
+            Value::Optional(_) => Type::optional(Type::Dyn),
+            Value::Object(o) => Type::Object(o.type_name.clone()),
+        }
+    }
+
+    /// CEL equality (heterogeneous numeric equality; values of different kinds are unequal).
+    pub fn equals(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (String(a), String(b)) => a == b,
+            (Bytes(a), Bytes(b)) => a == b,
+            (Timestamp(a), Timestamp(b)) => a == b,
+            (Duration(a), Duration(b)) => a == b,
+            (Type(a), Type(b)) => a == b,
+            (List(a), List(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equals(y))
+            }
+            (Map(a), Map(b)) => {
+                a.len() == b.len()
+                    && a.entries.iter().all(|(k, (_, v))| match b.entries.get(k) {
+                        Some((_, w)) => v.equals(w),
+                        None => false,
+                    })
+            }
+            (Optional(a), Optional(b)) => match (a, b) {
+                (None, None) => true,
+                (Some(x), Some(y)) => x.equals(y),
+                _ => false,
+            },
+            (Object(a), Object(b)) => {
+                a.type_name == b.type_name
+                    && a.fields.len() == b.fields.len()
+                    && a.fields
+                        .iter()
+                        .all(|(k, v)| b.fields.get(k).is_some_and(|w| v.equals(w)))
+            }
+            _ => matches!(numeric_cmp(self, other), Some(Ordering::Equal)),
+        }
+    }
+
+    /// CEL ordering for `<` and friends; None when the kinds are not comparable.
+    pub fn compare(&self, other: &Value) -> Option<Ordering> {
+        use Value::*;
+        match (self, other) {
+            (Bool(a), Bool(b)) => Some(a.cmp(b)),
+            (String(a), String(b)) => Some(a.cmp(b)),
+            (Bytes(a), Bytes(b)) => Some(a.cmp(b)),
+            (Timestamp(a), Timestamp(b)) => Some(a.cmp(b)),
+            (Duration(a), Duration(b)) => Some(a.cmp(b)),
+            _ => numeric_cmp(self, other),
+        }
+    }
+}
+
+/// Compares numbers of any of the three numeric kinds exactly (NaN is unordered).
+fn numeric_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    use Value::*;
+    match (a, b) {
+        (Int(x), Int(y)) => Some(x.cmp(y)),
+        (Uint(x), Uint(y)) => Some(x.cmp(y)),
+        (Double(x), Double(y)) => x.partial_cmp(y),
+        (Int(x), Uint(y)) => Some(if *x < 0 {
+            Ordering::Less
+        } else {
+            (*x as u64).cmp(y)
+        }),
+        (Uint(_), Int(_)) => numeric_cmp(b, a).map(Ordering::reverse),
+        (Int(x), Double(y)) => cmp_i64_f64(*x, *y),
+        (Double(_), Int(_)) => numeric_cmp(b, a).map(Ordering::reverse),
+        (Uint(x), Double(y)) => cmp_u64_f64(*x, *y),
+        (Double(_), Uint(_)) => numeric_cmp(b, a).map(Ordering::reverse),
+        _ => None,
+    }
+}
+
+fn cmp_i64_f64(x: i64, y: f64) -> Option<Ordering> {
+    if y.is_nan() {
+        return None;
+    }
+    if y < -9.223_372_036_854_776e18 {
+        return Some(Ordering::Greater);
+    }
+    if y >= 9.223_372_036_854_776e18 {
+        return Some(Ordering::Less);
+    }
+    // y is in i64 range: compare the integer parts, then the fraction.
+    let t = y.trunc() as i64;
+    match x.cmp(&t) {
+        Ordering::Equal => 0.0f64.partial_cmp(&y.fract()),
+        o => Some(o),
+    }
+}
+
+fn cmp_u64_f64(x: u64, y: f64) -> Option<Ordering> {
+    if y.is_nan() {
+        return None;
+    }
+    if y < 0.0 {
+        return Some(Ordering::Greater);
+    }
+    if y >= 1.844_674_407_370_955_2e19 {
+        return Some(Ordering::Less);
+    }
+    let t = y.trunc() as u64;
+    match x.cmp(&t) {
+        Ordering::Equal => 0.0f64.partial_cmp(&y.fract()),
+        o => Some(o),
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        self.equals(other)
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Uint(u) => write!(f, "{u}u"),
+            Value::Double(d) => write!(f, "{d}"),
+            Value::String(s) => write!(f, "{s:?}"),
+            Value::Bytes(b) => write!(f, "b{:?}", String::from_utf8_lossy(b)),
+            Value::List(l) => {
+                f.write_str("[")?;
+                for (i, v) in l.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+            Value::Map(m) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in m.entries.values().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{k}: {v}")?;
+                }
+                f.write_str("}")
+            }
+            Value::Timestamp(t) => write!(f, "timestamp({t})"),
+            Value::Duration(d) => write!(f, "duration({d})"),
+            Value::Type(t) => f.write_str(t),
+            Value::Optional(None) => f.write_str("optional.none()"),
+            Value::Optional(Some(v)) => write!(f, "optional.of({v})"),
+            Value::Object(o) => write!(f, "{}{{...}}", o.type_name),
+        }
+    }
+}

@@ -336,14 +336,8 @@ impl Ctx<'_> {
         match out {
             Output::Table { v1beta1 } => {
                 let include = IncludeObject::parse(self.query.get("includeObject"))?;
-                let mut rows = Vec::with_capacity(items.len());
-                for b in &items {
-                    let v: Value =
-                        serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
-                    rows.push(table::row(&self.def.table, &v, include, v1beta1));
-                }
-                let t = table::table(&self.def.table, rows, Value::Object(list_meta), v1beta1);
-                self.render(200, Payload::Value(t), Output::Json)
+                let t = table::list_table(&self.def.table, &items, &list_meta, include, v1beta1)?;
+                self.render(200, Payload::Json(Bytes::from(t)), Output::Json)
             }
             Output::Metadata { v1beta1 } => {
                 let mut metas = Vec::with_capacity(items.len());

@@ -22,18 +22,8 @@ pub enum TableStyle {
     Namespace,
     /// Name, Created At: kube-apiserver's default table convertor (used for CRDs).
     Default,
-    /// Name, then the CRD's printer columns (Age from creationTimestamp when none are declared).
-    Columns(Vec<PrinterColumn>),
-}
-
-#[derive(Clone, Debug)]
-pub struct PrinterColumn {
-    pub name: String,
-    pub column_type: String,
-    pub format: String,
-    pub description: String,
-    pub priority: i64,
-    pub json_path: String,
+    /// Name, then the CRD version's printer columns, compiled once (Age when none are declared).
+    Columns(Arc<crate::table::Columns>),
 }
 
 /// One served resource in one version.
@@ -288,7 +278,6 @@ impl Resources {
                 {
                     subresources.push("scale".to_string());
                 }
-                let columns = printer_columns(v);
                 let api = ApiResource {
                     group: group.clone(),
                     version: version.clone(),
@@ -312,7 +301,7 @@ impl Resources {
                     key_prefix: format!("/registry/{group}/{plural}/"),
                     storage_api_version: format!("{group}/{storage_version}"),
                     strategy,
-                    table: TableStyle::Columns(columns),
+                    table: TableStyle::Columns(Arc::new(crate::table::Columns::for_version(v))),
                     crd_name: Some(crd_name.clone()),
                     terminating,
                     schema: v.pointer("/schema/openAPIV3Schema").cloned(),
@@ -392,35 +381,6 @@ impl Resources {
         }
         out
     }
-}
-
-fn printer_columns(version: &Value) -> Vec<PrinterColumn> {
-    let cols: Vec<PrinterColumn> = version["additionalPrinterColumns"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|c| PrinterColumn {
-                    name: c["name"].as_str().unwrap_or_default().into(),
-                    column_type: c["type"].as_str().unwrap_or_default().into(),
-                    format: c["format"].as_str().unwrap_or_default().into(),
-                    description: c["description"].as_str().unwrap_or_default().into(),
-                    priority: c["priority"].as_i64().unwrap_or(0),
-                    json_path: c["jsonPath"].as_str().unwrap_or_default().into(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    if !cols.is_empty() {
-        return cols;
-    }
-    vec![PrinterColumn {
-        name: "Age".into(),
-        column_type: "date".into(),
-        format: String::new(),
-        description: crate::table::CREATION_TIMESTAMP_DESCRIPTION.into(),
-        priority: 0,
-        json_path: ".metadata.creationTimestamp".into(),
-    }]
 }
 
 #[cfg(test)]

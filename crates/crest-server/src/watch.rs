@@ -41,9 +41,26 @@ struct Encoder {
     def: Arc<ResourceDef>,
     out: Output,
     include: IncludeObject,
+    /// Table events carry columnDefinitions until the first is sent (then null, as upstream).
+    headers: std::sync::atomic::AtomicBool,
 }
 
 impl Encoder {
+    /// A Table of one object's row.
+    fn table(&self, v: &Value, v1beta1: bool) -> Value {
+        let headers = self
+            .headers
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
+        let row = table::row(&self.def.table, v, self.include, v1beta1);
+        table::table_with(
+            &self.def.table,
+            vec![row],
+            json!({"resourceVersion": meta::resource_version(v)}),
+            v1beta1,
+            headers,
+        )
+    }
+
     /// Appends one event line. `obj` is the cached (storage-version) object; `rv` overrides its
     /// resourceVersion (deletes carry the deletion's revision).
     fn push(&self, buf: &mut Vec<u8>, kind: &str, obj: &CachedObject, rv: Option<Revision>) {
@@ -64,15 +81,7 @@ impl Encoder {
         }
         let v = self.app.registry.convert(&self.def, v);
         let object = match self.out {
-            Output::Table { v1beta1 } => {
-                let row = table::row(&self.def.table, &v, self.include, v1beta1);
-                table::table(
-                    &self.def.table,
-                    vec![row],
-                    json!({"resourceVersion": meta::resource_version(&v)}),
-                    v1beta1,
-                )
-            }
+            Output::Table { v1beta1 } => self.table(&v, v1beta1),
             Output::Metadata { v1beta1 } => table::partial_object_metadata(&v, v1beta1),
             _ => v,
         };
@@ -84,11 +93,19 @@ impl Encoder {
         if initial_end {
             metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
-        let object = json!({
+        let mut object = json!({
             "kind": self.def.api.kind,
             "apiVersion": self.def.api.api_version(),
             "metadata": metadata,
         });
+        // Upstream transforms every event's object but Status, bookmarks included.
+        match self.out {
+            Output::Table { v1beta1 } => object = self.table(&object, v1beta1),
+            Output::Metadata { v1beta1 } => {
+                object = table::partial_object_metadata(&object, v1beta1)
+            }
+            _ => {}
+        }
         push_line(buf, &json!({"type": "BOOKMARK", "object": object}));
     }
 }
@@ -471,6 +488,7 @@ pub async fn serve(
         def: def.clone(),
         out,
         include,
+        headers: true.into(),
     };
     let compacted = registry.storage.compacted_revision();
     let first: Option<Bytes>;

@@ -1,0 +1,653 @@
+//! Server-side printing: `meta.k8s.io/v1` (or v1beta1) `Table` for get, list and watch.
+//!
+//! Custom resources print as kube-apiserver's CRD table convertor does (apiextensions-apiserver
+//! `registry/customresource/tableconvertor`): `Name`, then the version's
+//! `additionalPrinterColumns` (or `Age` when it has none), each a kubectl JSONPath
+//! ([`jsonpath`]) compiled once per CRD version. Namespaces use the built-in namespace printer,
+//! CRDs the default convertor (Name, Created At). Lists are written straight to bytes.
+
+mod jsonpath;
+
+pub use jsonpath::{Item, JsonPath};
+
+use crate::resources::TableStyle;
+use bytes::Bytes;
+use crest_api::ApiError;
+use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+
+pub const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+pub const CREATION_TIMESTAMP_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+/// `includeObject`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IncludeObject {
+    None,
+    Metadata,
+    Object,
+}
+
+impl IncludeObject {
+    /// `TableOptions` from the query, validated as upstream's `optionsForTransform`.
+    pub fn parse(v: Option<&str>) -> Result<Self, ApiError> {
+        match v {
+            None | Some("") | Some("Metadata") => Ok(IncludeObject::Metadata),
+            Some("None") => Ok(IncludeObject::None),
+            Some("Object") => Ok(IncludeObject::Object),
+            Some(other) => {
+                let e = crest_api::FieldError::not_supported(
+                    &crest_api::FieldPath::new("includeObject"),
+                    other,
+                    &["Metadata", "None", "Object"],
+                );
+                Err(ApiError::bad_request(format!(
+                    "Unable to convert to Table as requested: {e}"
+                )))
+            }
+        }
+    }
+}
+
+/// One compiled printer column.
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub name: String,
+    pub column_type: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i64,
+    pub json_path: String,
+    path: JsonPath,
+}
+
+/// A CRD version's printer columns, compiled once when the served set is rebuilt.
+#[derive(Debug, Default)]
+pub struct Columns {
+    pub columns: Vec<Column>,
+    /// `columnDefinitions`, serialized once.
+    definitions: String,
+}
+
+impl Columns {
+    /// The columns of a CRD version (`spec.versions[*]`), as upstream's `GetColumnsForVersion`
+    /// and `tableconvertor.New`: `Age` when none are declared; a column whose JSONPath does not
+    /// parse ends the list (kube-apiserver keeps the columns before it and logs the error).
+    pub fn for_version(version: &Value) -> Columns {
+        let declared = version
+            .get("additionalPrinterColumns")
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty());
+        let specs: Vec<(String, String, String, String, i64, String)> = match declared {
+            Some(cols) => cols
+                .iter()
+                .map(|c| {
+                    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                    let priority = c.get("priority").and_then(Value::as_i64).unwrap_or(0);
+                    (
+                        s("name"),
+                        s("type"),
+                        s("format"),
+                        s("description"),
+                        priority,
+                        s("jsonPath"),
+                    )
+                })
+                .collect(),
+            None => vec![(
+                "Age".into(),
+                "date".into(),
+                String::new(),
+                CREATION_TIMESTAMP_DESCRIPTION.into(),
+                0,
+                ".metadata.creationTimestamp".into(),
+            )],
+        };
+        let mut columns = vec![];
+        for (name, column_type, format, description, priority, json_path) in specs {
+            let Ok(path) = JsonPath::parse(&format!("{{{json_path}}}")) else {
+                tracing::debug!(column = %name, json_path = %json_path, "unrecognized column definition, later columns dropped");
+                break;
+            };
+            let description = if description.is_empty() {
+                format!("Custom resource definition column (in JSONPath format): {json_path}")
+            } else {
+                description
+            };
+            columns.push(Column {
+                name,
+                column_type,
+                format,
+                description,
+                priority,
+                json_path,
+                path,
+            });
+        }
+        let mut defs = vec![definition("Name", "string", "name", NAME_DESCRIPTION, 0)];
+        defs.extend(columns.iter().map(|c| {
+            definition(
+                &c.name,
+                &c.column_type,
+                &c.format,
+                &c.description,
+                c.priority,
+            )
+        }));
+        Columns {
+            columns,
+            definitions: Value::Array(defs).to_string(),
+        }
+    }
+}
+
+fn definition(name: &str, ty: &str, format: &str, description: &str, priority: i64) -> Value {
+    json!({"name": name, "type": ty, "format": format, "description": description, "priority": priority})
+}
+
+pub fn column_definitions(style: &TableStyle) -> Vec<Value> {
+    match style {
+        TableStyle::Namespace => vec![
+            definition("Name", "string", "name", NAME_DESCRIPTION, 0),
+            definition("Status", "string", "", "The status of the namespace", 0),
+            definition("Age", "string", "", CREATION_TIMESTAMP_DESCRIPTION, 0),
+        ],
+        TableStyle::Default => vec![
+            definition("Name", "string", "name", NAME_DESCRIPTION, 0),
+            definition("Created At", "date", "", CREATION_TIMESTAMP_DESCRIPTION, 0),
+        ],
+        TableStyle::Columns(c) => serde_json::from_str(&c.definitions).unwrap_or_default(),
+    }
+}
+
+fn write_definitions(style: &TableStyle, out: &mut Vec<u8>) {
+    match style {
+        TableStyle::Columns(c) => out.extend_from_slice(c.definitions.as_bytes()),
+        _ => write_value(out, &Value::Array(column_definitions(style))),
+    }
+}
+
+/// One table cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell<'a> {
+    Null,
+    Str(Cow<'a, str>),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl Cell<'_> {
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Cell::Null => out.extend_from_slice(b"null"),
+            Cell::Str(s) => write_str(out, s),
+            Cell::Int(i) => out.extend_from_slice(i.to_string().as_bytes()),
+            Cell::Float(f) => out.extend_from_slice(go_json_float(*f).as_bytes()),
+            Cell::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        }
+    }
+}
+
+/// Seconds since the epoch, read once per response (every Age of a table is against it).
+fn now() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// The cells of one object's row.
+pub fn cells<'a>(style: &'a TableStyle, obj: &'a Value, now_ms: i64) -> Vec<Cell<'a>> {
+    let name = Cell::Str(Cow::Borrowed(crest_api::meta::name(obj)));
+    let created = crest_api::meta::meta_str(obj, "creationTimestamp");
+    match style {
+        TableStyle::Namespace => vec![
+            name,
+            Cell::Str(Cow::Borrowed(
+                obj.pointer("/status/phase")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+            )),
+            Cell::Str(Cow::Owned(human_age_at(created, now_ms))),
+        ],
+        TableStyle::Default => vec![name, Cell::Str(Cow::Borrowed(created))],
+        TableStyle::Columns(c) => {
+            let mut cells = Vec::with_capacity(1 + c.columns.len());
+            cells.push(name);
+            cells.extend(c.columns.iter().map(|col| cell(col, obj, now_ms)));
+            cells
+        }
+    }
+}
+
+/// `ConvertToTable`'s cell: the first result of the column's JSONPath, as its type prints it.
+fn cell<'a>(col: &'a Column, obj: &'a Value, now_ms: i64) -> Cell<'a> {
+    let Some(item) = col.path.first(obj) else {
+        return Cell::Null;
+    };
+    if col.column_type == "string" {
+        // The JSONPath printer's text: strings as-is, maps and arrays as JSON.
+        return Cell::Str(match item {
+            Item::Json(Value::String(s)) => Cow::Borrowed(s.as_str()),
+            Item::Text(s) => Cow::Borrowed(s),
+            Item::Json(v @ (Value::Object(_) | Value::Array(_))) => Cow::Owned(go_json(v)),
+            Item::Json(Value::Null) => Cow::Borrowed("<no value>"),
+            Item::Json(&Value::Bool(b)) | Item::Bool(b) => Cow::Borrowed(bool_str(b)),
+            Item::Json(Value::Number(n)) => Cow::Owned(match n.as_i64() {
+                Some(i) => i.to_string(),
+                None => go_float(n.as_f64().unwrap_or(0.0), FloatStyle::Print),
+            }),
+            Item::Int(i) => Cow::Owned(i.to_string()),
+            Item::Float(f) => Cow::Owned(go_float(f, FloatStyle::Print)),
+        });
+    }
+    // cellForJSONValue: values of another type are omitted. Template literals are Go ints,
+    // strings, float64s and bools.
+    let number = |i: &Item| -> Option<Result<i64, f64>> {
+        match i {
+            Item::Json(Value::Number(n)) => Some(match n.as_i64() {
+                Some(i) => Ok(i),
+                None => Err(n.as_f64()?),
+            }),
+            Item::Float(f) => Some(Err(*f)),
+            _ => None,
+        }
+    };
+    match col.column_type.as_str() {
+        "integer" => match number(&item) {
+            Some(Ok(i)) => Cell::Int(i),
+            Some(Err(f)) => Cell::Int(f as i64),
+            None => Cell::Null,
+        },
+        "number" => match number(&item) {
+            Some(Ok(i)) => Cell::Float(i as f64),
+            Some(Err(f)) => Cell::Float(f),
+            None => Cell::Null,
+        },
+        "boolean" => match item {
+            Item::Json(&Value::Bool(b)) | Item::Bool(b) => Cell::Bool(b),
+            _ => Cell::Null,
+        },
+        "date" => match item {
+            Item::Json(Value::String(s)) => Cell::Str(Cow::Owned(date_cell(s, now_ms))),
+            Item::Text(s) => Cell::Str(Cow::Owned(date_cell(s, now_ms))),
+            _ => Cell::Null,
+        },
+        _ => Cell::Null,
+    }
+}
+
+fn bool_str(b: bool) -> &'static str {
+    if b {
+        "true"
+    } else {
+        "false"
+    }
+}
+
+/// A date column: `metav1.Time.UnmarshalQueryParameter` then `ConvertToHumanReadableDateType`.
+fn date_cell(s: &str, now_ms: i64) -> String {
+    if s.is_empty() || s == "null" {
+        return "<unknown>".into();
+    }
+    match chrono::DateTime::parse_from_rfc3339(s) {
+        Ok(t) => human_duration_ms(now_ms - t.timestamp_millis()),
+        Err(_) => "<invalid>".into(),
+    }
+}
+
+fn human_age_at(ts: &str, now_ms: i64) -> String {
+    match chrono::DateTime::parse_from_rfc3339(ts) {
+        Ok(t) => human_duration_ms(now_ms - t.timestamp_millis()),
+        Err(_) => "<unknown>".into(),
+    }
+}
+
+fn human_duration_ms(ms: i64) -> String {
+    // Go's int(d.Seconds()) truncates toward zero.
+    human_duration(ms / 1000)
+}
+
+/// kube-apiserver's `ConvertToHumanReadableDateType`: the age of an RFC 3339 timestamp.
+pub fn human_age(ts: &str) -> String {
+    human_age_at(ts, now())
+}
+
+/// One row for `obj` (a `TableRow` value).
+pub fn row(style: &TableStyle, obj: &Value, include: IncludeObject, v1beta1: bool) -> Value {
+    let mut out = vec![];
+    write_row(&mut out, style, obj, None, include, v1beta1, now());
+    serde_json::from_slice(&out).unwrap_or(Value::Null)
+}
+
+fn write_row(
+    out: &mut Vec<u8>,
+    style: &TableStyle,
+    obj: &Value,
+    raw: Option<&[u8]>,
+    include: IncludeObject,
+    v1beta1: bool,
+    now_ms: i64,
+) {
+    out.extend_from_slice(b"{\"cells\":[");
+    for (i, c) in cells(style, obj, now_ms).iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        c.write(out);
+    }
+    out.push(b']');
+    match include {
+        IncludeObject::None => {}
+        IncludeObject::Metadata => {
+            out.extend_from_slice(
+                b",\"object\":{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":",
+            );
+            out.extend_from_slice(meta_api_version(v1beta1).as_bytes());
+            out.extend_from_slice(b",\"metadata\":");
+            match obj.get("metadata") {
+                Some(m) => write_value(out, m),
+                None => out.extend_from_slice(b"{}"),
+            }
+            out.push(b'}');
+        }
+        IncludeObject::Object => {
+            out.extend_from_slice(b",\"object\":");
+            match raw {
+                Some(b) => out.extend_from_slice(b),
+                None => write_value(out, obj),
+            }
+        }
+    }
+    out.push(b'}');
+}
+
+fn meta_api_version(v1beta1: bool) -> &'static str {
+    if v1beta1 {
+        "\"meta.k8s.io/v1beta1\""
+    } else {
+        "\"meta.k8s.io/v1\""
+    }
+}
+
+/// `PartialObjectMetadata` of an object.
+pub fn partial_object_metadata(obj: &Value, v1beta1: bool) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": if v1beta1 { "meta.k8s.io/v1beta1" } else { "meta.k8s.io/v1" },
+        "metadata": obj.get("metadata").cloned().unwrap_or(json!({})),
+    })
+}
+
+/// A Table of `rows` (built with [`row`]).
+pub fn table(style: &TableStyle, rows: Vec<Value>, list_meta: Value, v1beta1: bool) -> Value {
+    table_with(style, rows, list_meta, v1beta1, true)
+}
+
+/// A Table; without `headers` its `columnDefinitions` is null (watch events after the first).
+pub fn table_with(
+    style: &TableStyle,
+    rows: Vec<Value>,
+    list_meta: Value,
+    v1beta1: bool,
+    headers: bool,
+) -> Value {
+    json!({
+        "kind": "Table",
+        "apiVersion": if v1beta1 { "meta.k8s.io/v1beta1" } else { "meta.k8s.io/v1" },
+        "metadata": list_meta,
+        "columnDefinitions": if headers { Value::Array(column_definitions(style)) } else { Value::Null },
+        "rows": rows,
+    })
+}
+
+/// The Table of a list, written straight from the cached object bytes: each object is parsed
+/// once for its cells; with `includeObject=Object` its bytes are copied as they are.
+pub fn list_table(
+    style: &TableStyle,
+    items: &[Bytes],
+    list_meta: &Map<String, Value>,
+    include: IncludeObject,
+    v1beta1: bool,
+) -> Result<Vec<u8>, ApiError> {
+    let now_ms = now();
+    let per_row = items.first().map_or(0, |b| match include {
+        IncludeObject::Object => b.len() + 128,
+        _ => b.len() / 2 + 64,
+    });
+    let mut out = Vec::with_capacity(1024 + per_row * items.len());
+    out.extend_from_slice(b"{\"kind\":\"Table\",\"apiVersion\":");
+    out.extend_from_slice(meta_api_version(v1beta1).as_bytes());
+    out.extend_from_slice(b",\"metadata\":");
+    write_list_meta(&mut out, list_meta);
+    out.extend_from_slice(b",\"columnDefinitions\":");
+    write_definitions(style, &mut out);
+    out.extend_from_slice(b",\"rows\":[");
+    for (i, b) in items.iter().enumerate() {
+        let obj: Value =
+            serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
+        if i > 0 {
+            out.push(b',');
+        }
+        write_row(&mut out, style, &obj, Some(b), include, v1beta1, now_ms);
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
+}
+
+/// ListMeta in Go's field order.
+fn write_list_meta(out: &mut Vec<u8>, m: &Map<String, Value>) {
+    out.push(b'{');
+    let mut first = true;
+    for k in [
+        "selfLink",
+        "resourceVersion",
+        "continue",
+        "remainingItemCount",
+    ] {
+        if let Some(v) = m.get(k) {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            write_str(out, k);
+            out.push(b':');
+            write_value(out, v);
+        }
+    }
+    out.push(b'}');
+}
+
+fn write_value(out: &mut Vec<u8>, v: &Value) {
+    // Writing a Value to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, v);
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+// ---- Go's number and JSON text ----
+
+#[derive(Clone, Copy, PartialEq)]
+enum FloatStyle {
+    /// encoding/json: %f, or %e below 1e-6 and from 1e21 (exponent without leading 0).
+    Json,
+    /// fmt's %v: shortest %g (%e below 1e-4 and from 1e6).
+    Print,
+}
+
+/// Shortest round-trip digits of |f| and the decimal point position (f = 0.DIGITS × 10^dp).
+fn shortest_digits(f: f64) -> (String, i32) {
+    let s = format!("{:e}", f.abs());
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    (digits, exp.parse::<i32>().unwrap_or(0) + 1)
+}
+
+fn go_float(f: f64, style: FloatStyle) -> String {
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    let neg = if f.is_sign_negative() && f != 0.0 {
+        "-"
+    } else {
+        ""
+    };
+    if f == 0.0 {
+        return "0".into();
+    }
+    let (digits, dp) = shortest_digits(f);
+    let exp = dp - 1;
+    let use_e = match style {
+        FloatStyle::Json => f.abs() < 1e-6 || f.abs() >= 1e21,
+        // strconv's shortest %g decides with a precision of 6: 123456, 1.234567e+06.
+        FloatStyle::Print => !(-4..6).contains(&exp),
+    };
+    if use_e {
+        let mut m = digits[..1].to_string();
+        if digits.len() > 1 {
+            m.push('.');
+            m.push_str(&digits[1..]);
+        }
+        let (sign, e) = if exp < 0 { ('-', -exp) } else { ('+', exp) };
+        let e = if style == FloatStyle::Json || e >= 10 {
+            e.to_string()
+        } else {
+            format!("0{e}")
+        };
+        return format!("{neg}{m}e{sign}{e}");
+    }
+    let nd = digits.len() as i32;
+    let body = if dp <= 0 {
+        format!("0.{}{digits}", "0".repeat((-dp) as usize))
+    } else if dp >= nd {
+        format!("{digits}{}", "0".repeat((dp - nd) as usize))
+    } else {
+        format!("{}.{}", &digits[..dp as usize], &digits[dp as usize..])
+    };
+    format!("{neg}{body}")
+}
+
+fn go_json_float(f: f64) -> String {
+    go_float(f, FloatStyle::Json)
+}
+
+/// Go's `json.Marshal` of an unstructured value: sorted keys, HTML-safe escaping, int64 and
+/// float64 numbers.
+pub fn go_json(v: &Value) -> String {
+    let mut out = String::new();
+    go_json_into(&mut out, v);
+    out
+}
+
+fn go_json_into(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(bool_str(*b)),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => out.push_str(&i.to_string()),
+            None => out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0))),
+        },
+        Value::String(s) => go_json_str(out, s),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json_into(out, x);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json_str(out, k);
+                out.push(':');
+                go_json_into(out, x);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn go_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `k8s.io/apimachinery/pkg/util/duration.HumanDuration`.
+pub fn human_duration(seconds: i64) -> String {
+    if seconds < -1 {
+        return "<invalid>".into();
+    } else if seconds < 0 {
+        return "0s".into();
+    } else if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        let s = seconds % 60;
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
+    } else if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = seconds / 3600;
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    } else if hours < 48 {
+        return format!("{hours}h");
+    } else if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{}h", hours / 24, h)
+        };
+    } else if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    } else if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        return if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{}d", hours / 24 / 365, dy)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+#[cfg(test)]
+mod tests;

@@ -231,7 +231,10 @@ impl Checker<'_> {
         }
         for cand in self.env.candidate_names(name) {
             if let Some(t) = self.env.ident_type(&cand) {
-                return Some((cand, t));
+                // A global that a comprehension variable shadows stays absolute (`.y`).
+                let shadowed = self.scopes.iter().any(|(n, _)| *n == cand);
+                let resolved = if shadowed { format!(".{cand}") } else { cand };
+                return Some((resolved, t));
             }
         }
         None
@@ -300,10 +303,7 @@ impl Checker<'_> {
             }
             t if t.is_dyn_or_error() => Type::Dyn,
             t => {
-                self.error(
-                    id,
-                    format!("type '{t}' does not support field selection"),
-                );
+                self.error(id, format!("type '{t}' does not support field selection"));
                 Type::Error
             }
         };
@@ -448,7 +448,7 @@ impl Checker<'_> {
         match result {
             Some(t) => t,
             None => {
-                if args.iter().any(|a| *a == Type::Error) {
+                if args.contains(&Type::Error) {
                     return Type::Error;
                 }
                 let fmt: Vec<String> = args
@@ -536,9 +536,11 @@ impl Checker<'_> {
         match prev {
             None => cur,
             Some(p) => {
-                if self.assignable(&p, &cur) {
+                let saved = self.mapping.clone();
+                if self.assignable_raw(&p, &cur) {
                     most_general(&p, &cur)
                 } else {
+                    self.mapping = saved;
                     Type::Dyn
                 }
             }
@@ -668,6 +670,8 @@ fn less_specific(a: &Type, b: &Type) -> bool {
     match (a, b) {
         (Type::Dyn | Type::TypeParam(_), _) => true,
         (_, Type::Dyn | Type::TypeParam(_)) => false,
+        // null joins with any nullable type as that type.
+        (a, Type::Null) if nullable(a) => true,
         (Type::List(x), Type::List(y)) => less_specific(x, y),
         (Type::Map(k1, v1), Type::Map(k2, v2)) => less_specific(k1, k2) && less_specific(v1, v2),
         (Type::Opaque(n1, p1), Type::Opaque(n2, p2)) => {

@@ -28,7 +28,7 @@ impl CostEstimate {
         CostEstimate { min: c, max: c }
     }
 
-    pub fn add(self, o: CostEstimate) -> CostEstimate {
+    pub fn plus(self, o: CostEstimate) -> CostEstimate {
         CostEstimate {
             min: self.min.saturating_add(o.min),
             max: self.max.saturating_add(o.max),
@@ -145,9 +145,7 @@ impl Coster<'_> {
                 self.paths.insert(e.id, path);
                 (CostEstimate::fixed(costs::SELECT_AND_IDENT), size)
             }
-            ExprKind::Select {
-                operand, field, ..
-            } => {
+            ExprKind::Select { operand, field, .. } => {
                 let (oc, _) = self.cost(operand);
                 let mut size = SizeEstimate::UNKNOWN;
                 if let Some(p) = self.paths.get(&operand.id).cloned() {
@@ -156,7 +154,7 @@ impl Coster<'_> {
                     size = self.size_of_path(&p, e);
                     self.paths.insert(e.id, p);
                 }
-                (oc.add(CostEstimate::fixed(costs::SELECT_AND_IDENT)), size)
+                (oc.plus(CostEstimate::fixed(costs::SELECT_AND_IDENT)), size)
             }
             ExprKind::Call {
                 target,
@@ -174,14 +172,14 @@ impl Coster<'_> {
                 match function.as_str() {
                     // Short-circuiting: the second operand may not run.
                     "_&&_" | "_||_" if arg_costs.len() == 2 => {
-                        let c = arg_costs[0].add(CostEstimate {
+                        let c = arg_costs[0].plus(CostEstimate {
                             min: 0,
                             max: arg_costs[1].max,
                         });
                         return (c, SizeEstimate::exact(1));
                     }
                     "_?_:_" if arg_costs.len() == 3 => {
-                        let c = arg_costs[0].add(arg_costs[1].union(arg_costs[2]));
+                        let c = arg_costs[0].plus(arg_costs[1].union(arg_costs[2]));
                         let s = SizeEstimate {
                             min: sizes[1].min.min(sizes[2].min),
                             max: sizes[1].max.max(sizes[2].max),
@@ -191,7 +189,7 @@ impl Coster<'_> {
                     _ => {}
                 }
                 for c in &arg_costs {
-                    total = total.add(*c);
+                    total = total.plus(*c);
                 }
                 let call = match self.est.estimate_call_cost(function, &sizes) {
                     Some(c) => c,
@@ -216,26 +214,26 @@ impl Coster<'_> {
                     }
                     _ => SizeEstimate::UNKNOWN,
                 };
-                (total.add(call), size)
+                (total.plus(call), size)
             }
             ExprKind::List { elements, .. } => {
                 let mut c = CostEstimate::fixed(costs::LIST_CREATE);
                 for el in elements {
-                    c = c.add(self.cost(el).0);
+                    c = c.plus(self.cost(el).0);
                 }
                 (c, SizeEstimate::exact(elements.len() as u64))
             }
             ExprKind::Map { entries } => {
                 let mut c = CostEstimate::fixed(costs::MAP_CREATE);
                 for en in entries {
-                    c = c.add(self.cost(&en.key).0).add(self.cost(&en.value).0);
+                    c = c.plus(self.cost(&en.key).0).plus(self.cost(&en.value).0);
                 }
                 (c, SizeEstimate::exact(entries.len() as u64))
             }
             ExprKind::Struct { fields, .. } => {
                 let mut c = CostEstimate::fixed(costs::STRUCT_CREATE);
                 for f in fields {
-                    c = c.add(self.cost(&f.value).0);
+                    c = c.plus(self.cost(&f.value).0);
                 }
                 (c, SizeEstimate::UNKNOWN)
             }
@@ -268,8 +266,8 @@ impl Coster<'_> {
                 let (sc, _) = self.cost(&comp.loop_step);
                 self.locals.truncate(mark);
                 let (resc, ressize) = self.cost(&comp.result);
-                let per_iter = cc.add(sc);
-                let c = rc.add(ic).add(per_iter.multiply(rsize)).add(resc);
+                let per_iter = cc.plus(sc);
+                let c = rc.plus(ic).plus(per_iter.multiply(rsize)).plus(resc);
                 (c, ressize)
             }
         }
@@ -285,7 +283,7 @@ fn default_call_cost(function: &str, sizes: &[SizeEstimate]) -> CostEstimate {
     match function {
         "_+_" | "_==_" | "_!=_" | "contains" | "startsWith" | "endsWith" | "matches" | "@in"
         | "split" | "join" | "replace" | "indexOf" | "lastIndexOf" | "lowerAscii"
-        | "upperAscii" | "trim" | "reverse" => sizes.iter().fold(base, |c, s| c.add(traversal(s))),
+        | "upperAscii" | "trim" | "reverse" => sizes.iter().fold(base, |c, s| c.plus(traversal(s))),
         _ => base,
     }
 }

@@ -68,11 +68,7 @@ impl Functions {
 
 fn collect_params(t: &Type, out: &mut Vec<String>) {
     match t {
-        Type::TypeParam(n) => {
-            if !out.contains(n) {
-                out.push(n.clone())
-            }
-        }
+        Type::TypeParam(n) if !out.contains(n) => out.push(n.clone()),
         Type::List(e) => collect_params(e, out),
         Type::Map(k, v) => {
             collect_params(k, out);

@@ -225,7 +225,10 @@ impl<'a> Interp<'a> {
                             Value::Optional(Some(x)) => out.push((*x).clone()),
                             Value::Optional(None) => {}
                             other => {
-                                return Err(stdlib::no_such_overload("optional list element", &[other]))
+                                return Err(stdlib::no_such_overload(
+                                    "optional list element",
+                                    &[other],
+                                ))
                             }
                         }
                     } else {
@@ -245,7 +248,10 @@ impl<'a> Interp<'a> {
                             Value::Optional(Some(x)) => v = (*x).clone(),
                             Value::Optional(None) => continue,
                             other => {
-                                return Err(stdlib::no_such_overload("optional map entry", &[other]))
+                                return Err(stdlib::no_such_overload(
+                                    "optional map entry",
+                                    &[other],
+                                ))
                             }
                         }
                     }
@@ -253,9 +259,7 @@ impl<'a> Interp<'a> {
                         EvalError::new(format!("unsupported key type: {}", k.type_name()))
                     })?;
                     if m.contains_key(&key) {
-                        return Err(EvalError::new(format!(
-                            "Failed with repeated key: {k}"
-                        )));
+                        return Err(EvalError::new(format!("Failed with repeated key: {k}")));
                     }
                     m.insert(key, (k, v));
                 }
@@ -293,6 +297,7 @@ impl<'a> Interp<'a> {
             }
         }
         if self.prog.checked {
+            let name = name.strip_prefix('.').unwrap_or(name);
             if let Some(v) = self.act.resolve(name) {
                 return Ok(v);
             }
@@ -380,7 +385,11 @@ impl<'a> Interp<'a> {
         self.dispatch(function, &vals)
     }
 
-    fn eval_args(&mut self, target: Option<&'a Expr>, args: &'a [Expr]) -> Result<Vec<Value>, EvalError> {
+    fn eval_args(
+        &mut self,
+        target: Option<&'a Expr>,
+        args: &'a [Expr],
+    ) -> Result<Vec<Value>, EvalError> {
         let mut vals = Vec::with_capacity(args.len() + 1);
         if let Some(t) = target {
             vals.push(self.eval(t)?);
@@ -394,11 +403,12 @@ impl<'a> Interp<'a> {
     fn dispatch(&mut self, function: &str, vals: &[Value]) -> R {
         // Work proportional to the size of strings and lists is charged by that size.
         let traversal: u64 = match (function, vals) {
-            ("_+_" | "_==_" | "_!=_" | "contains" | "startsWith" | "endsWith" | "matches"
-            | "@in" | "split" | "join" | "replace" | "indexOf" | "lastIndexOf"
-            | "lowerAscii" | "upperAscii" | "trim" | "reverse", _) => {
-                vals.iter().map(value_size).sum::<u64>() / costs::TRAVERSAL_DIVISOR
-            }
+            (
+                "_+_" | "_==_" | "_!=_" | "contains" | "startsWith" | "endsWith" | "matches"
+                | "@in" | "split" | "join" | "replace" | "indexOf" | "lastIndexOf" | "lowerAscii"
+                | "upperAscii" | "trim" | "reverse",
+                _,
+            ) => vals.iter().map(value_size).sum::<u64>() / costs::TRAVERSAL_DIVISOR,
             _ => 0,
         };
         if traversal > 0 {
@@ -528,10 +538,12 @@ impl<'a> Interp<'a> {
                 target: None,
                 function,
                 args,
-            } if function == "_?_:_" && args.len() == 3 => match (append(&args[1]), &args[2].kind) {
-                (Some(add), ExprKind::Ident(n)) if *n == c.accu_var => (Some(&args[0]), add),
-                _ => return self.eval(&c.loop_step),
-            },
+            } if function == "_?_:_" && args.len() == 3 => {
+                match (append(&args[1]), &args[2].kind) {
+                    (Some(add), ExprKind::Ident(n)) if *n == c.accu_var => (Some(&args[0]), add),
+                    _ => return self.eval(&c.loop_step),
+                }
+            }
             _ => match append(&c.loop_step) {
                 Some(add) => (None, add),
                 None => return self.eval(&c.loop_step),
@@ -592,7 +604,11 @@ fn optional_select(v: &Value, field: &str) -> R {
     let some = |x: &Value| Value::Optional(Some(Arc::new(x.clone())));
     match v {
         Value::Map(m) => Ok(m.get_str(field).map(some).unwrap_or(Value::Optional(None))),
-        Value::Object(o) => Ok(o.fields.get(field).map(some).unwrap_or(Value::Optional(None))),
+        Value::Object(o) => Ok(o
+            .fields
+            .get(field)
+            .map(some)
+            .unwrap_or(Value::Optional(None))),
         Value::Optional(None) => Ok(Value::Optional(None)),
         Value::Optional(Some(inner)) => optional_select(inner, field),
         other => Err(EvalError::new(format!(

@@ -108,8 +108,7 @@ impl Lexer<'_> {
                 '"' | '\'' => self.string(start, false, false),
                 'r' | 'R' | 'b' | 'B' if self.string_prefix() => {}
                 c if c == '_' || c.is_ascii_alphabetic() => {
-                    while matches!(self.peek(0), Some(c) if c == '_' || c.is_ascii_alphanumeric())
-                    {
+                    while matches!(self.peek(0), Some(c) if c == '_' || c.is_ascii_alphanumeric()) {
                         self.i += 1;
                     }
                     let word = self.text(start);
@@ -211,14 +210,15 @@ impl Lexer<'_> {
             }
             n
         };
-        if self.peek(0) == Some('0') && matches!(self.peek(1), Some('x' | 'X')) {
-            if matches!(self.peek(2), Some(c) if c.is_ascii_hexdigit()) {
-                self.i += 2;
-                while matches!(self.peek(0), Some(c) if c.is_ascii_hexdigit()) {
-                    self.i += 1;
-                }
-                return self.int_suffix(start);
+        if self.peek(0) == Some('0')
+            && matches!(self.peek(1), Some('x' | 'X'))
+            && matches!(self.peek(2), Some(c) if c.is_ascii_hexdigit())
+        {
+            self.i += 2;
+            while matches!(self.peek(0), Some(c) if c.is_ascii_hexdigit()) {
+                self.i += 1;
             }
+            return self.int_suffix(start);
         }
         let mut float = false;
         if self.peek(0) != Some('.') {

@@ -491,7 +491,10 @@ impl Parser {
             }
             Tok::True | Tok::False => {
                 self.bump();
-                self.mk(t.start, ExprKind::Literal(Literal::Bool(t.tok == Tok::True)))
+                self.mk(
+                    t.start,
+                    ExprKind::Literal(Literal::Bool(t.tok == Tok::True)),
+                )
             }
             Tok::Null => {
                 self.bump();
@@ -576,13 +579,20 @@ impl Parser {
             let fields = self.struct_fields()?;
             return self.mk(open, ExprKind::Struct { type_name, fields });
         }
-        let full = if leading_dot { format!(".{name}") } else { name };
+        let full = if leading_dot {
+            format!(".{name}")
+        } else {
+            name
+        };
         if *self.tok() == Tok::LParen {
             let open = self.bump().start;
             let args = self.args(Tok::RParen, "')'")?;
             return self.global_call_or_macro(open, &full, args);
         }
-        self.mk(if leading_dot { start } else { id_off }, ExprKind::Ident(full))
+        self.mk(
+            if leading_dot { start } else { id_off },
+            ExprKind::Ident(full),
+        )
     }
 
     fn list(&mut self) -> PResult<Expr> {
@@ -753,7 +763,8 @@ impl Parser {
                     )?;
                     let cond = self.lit_bool(open, false)?;
                     let step = self.ident(open, &var)?;
-                    return self.comprehension(open, "#unused", None, range, &var, init, cond, step, body);
+                    return self
+                        .comprehension(open, "#unused", None, range, &var, init, cond, step, body);
                 }
                 ("optMap" | "optFlatMap", 2) => {
                     let body = args.pop().ok_or(Fail)?;
@@ -784,7 +795,9 @@ impl Parser {
                     )?;
                     let cond = self.lit_bool(open, false)?;
                     let step = self.ident(open, &var)?;
-                    let bound = self.comprehension(open, "#unused", None, range, &var, value, cond, step, body)?;
+                    let bound = self.comprehension(
+                        open, "#unused", None, range, &var, value, cond, step, body,
+                    )?;
                     let some = if name == "optMap" {
                         let opt = self.ident(open, "optional")?;
                         self.mk(
@@ -883,7 +896,10 @@ impl Parser {
         let var = self.simple_name(&args[0])?;
         if var == ACCU_VAR {
             let off = self.info.position(args[0].id).unwrap_or(open);
-            return self.error(off, "iteration variable overwrites accumulator variable".into());
+            return self.error(
+                off,
+                "iteration variable overwrites accumulator variable".into(),
+            );
         }
         let body = args.pop().ok_or(Fail)?;
         let accu = |p: &mut Self| p.ident(open, ACCU_VAR);
@@ -970,7 +986,10 @@ impl Parser {
         let v1 = self.simple_name(&args[0])?;
         let v2 = self.simple_name(&args[1])?;
         if v1 == ACCU_VAR || v2 == ACCU_VAR {
-            return self.error(open, "iteration variable overwrites accumulator variable".into());
+            return self.error(
+                open,
+                "iteration variable overwrites accumulator variable".into(),
+            );
         }
         if v1 == v2 {
             let off = self.info.position(args[1].id).unwrap_or(open);
@@ -1058,6 +1077,16 @@ impl Parser {
             }
             _ => return self.error(open, format!("unknown macro {name}")),
         };
-        self.comprehension(open, &v1, Some(v2), target, ACCU_VAR, init, cond, step, result)
+        self.comprehension(
+            open,
+            &v1,
+            Some(v2),
+            target,
+            ACCU_VAR,
+            init,
+            cond,
+            step,
+            result,
+        )
     }
 }

@@ -20,19 +20,15 @@ fn err(msg: impl Into<String>) -> EvalError {
 
 pub fn no_such_overload(name: &str, args: &[Value]) -> EvalError {
     let kinds: Vec<String> = args.iter().map(|a| a.type_name().to_string()).collect();
-    err(format!(
-        "no such overload: {}({})",
-        name,
-        kinds.join(", ")
-    ))
+    err(format!("no such overload: {}({})", name, kinds.join(", ")))
 }
 
 /// Smallest and largest valid timestamps (0001-01-01T00:00:00Z, 9999-12-31T23:59:59Z), in
 /// Unix seconds.
 const MIN_TS: i64 = -62_135_596_800;
 const MAX_TS: i64 = 253_402_300_799;
-/// Durations are bounded as `google.protobuf.Duration` is (about 10,000 years).
-const MAX_DURATION_SECS: i64 = 315_576_000_000;
+/// Durations are Go `time.Duration`s in cel-go: int64 nanoseconds (about 292 years).
+const MAX_DURATION_SECS: i64 = i64::MAX / 1_000_000_000;
 
 pub fn check_timestamp(t: DateTime<Utc>) -> R {
     let s = t.timestamp();
@@ -43,7 +39,7 @@ pub fn check_timestamp(t: DateTime<Utc>) -> R {
 }
 
 pub fn check_duration(d: TimeDelta) -> R {
-    if d.num_seconds().abs() > MAX_DURATION_SECS {
+    if d.num_nanoseconds().is_none() {
         return Err(err("duration out of range"));
     }
     Ok(Value::Duration(d))
@@ -53,7 +49,10 @@ pub fn check_duration(d: TimeDelta) -> R {
 pub fn is_global_function(name: &str) -> bool {
     matches!(
         name,
-        "optional.of" | "optional.ofNonZeroValue" | "optional.none" | "optional.unwrap"
+        "optional.of"
+            | "optional.ofNonZeroValue"
+            | "optional.none"
+            | "optional.unwrap"
             | "strings.quote"
     )
 }
@@ -90,7 +89,11 @@ pub fn call(name: &str, args: &[Value]) -> R {
         ("bool", [String(s)]) => Bool(match &**s {
             "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
             "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
-            _ => return Err(err(format!("type conversion error from 'string' to 'bool': {s}"))),
+            _ => {
+                return Err(err(format!(
+                    "type conversion error from 'string' to 'bool': {s}"
+                )))
+            }
         }),
         ("timestamp", [Timestamp(t)]) => Timestamp(*t),
         ("timestamp", [String(s)]) => parse_timestamp(s)?,
@@ -213,7 +216,12 @@ pub fn call(name: &str, args: &[Value]) -> R {
                     "invalid substring range. start: {start}, end: {end}"
                 )));
             }
-            String(chars[*start as usize..end as usize].iter().collect::<std::string::String>().into())
+            String(
+                chars[*start as usize..end as usize]
+                    .iter()
+                    .collect::<std::string::String>()
+                    .into(),
+            )
         }
         ("trim", [String(s)]) => String(s.trim().into()),
         ("join", [List(l), rest @ ..]) if rest.len() <= 1 => {
@@ -267,7 +275,8 @@ fn compare(name: &str, a: &Value, b: &Value) -> R {
         Some(o) => o,
         None => {
             // NaN compares false; other mismatches have no overload.
-            if matches!(a, Value::Double(d) if d.is_nan()) || matches!(b, Value::Double(d) if d.is_nan())
+            if matches!(a, Value::Double(d) if d.is_nan())
+                || matches!(b, Value::Double(d) if d.is_nan())
             {
                 return Ok(Value::Bool(false));
             }
@@ -307,9 +316,10 @@ pub fn add(a: &Value, b: &Value) -> R {
                 .ok_or_else(|| err("timestamp out of range"))?;
             check_timestamp(r)?
         }
-        (Duration(x), Duration(y)) => {
-            check_duration(x.checked_add(y).ok_or_else(|| err("duration out of range"))?)?
-        }
+        (Duration(x), Duration(y)) => check_duration(
+            x.checked_add(y)
+                .ok_or_else(|| err("duration out of range"))?,
+        )?,
         _ => return Err(no_such_overload("_+_", &[a.clone(), b.clone()])),
     })
 }
@@ -327,9 +337,10 @@ fn sub(a: &Value, b: &Value) -> R {
                 .ok_or_else(|| err("timestamp out of range"))?;
             check_timestamp(r)?
         }
-        (Duration(x), Duration(y)) => {
-            check_duration(x.checked_sub(y).ok_or_else(|| err("duration out of range"))?)?
-        }
+        (Duration(x), Duration(y)) => check_duration(
+            x.checked_sub(y)
+                .ok_or_else(|| err("duration out of range"))?,
+        )?,
         _ => return Err(no_such_overload("_-_", &[a.clone(), b.clone()])),
     })
 }
@@ -468,7 +479,9 @@ fn is_zero(v: &Value) -> bool {
 fn to_int(v: &Value) -> R {
     Ok(Value::Int(match v {
         Value::Int(i) => *i,
-        Value::Uint(u) => i64::try_from(*u).map_err(|_| err("range error converting uint to int"))?,
+        Value::Uint(u) => {
+            i64::try_from(*u).map_err(|_| err("range error converting uint to int"))?
+        }
         Value::Double(d) => {
             // cel-go excludes both ends: -2^63 and 2^63 are out of range.
             if !(*d > -9.223_372_036_854_776e18 && *d < 9.223_372_036_854_776e18) {
@@ -487,7 +500,9 @@ fn to_int(v: &Value) -> R {
 fn to_uint(v: &Value) -> R {
     Ok(Value::Uint(match v {
         Value::Uint(u) => *u,
-        Value::Int(i) => u64::try_from(*i).map_err(|_| err("range error converting int to uint"))?,
+        Value::Int(i) => {
+            u64::try_from(*i).map_err(|_| err("range error converting int to uint"))?
+        }
         Value::Double(d) => {
             if !(*d > -1.0 && *d < 1.844_674_407_370_955_2e19) {
                 return Err(err("range error converting double to uint"));
@@ -539,10 +554,18 @@ pub fn format_double(d: f64) -> String {
         return "NaN".into();
     }
     if d.is_infinite() {
-        return if d > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if d > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     if d == 0.0 {
-        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let e = format!("{d:e}");
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
@@ -568,7 +591,9 @@ pub fn format_timestamp(t: DateTime<Utc>) -> String {
 
 pub fn format_duration(d: TimeDelta) -> String {
     let secs = d.num_seconds();
-    let nanos = (d - TimeDelta::seconds(secs)).num_nanoseconds().unwrap_or(0);
+    let nanos = (d - TimeDelta::seconds(secs))
+        .num_nanoseconds()
+        .unwrap_or(0);
     if nanos == 0 {
         return format!("{secs}s");
     }
@@ -578,8 +603,8 @@ pub fn format_duration(d: TimeDelta) -> String {
 }
 
 fn parse_timestamp(s: &str) -> R {
-    let t = DateTime::parse_from_rfc3339(s)
-        .map_err(|e| err(format!("timestamp parse error: {e}")))?;
+    let t =
+        DateTime::parse_from_rfc3339(s).map_err(|e| err(format!("timestamp parse error: {e}")))?;
     check_timestamp(t.with_timezone(&Utc))
 }
 
@@ -726,7 +751,11 @@ fn split(s: &str, sep: &str, n: i64) -> Value {
     } else if sep.is_empty() {
         // Go splits into code points, the last one holding the rest.
         let chars: Vec<char> = s.chars().collect();
-        let limit = if n < 0 { chars.len() } else { (n as usize).min(chars.len()) };
+        let limit = if n < 0 {
+            chars.len()
+        } else {
+            (n as usize).min(chars.len())
+        };
         let mut out = Vec::new();
         for (i, c) in chars.iter().enumerate() {
             if limit > 0 && i == limit - 1 {

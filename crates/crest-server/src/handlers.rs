@@ -676,7 +676,8 @@ impl Ctx<'_> {
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
         let options = DeleteOptions::parse(&body, content_type, self.query)?;
-        let opts = WriteOptions::new(options.is_dry_run());
+        let mut opts = WriteOptions::new(options.is_dry_run());
+        opts.cascade = options.cascade();
         let d = self
             .app
             .registry
@@ -714,7 +715,8 @@ impl Ctx<'_> {
         }
         let filter = crate::selectors::ListFilter::parse(self.query, &self.def)?;
         let options = DeleteOptions::parse(&body, content_type, self.query)?;
-        let opts = WriteOptions::new(options.is_dry_run());
+        let mut opts = WriteOptions::new(options.is_dry_run());
+        opts.cascade = options.cascade();
         let (items, revision) = self
             .app
             .registry

@@ -11,6 +11,7 @@ pub mod controllers;
 pub mod customresource;
 pub mod discovery;
 pub mod duplicates;
+pub mod gc;
 pub mod handlers;
 pub mod http;
 pub mod list;
@@ -164,6 +165,10 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         shutdown,
     });
     tasks.push(tokio::spawn(controllers::run(
+        registry.clone(),
+        app.shutdown.subscribe(),
+    )));
+    tasks.push(tokio::spawn(gc::run(
         registry.clone(),
         app.shutdown.subscribe(),
     )));

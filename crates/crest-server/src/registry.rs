@@ -59,6 +59,8 @@ pub struct WriteOptions {
     pub dry_run: bool,
     /// Warnings the write produced (Warning headers of the response).
     pub warnings: std::sync::Mutex<Vec<String>>,
+    /// DELETE: how dependents go (sets the orphan / foregroundDeletion finalizers).
+    pub cascade: crate::gc::Cascade,
 }
 
 impl WriteOptions {
@@ -66,6 +68,7 @@ impl WriteOptions {
         WriteOptions {
             dry_run,
             warnings: Default::default(),
+            cascade: Default::default(),
         }
     }
 
@@ -702,6 +705,9 @@ impl Registry {
             let stored = current.value()?;
             check_preconditions(def, name, &stored, current.mod_revision, pre)?;
             let mut obj = stored.clone();
+            // The orphan / foregroundDeletion finalizers first: they keep the object (marked
+            // for deletion) until the garbage collector has handled its dependents.
+            crate::gc::apply_deletion_finalizers(&mut obj, opts.cascade);
             match strategy.delete_step(&mut obj) {
                 DeleteStep::Unchanged => {
                     return Ok(Deleted {

@@ -337,6 +337,17 @@ impl DeleteOptions {
         Ok(o)
     }
 
+    /// How dependents of the deleted object go.
+    pub fn cascade(&self) -> crate::gc::Cascade {
+        crate::gc::Cascade {
+            orphan_dependents: self.orphan_dependents,
+            propagation: self
+                .propagation_policy
+                .as_deref()
+                .and_then(crate::gc::Propagation::parse),
+        }
+    }
+
     /// `ValidateDeleteOptions`.
     fn validate(&self) -> Result<(), ApiError> {
         let mut errs = vec![];

@@ -121,7 +121,10 @@ fn write_kubeconfig(
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    std::io::Write::write_all(&mut options.open(&tmp)?, kubeconfig(&server, tls).as_bytes())?;
+    std::io::Write::write_all(
+        &mut options.open(&tmp)?,
+        kubeconfig(&server, tls).as_bytes(),
+    )?;
     std::fs::rename(&tmp, &path)?;
     Ok(path)
 }

@@ -230,7 +230,16 @@ async fn delete_answers_preconditions_and_options() {
         Some(json!({"preconditions": {"uid": uid, "resourceVersion": rv}, "propagationPolicy": "Foreground", "gracePeriodSeconds": 30})),
     )
     .await;
-    assert_eq!((code, &v["status"]), (200, &json!("Success")), "{v}");
+    // Foreground: the object stays, marked, until the garbage collector has deleted its
+    // dependents (none here), as kube-apiserver answers.
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["metadata"]["finalizers"], json!(["foregroundDeletion"]), "{v}");
+    assert!(v["metadata"]["deletionTimestamp"].is_string(), "{v}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while get_json(&s, &format!("{CT}/b")).await.0 != 404 {
+        assert!(std::time::Instant::now() < deadline, "b was never removed");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 
     // Invalid options: 422 for DeleteOptions, 400 for what does not decode.
     let c = create(&s, CT, &crontab("c", &[HOLD])).await;
@@ -588,10 +597,13 @@ async fn owner_references_are_validated_and_stored() {
         r#"CronTab.stable.example.com "o4" is invalid: metadata.ownerReferences: Invalid value: v1.OwnerReference{APIVersion:"v1", Kind:"Event", Name:"e", UID:"u", Controller:(*bool)(nil), BlockOwnerDeletion:(*bool)(nil)}: /v1, Kind=Event is disallowed from being an owner"#
     );
 
-    // Valid references are stored as sent, blockOwnerDeletion included.
+    // Valid references are stored as sent, blockOwnerDeletion included. The CronTab owner
+    // exists (the garbage collector would drop a reference to an absent one); ConfigMaps are
+    // not served, so the collector leaves that reference alone.
+    let other = create(&s, CT, &crontab("other", &[])).await;
     let refs = json!([
         {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "uid-a", "controller": true, "blockOwnerDeletion": true},
-        {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "name": "other", "uid": "uid-o"}
+        {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "name": "other", "uid": other["metadata"]["uid"]}
     ]);
     let created = create(&s, CT, &with_refs("ok", refs.clone())).await;
     assert_eq!(created["metadata"]["ownerReferences"], refs);

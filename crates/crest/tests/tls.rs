@@ -11,7 +11,9 @@ fn http_version(server: &Server, path: &str, flags: &[&str]) -> String {
     let mut args = vec!["-fsS", "-o", "/dev/null", "-w", "%{http_version}"];
     args.extend_from_slice(flags);
     args.push(&url);
-    let out = server.curl(&args).expect("curl is required for these tests");
+    let out = server
+        .curl(&args)
+        .expect("curl is required for these tests");
     assert!(
         out.status.success(),
         "curl {args:?} failed: {}",
@@ -23,7 +25,11 @@ fn http_version(server: &Server, path: &str, flags: &[&str]) -> String {
 #[test]
 fn kubectl_works_over_tls_with_the_written_kubeconfig() {
     let server = Server::start_with(&["--tls"]);
-    assert!(server.base.starts_with("https://127.0.0.1:"), "{}", server.base);
+    assert!(
+        server.base.starts_with("https://127.0.0.1:"),
+        "{}",
+        server.base
+    );
     let config = std::fs::read_to_string(&server.kubeconfig).expect("kubeconfig");
     assert!(config.contains("certificate-authority-data: "), "{config}");
     assert!(config.contains("client-certificate-data: "), "{config}");

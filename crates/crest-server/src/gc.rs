@@ -1,0 +1,665 @@
+//! The garbage collector (kube-controller-manager's `garbagecollector`, and the API server's
+//! half of it, `deletionFinalizersForGarbageCollection`).
+//!
+//! A DELETE chooses how dependents (objects whose `metadata.ownerReferences` name the deleted
+//! object's uid) go: `Background` (the default) removes the owner at once and the collector
+//! deletes the dependents after; `Foreground` keeps the owner, marked with the
+//! `foregroundDeletion` finalizer, until every dependent that has `blockOwnerDeletion: true` is
+//! gone; `Orphan` keeps the owner with the `orphan` finalizer until the collector has removed the
+//! owner's references from the dependents. Objects whose owners are all absent (a uid that no
+//! longer exists under that name) are deleted too.
+//!
+//! The collector follows the cache's change feed and keeps an index owner uid -> dependents, so
+//! it does no work for objects without owner references beyond a byte search; it acts through
+//! the registry like any client (uid preconditions, so it never deletes a recreated object).
+
+use crate::cache::{CacheEvent, CachedObject};
+use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
+use crate::resources::{ResourceDef, Resources};
+use crest_api::meta;
+use crest_storage::EventType;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+/// `metav1.FinalizerOrphanDependents`.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+/// `metav1.FinalizerDeleteDependents`.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// How a DELETE asked for dependents to be handled (`DeleteOptions.propagationPolicy` and the
+/// deprecated `orphanDependents`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cascade {
+    pub orphan_dependents: Option<bool>,
+    pub propagation: Option<Propagation>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Propagation {
+    Orphan,
+    Background,
+    Foreground,
+}
+
+impl Propagation {
+    pub fn parse(policy: &str) -> Option<Self> {
+        match policy {
+            "Orphan" => Some(Propagation::Orphan),
+            "Background" => Some(Propagation::Background),
+            "Foreground" => Some(Propagation::Foreground),
+            _ => None,
+        }
+    }
+}
+
+/// Sets the `orphan` / `foregroundDeletion` finalizers of an object being deleted as the API
+/// server does (`deletionFinalizersForGarbageCollection`); returns whether they changed. With
+/// neither option, an object keeps the policy a previous DELETE chose, else Background.
+pub fn apply_deletion_finalizers(obj: &mut Value, cascade: Cascade) -> bool {
+    let current = meta::finalizers(obj);
+    let has = |f: &str| current.iter().any(|c| c == f);
+    let orphan = match (cascade.orphan_dependents, cascade.propagation) {
+        (Some(o), _) => o,
+        (None, Some(p)) => p == Propagation::Orphan,
+        (None, None) => has(ORPHAN_FINALIZER),
+    };
+    let foreground = match (cascade.orphan_dependents, cascade.propagation) {
+        (Some(true), _) => false,
+        (_, Some(p)) => p == Propagation::Foreground,
+        _ => has(FOREGROUND_FINALIZER),
+    };
+    let mut wanted: Vec<String> = current
+        .iter()
+        .filter(|f| *f != ORPHAN_FINALIZER && *f != FOREGROUND_FINALIZER)
+        .cloned()
+        .collect();
+    if orphan {
+        wanted.push(ORPHAN_FINALIZER.into());
+    }
+    if foreground {
+        wanted.push(FOREGROUND_FINALIZER.into());
+    }
+    let same = wanted.len() == current.len() && wanted.iter().all(|w| current.contains(w));
+    if same {
+        return false;
+    }
+    meta::set(
+        obj,
+        "finalizers",
+        Value::Array(wanted.into_iter().map(Value::String).collect()),
+    );
+    true
+}
+
+#[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+struct OwnerRef {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    block_owner_deletion: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct MetaView {
+    #[serde(default)]
+    uid: String,
+    #[serde(default)]
+    owner_references: Vec<OwnerRef>,
+}
+
+#[derive(Deserialize, Default)]
+struct ObjectView {
+    #[serde(default)]
+    metadata: MetaView,
+}
+
+fn view(o: &CachedObject) -> ObjectView {
+    serde_json::from_slice(&o.json).unwrap_or_default()
+}
+
+fn mentions(o: &CachedObject, needle: &[u8]) -> bool {
+    memchr::memmem::find(&o.json, needle).is_some()
+}
+
+/// Owner uid -> dependent keys, and each dependent's references (to undo on change).
+#[derive(Default)]
+struct Graph {
+    dependents: HashMap<String, HashSet<Arc<str>>>,
+    owners_of: HashMap<Arc<str>, Vec<OwnerRef>>,
+}
+
+impl Graph {
+    fn set(&mut self, key: &Arc<str>, refs: Vec<OwnerRef>) {
+        self.remove(key);
+        if refs.is_empty() {
+            return;
+        }
+        for r in &refs {
+            self.dependents
+                .entry(r.uid.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+        self.owners_of.insert(key.clone(), refs);
+    }
+
+    fn remove(&mut self, key: &str) -> Vec<OwnerRef> {
+        let Some(refs) = self.owners_of.remove(key) else {
+            return vec![];
+        };
+        for r in &refs {
+            if let Some(set) = self.dependents.get_mut(&r.uid) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.dependents.remove(&r.uid);
+                }
+            }
+        }
+        refs
+    }
+}
+
+/// Where an owner reference points, as the collector sees it.
+enum OwnerState {
+    /// The owner exists and is not waiting for its dependents.
+    Solid,
+    /// The owner is being deleted in the foreground.
+    Waiting,
+    /// Nothing with that uid exists under that name.
+    Absent,
+    /// The kind is not served (or the reference cannot be resolved): leave the dependent alone.
+    Unknown,
+}
+
+/// The resource an owner reference's apiVersion and kind name (any served version of the group
+/// and kind: they share storage).
+fn resolve(res: &Resources, r: &OwnerRef) -> Option<Arc<ResourceDef>> {
+    let (group, version) = match r.api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", r.api_version.as_str()),
+    };
+    let mut fallback = None;
+    for def in res.all() {
+        if def.api.group == group && def.api.kind == r.kind {
+            if def.api.version == version {
+                return Some(def.clone());
+            }
+            fallback.get_or_insert_with(|| def.clone());
+        }
+    }
+    fallback
+}
+
+/// The key of the object an owner reference names, seen from a dependent in `ns`.
+fn owner_key(
+    res: &Resources,
+    r: &OwnerRef,
+    ns: Option<&str>,
+) -> Option<(Arc<ResourceDef>, String)> {
+    let def = resolve(res, r)?;
+    if def.api.namespaced && ns.is_none() {
+        // A cluster-scoped dependent cannot have a namespaced owner: unresolvable, as upstream.
+        return None;
+    }
+    let key = def.key(ns, &r.name);
+    Some((def, key))
+}
+
+pub struct Collector {
+    registry: Arc<Registry>,
+    graph: Graph,
+    /// Dependents to look at (delete when their owners are gone, drop dangling references).
+    dependents: BTreeSet<Arc<str>>,
+    /// Objects being deleted with the orphan or foregroundDeletion finalizer.
+    owners: BTreeSet<Arc<str>>,
+}
+
+/// How long to wait before retrying work that failed (a conflict, a validation error).
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Runs the collector until `shutdown` fires.
+pub async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+    let mut events = registry.cache.subscribe();
+    let mut c = Collector {
+        registry,
+        graph: Graph::default(),
+        dependents: BTreeSet::new(),
+        owners: BTreeSet::new(),
+    };
+    c.rescan();
+    loop {
+        let pending = !c.dependents.is_empty() || !c.owners.is_empty();
+        if pending {
+            c.work().await;
+        }
+        let retry = !c.dependents.is_empty() || !c.owners.is_empty();
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = tokio::time::sleep(RETRY), if retry => {}
+            ev = events.recv() => match ev {
+                Ok(ev) => {
+                    c.observe(&ev);
+                    loop {
+                        match events.try_recv() {
+                            Ok(ev) => c.observe(&ev),
+                            Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {
+                                c.rescan();
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Err(RecvError::Lagged(_)) => c.rescan(),
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
+impl Collector {
+    /// Rebuilds the graph from the cache and queues everything that may need work (at start,
+    /// and when the change feed was missed).
+    fn rescan(&mut self) {
+        self.graph = Graph::default();
+        let snap = self.registry.cache.list("/registry/");
+        for o in &snap.objects {
+            self.index(o);
+        }
+        self.dependents.extend(self.graph.owners_of.keys().cloned());
+    }
+
+    /// Indexes one live object; queues it as an owner when it carries a GC finalizer.
+    fn index(&mut self, o: &Arc<CachedObject>) {
+        if mentions(o, b"\"ownerReferences\"") {
+            let v = view(o);
+            self.graph.set(&o.key, v.metadata.owner_references);
+        } else {
+            self.graph.remove(&o.key);
+        }
+        if mentions(o, b"\"deletionTimestamp\"")
+            && (mentions(o, b"\"foregroundDeletion\"") || mentions(o, b"\"orphan\""))
+        {
+            self.owners.insert(o.key.clone());
+        }
+    }
+
+    fn observe(&mut self, ev: &CacheEvent) {
+        let o = &ev.object;
+        match ev.event_type {
+            EventType::Delete => {
+                let refs = self.graph.remove(&o.key);
+                // Owners waiting for this dependent may now be done.
+                if !refs.is_empty() {
+                    let res = self.registry.resources();
+                    let ns = namespace_of(&res, &o.key, o);
+                    for r in &refs {
+                        if let Some((_, key)) = owner_key(&res, r, ns.as_deref()) {
+                            self.owners.insert(key.into());
+                        }
+                    }
+                }
+                // Its dependents lost an owner.
+                if !self.graph.dependents.is_empty() {
+                    let uid = view(o).metadata.uid;
+                    if let Some(deps) = self.graph.dependents.get(&uid) {
+                        self.dependents.extend(deps.iter().cloned());
+                    }
+                }
+                self.owners.remove(&o.key);
+            }
+            EventType::Put => {
+                let had_refs = self.graph.owners_of.contains_key(&o.key);
+                self.index(o);
+                let has_refs = self.graph.owners_of.contains_key(&o.key);
+                if has_refs {
+                    let changed = !had_refs
+                        || ev.prev.as_ref().is_none_or(|p| {
+                            view(p).metadata.owner_references
+                                != self
+                                    .graph
+                                    .owners_of
+                                    .get(&o.key)
+                                    .cloned()
+                                    .unwrap_or_default()
+                        });
+                    if changed {
+                        self.dependents.insert(o.key.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Processes the queues; what fails stays queued for a retry.
+    async fn work(&mut self) {
+        let owners = std::mem::take(&mut self.owners);
+        for key in owners {
+            if let Err(e) = self.process_owner(&key).await {
+                tracing::debug!(%key, error = %e.message, "garbage collector: owner will be retried");
+                self.owners.insert(key);
+            }
+        }
+        let dependents = std::mem::take(&mut self.dependents);
+        for key in dependents {
+            if let Err(e) = self.attempt_to_delete(&key).await {
+                tracing::debug!(%key, error = %e.message, "garbage collector: dependent will be retried");
+                self.dependents.insert(key);
+            }
+        }
+    }
+
+    fn owner_state(&self, res: &Resources, r: &OwnerRef, ns: Option<&str>) -> OwnerState {
+        let Some((_, key)) = owner_key(res, r, ns) else {
+            return OwnerState::Unknown;
+        };
+        let Some(owner) = self.registry.cache.get(&key) else {
+            return OwnerState::Absent;
+        };
+        let Ok(v) = owner.value() else {
+            return OwnerState::Unknown;
+        };
+        if meta::uid(&v) != r.uid {
+            return OwnerState::Absent;
+        }
+        if meta::deletion_timestamp(&v).is_some()
+            && meta::finalizers(&v)
+                .iter()
+                .any(|f| f == FOREGROUND_FINALIZER)
+        {
+            return OwnerState::Waiting;
+        }
+        OwnerState::Solid
+    }
+
+    /// `attemptToDeleteItem`: a dependent whose owners are all gone (or waiting for it) is
+    /// deleted; one with a remaining owner loses its references to the others.
+    async fn attempt_to_delete(&mut self, key: &Arc<str>) -> Result<(), crest_api::ApiError> {
+        let Some(o) = self.registry.cache.get(key) else {
+            return Ok(());
+        };
+        let v = o.value()?;
+        let deleting = meta::deletion_timestamp(&v).is_some();
+        let foreground = meta::finalizers(&v)
+            .iter()
+            .any(|f| f == FOREGROUND_FINALIZER);
+        if deleting && !foreground {
+            return Ok(());
+        }
+        let refs = view(&o).metadata.owner_references;
+        if refs.is_empty() {
+            return Ok(());
+        }
+        let res = self.registry.resources();
+        let Some((def, ns, name)) = locate(&res, key, &v) else {
+            return Ok(());
+        };
+        let (mut solid, mut gone, mut waiting) = (0, vec![], vec![]);
+        for r in &refs {
+            match self.owner_state(&res, r, ns.as_deref()) {
+                OwnerState::Solid | OwnerState::Unknown => solid += 1,
+                OwnerState::Waiting => waiting.push(r.uid.clone()),
+                OwnerState::Absent => gone.push(r.uid.clone()),
+            }
+        }
+        if solid > 0 {
+            if gone.is_empty() && waiting.is_empty() {
+                return Ok(());
+            }
+            // Another owner keeps it: only the references to the absent and waiting owners go.
+            let drop: HashSet<String> = gone.into_iter().chain(waiting).collect();
+            return self
+                .remove_owner_refs(&def, ns.as_deref(), &name, meta::uid(&v), &drop)
+                .await;
+        }
+        if deleting {
+            return Ok(());
+        }
+        // Dependents of a foreground deletion that own objects themselves go in the foreground
+        // too, so the chain is deleted bottom-up; otherwise in the background.
+        let own_dependents = self.graph.dependents.contains_key(meta::uid(&v));
+        let propagation = if !waiting.is_empty() && own_dependents {
+            Propagation::Foreground
+        } else {
+            Propagation::Background
+        };
+        let mut opts = WriteOptions::new(false);
+        opts.cascade = Cascade {
+            orphan_dependents: None,
+            propagation: Some(propagation),
+        };
+        let pre = Preconditions {
+            uid: Some(meta::uid(&v).to_string()),
+            resource_version: None,
+        };
+        match self
+            .registry
+            .delete(&def, ns.as_deref(), &name, &pre, &opts)
+            .await
+        {
+            Ok(_) => Ok(()),
+            // Gone or replaced meanwhile: nothing to collect.
+            Err(e) if e.code == 404 || e.code == 409 => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An object being deleted with a GC finalizer: orphan its dependents, or wait for the
+    /// blocking ones to be gone (deleting them), then drop the finalizer.
+    async fn process_owner(&mut self, key: &Arc<str>) -> Result<(), crest_api::ApiError> {
+        let Some(o) = self.registry.cache.get(key) else {
+            return Ok(());
+        };
+        let v = o.value()?;
+        if meta::deletion_timestamp(&v).is_none() {
+            return Ok(());
+        }
+        let finalizers = meta::finalizers(&v);
+        let orphan = finalizers.iter().any(|f| f == ORPHAN_FINALIZER);
+        let foreground = finalizers.iter().any(|f| f == FOREGROUND_FINALIZER);
+        if !orphan && !foreground {
+            return Ok(());
+        }
+        let uid = meta::uid(&v).to_string();
+        let res = self.registry.resources();
+        let Some((def, ns, name)) = locate(&res, key, &v) else {
+            return Ok(());
+        };
+        let deps: Vec<Arc<str>> = self
+            .graph
+            .dependents
+            .get(&uid)
+            .map(|d| d.iter().cloned().collect())
+            .unwrap_or_default();
+        let done = if orphan {
+            let drop: HashSet<String> = [uid.clone()].into();
+            for dep in &deps {
+                let Some(d) = self.registry.cache.get(dep) else {
+                    continue;
+                };
+                let dv = d.value()?;
+                if let Some((ddef, dns, dname)) = locate(&res, dep, &dv) {
+                    self.remove_owner_refs(&ddef, dns.as_deref(), &dname, meta::uid(&dv), &drop)
+                        .await?;
+                }
+            }
+            ORPHAN_FINALIZER
+        } else {
+            let mut blocking = false;
+            for dep in &deps {
+                let Some(d) = self.registry.cache.get(dep) else {
+                    continue;
+                };
+                let blocks = self.graph.owners_of.get(dep).is_some_and(|refs| {
+                    refs.iter()
+                        .any(|r| r.uid == uid && r.block_owner_deletion == Some(true))
+                });
+                blocking |= blocks;
+                let dv = d.value()?;
+                if meta::deletion_timestamp(&dv).is_none() {
+                    self.dependents.insert(dep.clone());
+                }
+            }
+            if blocking {
+                // The queued dependents are deleted next; their DELETED events bring the owner
+                // back here.
+                return Ok(());
+            }
+            FOREGROUND_FINALIZER
+        };
+        let uid_check = uid.clone();
+        match self
+            .registry
+            .update_with(&def, ns.as_deref(), &name, UpdateMode::Main, move |obj| {
+                if meta::uid(obj) != uid_check {
+                    return;
+                }
+                let kept: Vec<Value> = meta::finalizers(obj)
+                    .into_iter()
+                    .filter(|f| f != done)
+                    .map(Value::String)
+                    .collect();
+                meta::set(obj, "finalizers", Value::Array(kept));
+            })
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.code == 404 => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn remove_owner_refs(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        uid: &str,
+        drop: &HashSet<String>,
+    ) -> Result<(), crest_api::ApiError> {
+        let uid = uid.to_string();
+        let drop = drop.clone();
+        match self
+            .registry
+            .update_with(def, ns, name, UpdateMode::Main, move |obj| {
+                if meta::uid(obj) != uid {
+                    return;
+                }
+                let Some(refs) = obj
+                    .pointer_mut("/metadata/ownerReferences")
+                    .and_then(Value::as_array_mut)
+                else {
+                    return;
+                };
+                refs.retain(|r| {
+                    !r.get("uid")
+                        .and_then(Value::as_str)
+                        .is_some_and(|u| drop.contains(u))
+                });
+                if refs.is_empty() {
+                    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                        m.remove("ownerReferences");
+                    }
+                }
+            })
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.code == 404 => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The served definition (storage version), namespace and name of a cached object.
+fn locate(
+    res: &Resources,
+    key: &str,
+    v: &Value,
+) -> Option<(Arc<ResourceDef>, Option<String>, String)> {
+    let def = res
+        .storage_defs()
+        .into_iter()
+        .filter(|d| key.starts_with(d.key_prefix.as_str()))
+        .max_by_key(|d| d.key_prefix.len())?;
+    let ns = def.api.namespaced.then(|| meta::namespace(v).to_string());
+    Some((def, ns, meta::name(v).to_string()))
+}
+
+fn namespace_of(res: &Resources, key: &str, o: &CachedObject) -> Option<String> {
+    let v = o.value().ok()?;
+    locate(res, key, &v).and_then(|(_, ns, _)| ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fins(v: &Value) -> Vec<String> {
+        meta::finalizers(v)
+    }
+
+    #[test]
+    fn deletion_finalizers_follow_the_options() {
+        let mut o = json!({"metadata": {"name": "a", "finalizers": ["x"]}});
+        assert!(!apply_deletion_finalizers(&mut o, Cascade::default()));
+        let fg = Cascade {
+            orphan_dependents: None,
+            propagation: Some(Propagation::Foreground),
+        };
+        assert!(apply_deletion_finalizers(&mut o, fg));
+        assert_eq!(fins(&o), ["x", "foregroundDeletion"]);
+        // No options: the earlier choice stays.
+        assert!(!apply_deletion_finalizers(&mut o, Cascade::default()));
+        let orphan = Cascade {
+            orphan_dependents: Some(true),
+            propagation: None,
+        };
+        assert!(apply_deletion_finalizers(&mut o, orphan));
+        assert_eq!(fins(&o), ["x", "orphan"]);
+        let bg = Cascade {
+            orphan_dependents: None,
+            propagation: Some(Propagation::Background),
+        };
+        assert!(apply_deletion_finalizers(&mut o, bg));
+        assert_eq!(fins(&o), ["x"]);
+        // orphanDependents=false keeps an earlier foreground choice.
+        let mut o = json!({"metadata": {"finalizers": ["foregroundDeletion"]}});
+        let not_orphan = Cascade {
+            orphan_dependents: Some(false),
+            propagation: None,
+        };
+        assert!(!apply_deletion_finalizers(&mut o, not_orphan));
+    }
+
+    #[test]
+    fn graph_tracks_dependents() {
+        let mut g = Graph::default();
+        let key: Arc<str> = "/registry/x/a".into();
+        let r = |uid: &str| OwnerRef {
+            api_version: "v1".into(),
+            kind: "K".into(),
+            name: "o".into(),
+            uid: uid.into(),
+            block_owner_deletion: None,
+        };
+        g.set(&key, vec![r("1"), r("2")]);
+        assert!(g.dependents["1"].contains(&key));
+        g.set(&key, vec![r("2")]);
+        assert!(!g.dependents.contains_key("1"));
+        assert_eq!(g.remove(&key).len(), 1);
+        assert!(g.dependents.is_empty() && g.owners_of.is_empty());
+    }
+}

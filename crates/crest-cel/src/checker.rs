@@ -9,6 +9,7 @@ use crate::ast::*;
 use crate::decls::FunctionDecl;
 use crate::env::Env;
 use crate::errors::{Issue, Issues};
+use crate::parser::{RED_ZONE, STACK_CHUNK};
 use crate::types::Type;
 
 /// A type-checked expression: the rewritten tree and the type of every node.
@@ -92,6 +93,10 @@ impl Checker<'_> {
     }
 
     fn check(&mut self, e: &mut Expr) {
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.check_node(e))
+    }
+
+    fn check_node(&mut self, e: &mut Expr) {
         match &mut e.kind {
             ExprKind::Literal(l) => {
                 let t = match l {

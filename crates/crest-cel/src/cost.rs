@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use crate::ast::*;
 use crate::checker::CheckedAst;
 use crate::eval::costs;
+use crate::parser::{RED_ZONE, STACK_CHUNK};
 use crate::types::Type;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +125,10 @@ impl Coster<'_> {
 
     /// The cost of `e` and the size of its value.
     fn cost(&mut self, e: &Expr) -> (CostEstimate, SizeEstimate) {
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.cost_node(e))
+    }
+
+    fn cost_node(&mut self, e: &Expr) -> (CostEstimate, SizeEstimate) {
         match &e.kind {
             ExprKind::Literal(l) => {
                 let size = match l {

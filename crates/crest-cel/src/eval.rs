@@ -13,6 +13,7 @@ use indexmap::IndexMap;
 use crate::ast::*;
 use crate::checker::CheckedAst;
 use crate::env::{builtin_type, candidate_names, Env};
+use crate::parser::{RED_ZONE, STACK_CHUNK};
 use crate::stdlib;
 use crate::value::{Key, MapValue, ObjectValue, Value};
 
@@ -175,6 +176,10 @@ impl<'a> Interp<'a> {
     }
 
     fn eval(&mut self, e: &'a Expr) -> R {
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.eval_node(e))
+    }
+
+    fn eval_node(&mut self, e: &'a Expr) -> R {
         match &e.kind {
             ExprKind::Literal(l) => Ok(match l {
                 Literal::Null => Value::Null,

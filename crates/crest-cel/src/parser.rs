@@ -91,6 +91,13 @@ type PResult<T> = Result<T, Fail>;
 
 const EXPR_START: &str = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
 
+/// Free stack below which recursion moves to a new stack segment, and that segment's size.
+pub(crate) const RED_ZONE: usize = 64 * 1024;
+pub(crate) const STACK_CHUNK: usize = 1024 * 1024;
+
+/// What may follow `{` (cel-go's expected set there).
+const MAP_START: &str = "{'[', '{', '}', '(', '.', ',', '-', '!', '?', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+
 const RESERVED: &[&str] = &[
     "as",
     "break",
@@ -132,6 +139,27 @@ impl Parser {
     fn peek_tok(&self, k: usize) -> &Tok {
         let i = (self.pos + k).min(self.toks.len() - 1);
         &self.toks[i].tok
+    }
+
+    fn can_start_expr(&self) -> bool {
+        matches!(
+            self.tok(),
+            Tok::LBracket
+                | Tok::LBrace
+                | Tok::LParen
+                | Tok::Dot
+                | Tok::Minus
+                | Tok::Bang
+                | Tok::True
+                | Tok::False
+                | Tok::Null
+                | Tok::Int(_)
+                | Tok::Uint(_)
+                | Tok::Float(_)
+                | Tok::Str(_)
+                | Tok::Bytes(_)
+                | Tok::Ident(_)
+        )
     }
 
     fn offset(&self) -> usize {
@@ -237,7 +265,9 @@ impl Parser {
                 ),
             );
         }
-        let r = self.conditional();
+        // Grow the stack on demand: 250 nested levels of debug-build frames exceed a 2 MiB
+        // thread stack.
+        let r = stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.conditional());
         self.recursion -= 1;
         r
     }
@@ -640,6 +670,9 @@ impl Parser {
             } else {
                 false
             };
+            if entries.is_empty() && !optional && !self.can_start_expr() {
+                return self.syntax_error(MAP_START);
+            }
             let key = self.expr()?;
             let colon = self.expect(Tok::Colon, "':'")?.start;
             let value = self.expr()?;

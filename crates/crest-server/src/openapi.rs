@@ -1,262 +1,329 @@
-//! Serving of the OpenAPI documents built by `crest_openapi`: cached per served-resource set and
-//! rebuilt only when that set changes (a CRD write), never per request.
+//! Serving of the OpenAPI documents built by `crest_openapi`, with kube-openapi's HTTP behaviour
+//! (handler and handler3): `?hash=` URLs that are immutable, ETags, 304s, 301 for a stale hash,
+//! 406 for media types not served.
+//!
+//! Nothing is built per request. When the served resource set changes (a CRD write), the next
+//! request re-syncs: each resource version's part is reused while its CRD's resourceVersion is
+//! unchanged, and a group-version's document is re-rendered only if its parts changed, so a CRD
+//! change among 500 costs one part and one document. The aggregated v2 document is rendered on
+//! its first request after a change.
 
 use crate::http::{full, Body};
-use crate::negotiate::{negotiate, Capabilities, Output};
-use crate::resources::Resources;
+use crate::resources::{ResourceDef, Resources};
 use crate::App;
 use bytes::Bytes;
-use crest_api::ApiResource;
-use crest_api::{ApiError, GroupVersion};
-use http::{HeaderValue, Request, Response, StatusCode};
+use crest_api::ApiError;
+use crest_openapi::{Flavor, ObjectSchema, Part, Resource};
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
-use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+/// A rendered document: its bytes, ETag (kube-openapi's SHA-512 hash) and build time.
 struct Doc {
     bytes: Bytes,
-    hash: String,
+    etag: String,
+    last_modified: chrono::DateTime<chrono::Utc>,
 }
 
-struct Built {
-    /// The resource set these documents describe.
-    source: Arc<Resources>,
-    root: Bytes,
-    group_versions: HashMap<String, Doc>,
-    v2: Bytes,
+impl Doc {
+    fn new(value: &serde_json::Value) -> Doc {
+        let bytes = Bytes::from(serde_json::to_vec(value).unwrap_or_default());
+        Doc {
+            etag: crest_openapi::etag(&bytes),
+            bytes,
+            last_modified: chrono::Utc::now(),
+        }
+    }
+}
+
+/// What a part is built from: for a custom resource its CRD at one resourceVersion, for a
+/// built-in its fixed description.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+struct PartKey {
+    crd: Option<(String, i64)>,
+    group: String,
+    version: String,
+    plural: String,
+    shape: String,
+}
+
+struct CachedPart {
+    v3: Part,
+    v2: Option<Arc<Part>>,
+}
+
+struct GroupVersionDoc {
+    keys: Vec<PartKey>,
+    doc: Arc<Doc>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The resource set the documents below describe.
+    source: Option<Arc<Resources>>,
+    parts: HashMap<PartKey, CachedPart>,
+    /// By document path (`api/v1`, `apis/<group>/<version>`).
+    group_versions: BTreeMap<String, GroupVersionDoc>,
+    root: Option<Arc<Doc>>,
+    v2: Option<Arc<Doc>>,
+    /// Part keys in v2 document order.
+    all_keys: Vec<PartKey>,
 }
 
 #[derive(Default)]
 pub struct OpenApiCache {
-    built: Mutex<Option<Arc<Built>>>,
+    state: Mutex<State>,
 }
 
-/// One resource as published: its API description and object schema.
-#[derive(Clone)]
-struct PublishedResource {
-    resource: ApiResource,
-    schema: Option<Value>,
-}
-
-fn published(res: &Resources) -> BTreeMap<(String, String), Vec<PublishedResource>> {
-    let mut by_gv: BTreeMap<(String, String), Vec<PublishedResource>> = BTreeMap::new();
-    for def in res.all() {
-        let a = &def.api;
-        let p = PublishedResource {
-            resource: a.clone(),
-            schema: def.schema.clone(),
-        };
-        by_gv
-            .entry((a.group.clone(), a.version.clone()))
-            .or_default()
-            .push(p);
-    }
-    by_gv
-}
-
-/// A stable content hash (FNV-1a, 64 bits twice) for `?hash=` and ETags.
-fn content_hash(bytes: &[u8]) -> String {
-    let mut h1: u64 = 0xcbf29ce484222325;
-    let mut h2: u64 = 0x84222325cbf29ce4;
-    for b in bytes {
-        h1 = (h1 ^ u64::from(*b)).wrapping_mul(0x100000001b3);
-        h2 = (h2 ^ u64::from(*b))
-            .wrapping_mul(0x100000001b3)
-            .rotate_left(5);
-    }
-    format!("{h1:016X}{h2:016X}")
-}
-
-fn definition_name(a: &ApiResource) -> String {
-    if a.group.is_empty() {
-        return format!("io.k8s.api.core.v1.{}", a.kind);
-    }
-    if a.group == "apiextensions.k8s.io" {
-        return format!(
-            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{}.{}",
-            a.version, a.kind
-        );
-    }
-    let reversed: Vec<&str> = a.group.split('.').rev().collect();
-    format!("{}.{}.{}", reversed.join("."), a.version, a.kind)
-}
-
-fn param(name: &str, location: &str) -> Value {
-    json!({"name": name, "in": location, "schema": {"type": "string"}, "uniqueItems": true})
-}
-
-fn operation(a: &ApiResource, action: &str, verb: &str, def_ref: &str, params: &[&str]) -> Value {
-    let gvk = json!({"group": a.group, "version": a.version, "kind": a.kind});
-    let ps: Vec<Value> = params.iter().map(|p| param(p, "query")).collect();
-    let mut op = json!({
-        "operationId": format!("{verb}{}", a.kind),
-        "parameters": ps,
-        "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": {"$ref": def_ref}}}}},
-        "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": gvk,
+fn part_key(res: &Resources, def: &ResourceDef) -> PartKey {
+    let a = &def.api;
+    // A CRD's stored schema carries its resourceVersion. Without one (no schema) the part depends
+    // only on the names and subresources, which the key holds too.
+    let crd = def.crd_name.as_ref().map(|name| {
+        let rv = res
+            .stored_schema(&def.key_prefix)
+            .map(|s| s.crd_revision)
+            .unwrap_or(-1);
+        (name.clone(), rv)
     });
-    if matches!(verb, "create" | "replace" | "patch") {
-        op["requestBody"] = json!({"content": {"application/json": {"schema": {"$ref": def_ref}}}});
+    PartKey {
+        crd,
+        group: a.group.clone(),
+        version: a.version.clone(),
+        plural: a.plural.clone(),
+        shape: format!(
+            "{}/{}/{}/{}",
+            a.kind,
+            a.list_kind,
+            a.namespaced,
+            a.subresources.join(",")
+        ),
     }
-    op
 }
 
-/// The OpenAPI v3 document of one group-version: paths with the operations kubectl inspects
-/// (PATCH with fieldValidation decides server-side validation) and the object schemas.
-fn v3_group_version(gv: &GroupVersion, pubs: &[PublishedResource]) -> Value {
-    let mut paths = serde_json::Map::new();
-    let mut schemas = serde_json::Map::new();
-    schemas.insert("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta".into(), json!({"type": "object", "description": "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.", "x-kubernetes-preserve-unknown-fields": true}));
-    let base = if gv.group.is_empty() {
-        format!("/api/{}", gv.version)
-    } else {
-        format!("/apis/{}/{}", gv.group, gv.version)
-    };
-    let write = ["dryRun", "fieldManager", "fieldValidation", "pretty"];
-    let patch = [
-        "dryRun",
-        "fieldManager",
-        "fieldValidation",
-        "force",
-        "pretty",
-    ];
-    let list = [
-        "allowWatchBookmarks",
-        "continue",
-        "fieldSelector",
-        "labelSelector",
-        "limit",
-        "pretty",
-        "resourceVersion",
-        "resourceVersionMatch",
-        "sendInitialEvents",
-        "timeoutSeconds",
-        "watch",
-    ];
-    for p in pubs {
-        let a = &p.resource;
-        let name = definition_name(a);
-        let def_ref = format!("#/components/schemas/{name}");
-        let mut schema = p
-            .schema
-            .clone()
-            .unwrap_or(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
-        if let Some(props) = schema
-            .as_object_mut()
-            .map(|o| o.entry("properties").or_insert_with(|| json!({})))
-        {
-            props["apiVersion"] = json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."});
-            props["kind"] = json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents."});
-            props["metadata"] = json!({"allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]});
-        }
-        schema["x-kubernetes-group-version-kind"] =
-            json!([{"group": a.group, "version": a.version, "kind": a.kind}]);
-        schemas.insert(name.clone(), schema);
-        let collection = if a.namespaced {
-            format!("{base}/namespaces/{{namespace}}/{}", a.plural)
+fn describe<'a>(def: &'a ResourceDef) -> Resource<'a> {
+    let a = &def.api;
+    let has = |s: &str| a.subresources.iter().any(|x| x == s);
+    Resource {
+        group: &a.group,
+        version: &a.version,
+        kind: &a.kind,
+        list_kind: &a.list_kind,
+        plural: &a.plural,
+        namespaced: a.namespaced,
+        status: has("status"),
+        scale: has("scale"),
+        schema: if def.crd_name.is_some() {
+            ObjectSchema::Custom(def.schema.as_ref())
         } else {
-            format!("{base}/{}", a.plural)
-        };
-        let item = format!("{collection}/{{name}}");
-        paths.insert(
-            collection,
-            json!({
-                "get": operation(a, "list", "list", &def_ref, &list),
-                "post": operation(a, "post", "create", &def_ref, &write),
-                "delete": operation(a, "deletecollection", "deletecollection", &def_ref, &list),
-            }),
-        );
-        paths.insert(item, json!({
-            "get": operation(a, "get", "read", &def_ref, &["pretty", "resourceVersion"]),
-            "put": operation(a, "put", "replace", &def_ref, &write),
-            "patch": operation(a, "patch", "patch", &def_ref, &patch),
-            "delete": operation(a, "delete", "delete", &def_ref, &["dryRun", "gracePeriodSeconds", "pretty", "propagationPolicy"]),
-        }));
+            ObjectSchema::BuiltIn
+        },
     }
-    json!({
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": crate::KUBERNETES_VERSION},
-        "paths": paths,
-        "components": {"schemas": schemas},
+}
+
+fn doc_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+impl State {
+    /// Brings the documents up to date with `res`, rebuilding only what changed.
+    fn sync(&mut self, res: &Arc<Resources>) {
+        if self.source.as_ref().is_some_and(|s| Arc::ptr_eq(s, res)) {
+            return;
+        }
+        let mut by_gv: BTreeMap<String, Vec<(PartKey, &Arc<ResourceDef>)>> = BTreeMap::new();
+        let mut all_keys = vec![];
+        for def in res.all() {
+            let key = part_key(res, def);
+            all_keys.push(key.clone());
+            by_gv
+                .entry(doc_path(&def.api.group, &def.api.version))
+                .or_default()
+                .push((key, def));
+        }
+        let mut parts = std::mem::take(&mut self.parts);
+        let mut kept_parts = HashMap::with_capacity(all_keys.len());
+        let mut group_versions = BTreeMap::new();
+        let mut changed = false;
+        for (path, defs) in by_gv {
+            for (key, def) in &defs {
+                let p = parts.remove(key).unwrap_or_else(|| CachedPart {
+                    v3: crest_openapi::part(&describe(def), Flavor::V3),
+                    v2: None,
+                });
+                kept_parts.insert(key.clone(), p);
+            }
+            let keys: Vec<PartKey> = defs.into_iter().map(|(k, _)| k).collect();
+            let doc = match self.group_versions.remove(&path) {
+                Some(d) if d.keys == keys => d.doc,
+                _ => {
+                    changed = true;
+                    let ps: Vec<&Part> = keys
+                        .iter()
+                        .filter_map(|k| kept_parts.get(k))
+                        .map(|p| &p.v3)
+                        .collect();
+                    let (title, version) =
+                        if path.starts_with("api/") || path == "apis/apiextensions.k8s.io/v1" {
+                            ("Kubernetes", crate::KUBERNETES_VERSION)
+                        } else {
+                            ("Kubernetes CRD Swagger", "v0.1.0")
+                        };
+                    Arc::new(Doc::new(&crest_openapi::v3_document(&ps, title, version)))
+                }
+            };
+            group_versions.insert(path, GroupVersionDoc { keys, doc });
+        }
+        // A group-version that is no longer served changes the root too.
+        changed |= !self.group_versions.is_empty();
+        if changed || self.root.is_none() {
+            let mut paths = serde_json::Map::new();
+            for (p, gv) in &group_versions {
+                let url = format!("/openapi/v3/{p}?hash={}", gv.doc.etag);
+                paths.insert(p.clone(), serde_json::json!({ "serverRelativeURL": url }));
+            }
+            self.root = Some(Arc::new(Doc::new(&serde_json::json!({ "paths": paths }))));
+        }
+        if changed || self.all_keys != all_keys {
+            self.v2 = None;
+        }
+        self.parts = kept_parts;
+        self.group_versions = group_versions;
+        self.all_keys = all_keys;
+        self.source = Some(res.clone());
+    }
+
+    fn v2(&mut self, res: &Resources) -> Arc<Doc> {
+        if let Some(d) = &self.v2 {
+            return d.clone();
+        }
+        let mut defs: HashMap<&PartKey, &Arc<ResourceDef>> = HashMap::new();
+        let keys: Vec<PartKey> = res.all().map(|d| part_key(res, d)).collect();
+        let all: Vec<&Arc<ResourceDef>> = res.all().collect();
+        for (k, d) in keys.iter().zip(all) {
+            defs.insert(k, d);
+        }
+        let mut parts = vec![];
+        for k in &self.all_keys {
+            let (Some(cached), Some(def)) = (self.parts.get_mut(k), defs.get(k)) else {
+                continue;
+            };
+            let p = cached
+                .v2
+                .get_or_insert_with(|| Arc::new(crest_openapi::part(&describe(def), Flavor::V2)))
+                .clone();
+            parts.push(p);
+        }
+        let refs: Vec<&Part> = parts.iter().map(|p| p.as_ref()).collect();
+        let doc = Arc::new(Doc::new(&crest_openapi::v2_document(
+            &refs,
+            crate::KUBERNETES_VERSION,
+        )));
+        self.v2 = Some(doc.clone());
+        doc
+    }
+}
+
+/// The media types of an Accept header, most preferred first (q=0 dropped).
+fn accepted(accept: Option<&str>) -> Vec<String> {
+    let accept = accept.filter(|a| !a.trim().is_empty()).unwrap_or("*/*");
+    let mut clauses: Vec<(f32, usize, String)> = accept
+        .split(',')
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let mut parts = c.split(';');
+            let mt = parts.next()?.trim().to_ascii_lowercase();
+            let q = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .find_map(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            (q > 0.0 && !mt.is_empty()).then_some((q, i, mt))
+        })
+        .collect();
+    clauses.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    clauses.into_iter().map(|c| c.2).collect()
+}
+
+/// Whether JSON is the first acceptable form among those kube-openapi serves (JSON and the
+/// gnostic protobuf, which Crest does not produce).
+fn wants_json(accept: Option<&str>) -> bool {
+    accepted(accept).iter().any(|mt| {
+        let (ty, sub) = mt.split_once('/').unwrap_or((mt.as_str(), ""));
+        (ty == "application" || ty == "*") && (sub == "json" || sub == "*")
     })
 }
 
-fn v3_root(entries: &[(String, String)]) -> Value {
-    let mut paths = serde_json::Map::new();
-    for (p, url) in entries {
-        paths.insert(p.clone(), json!({"serverRelativeURL": url}));
-    }
-    json!({"paths": paths})
+fn http_date(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }
 
-/// A minimal swagger 2.0 document (JSON clients only; kubectl asks for protobuf and falls back).
-fn v2(pubs: &[PublishedResource]) -> Value {
-    let mut defs = serde_json::Map::new();
-    for p in pubs {
-        let a = &p.resource;
-        defs.insert(definition_name(a), json!({"type": "object", "x-kubernetes-group-version-kind": [{"group": a.group, "version": a.version, "kind": a.kind}]}));
+/// Go's `http.ServeContent` conditional handling: If-None-Match, else If-Modified-Since.
+fn not_modified(headers: &HeaderMap, doc: &Doc) -> bool {
+    if let Some(inm) = headers
+        .get(http::header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+    {
+        return inm.split(',').any(|t| {
+            let t = t.trim();
+            t == "*" || t.trim_start_matches("W/").trim_matches('"') == doc.etag
+        });
     }
-    json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": crate::KUBERNETES_VERSION}, "paths": {}, "definitions": defs})
+    headers
+        .get(http::header::IF_MODIFIED_SINCE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| chrono::DateTime::parse_from_rfc2822(&v.replace("GMT", "+0000")).ok())
+        .is_some_and(|since| doc.last_modified.timestamp() <= since.timestamp())
 }
 
-fn build(res: Arc<Resources>) -> Built {
-    let mut group_versions = HashMap::new();
-    let mut entries = vec![];
-    let mut all = vec![];
-    for ((group, version), pubs) in published(&res) {
-        let gv = GroupVersion::new(&group, &version);
-        let doc = v3_group_version(&gv, &pubs);
-        let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
-        let hash = content_hash(&bytes);
-        let path = if group.is_empty() {
-            format!("api/{version}")
-        } else {
-            format!("apis/{group}/{version}")
-        };
-        entries.push((path.clone(), format!("/openapi/v3/{path}?hash={hash}")));
-        group_versions.insert(path, Doc { bytes, hash });
-        all.extend(pubs);
-    }
-    let root = Bytes::from(serde_json::to_vec(&v3_root(&entries)).unwrap_or_default());
-    let v2 = Bytes::from(serde_json::to_vec(&v2(&all)).unwrap_or_default());
-    Built {
-        source: res,
-        root,
-        group_versions,
-        v2,
+fn set(r: &mut Response<Body>, name: http::header::HeaderName, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        r.headers_mut().insert(name, v);
     }
 }
 
-impl OpenApiCache {
-    fn current(&self, res: Arc<Resources>) -> Arc<Built> {
-        let mut guard = self.built.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(b) = guard.as_ref().filter(|b| Arc::ptr_eq(&b.source, &res)) {
-            return b.clone();
-        }
-        let b = Arc::new(build(res));
-        *guard = Some(b.clone());
-        b
-    }
-}
-
-fn json_response(bytes: Bytes, etag: Option<&str>, immutable: bool) -> Response<Body> {
-    let mut r = Response::new(full(bytes));
-    let h = r.headers_mut();
-    h.insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    if let Some(e) = etag.and_then(|e| HeaderValue::from_str(&format!("\"{e}\"")).ok()) {
-        h.insert(http::header::ETAG, e);
-    }
-    let cc = if immutable {
-        "public, immutable"
+/// The document, or 304 when the client's copy is current. Cache-Control is kube-apiserver's
+/// default (`no-cache, private`) unless the URL is content-addressed.
+fn serve_doc(req: &Request<Incoming>, doc: &Doc, immutable: bool) -> Response<Body> {
+    let mut r = if not_modified(req.headers(), doc) {
+        let mut r = Response::new(full(Bytes::new()));
+        *r.status_mut() = StatusCode::NOT_MODIFIED;
+        r
     } else {
-        "no-cache, private"
+        let mut r = Response::new(full(doc.bytes.clone()));
+        set(&mut r, http::header::CONTENT_TYPE, "application/json");
+        r
     };
-    h.insert(http::header::CACHE_CONTROL, HeaderValue::from_static(cc));
-    h.insert(http::header::VARY, HeaderValue::from_static("Accept"));
+    set(&mut r, http::header::ETAG, &format!("\"{}\"", doc.etag));
+    set(
+        &mut r,
+        http::header::LAST_MODIFIED,
+        &http_date(doc.last_modified),
+    );
+    set(&mut r, http::header::VARY, "Accept");
+    if immutable {
+        set(&mut r, http::header::CACHE_CONTROL, "public, immutable");
+        let expires = chrono::Utc::now() + chrono::Duration::days(365);
+        set(
+            &mut r,
+            http::header::EXPIRES,
+            &expires.format("%a, %d %b %Y %H:%M:%S UTC").to_string(),
+        );
+    } else {
+        set(&mut r, http::header::CACHE_CONTROL, "no-cache, private");
+    }
+    r
+}
+
+fn status_only(code: StatusCode) -> Response<Body> {
+    let mut r = Response::new(full(Bytes::new()));
+    *r.status_mut() = code;
+    set(&mut r, http::header::CACHE_CONTROL, "no-cache, private");
+    set(&mut r, http::header::VARY, "Accept");
     r
 }
 
@@ -266,53 +333,54 @@ pub fn serve(
     path: &str,
     accept: Option<&str>,
 ) -> Result<Response<Body>, ApiError> {
-    let built = app.openapi.current(app.registry.resources());
-    // Only JSON is served; a client that takes only protobuf falls back on the 406.
-    if negotiate(accept, Capabilities::default())? == Output::Yaml {
-        return Err(ApiError::not_acceptable(
-            "only the following media types are accepted: application/json",
-        ));
-    }
+    let res = app.registry.resources();
+    // Only JSON is produced: a client that accepts only the protobuf form gets kube-openapi's
+    // 406, from which client-go falls back (kubectl needs the v3 JSON documents only).
+    let json = wants_json(accept);
+    let mut state = app.openapi.state.lock().unwrap_or_else(|p| p.into_inner());
+    state.sync(&res);
     if path == "/openapi/v2" {
-        return Ok(json_response(
-            built.v2.clone(),
-            Some(&content_hash(&built.v2)),
-            false,
-        ));
+        if !json {
+            return Ok(status_only(StatusCode::NOT_ACCEPTABLE));
+        }
+        let doc = state.v2(&res);
+        drop(state);
+        return Ok(serve_doc(req, &doc, false));
     }
     let rest = path.trim_start_matches("/openapi/v3").trim_matches('/');
     if rest.is_empty() {
-        return Ok(json_response(built.root.clone(), None, false));
+        let Some(root) = state.root.clone() else {
+            return Err(ApiError::path_not_found());
+        };
+        drop(state);
+        return Ok(serve_doc(req, &root, false));
     }
-    let Some(doc) = built.group_versions.get(rest) else {
+    let Some(doc) = state.group_versions.get(rest).map(|g| g.doc.clone()) else {
         return Err(ApiError::path_not_found());
     };
-    let if_none_match = req
-        .headers()
-        .get(http::header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok());
-    if if_none_match.is_some_and(|v| v.trim_matches('"') == doc.hash) {
-        let mut r = Response::new(full(Bytes::new()));
-        *r.status_mut() = StatusCode::NOT_MODIFIED;
-        return Ok(r);
+    drop(state);
+    if !json {
+        return Ok(status_only(StatusCode::NOT_ACCEPTABLE));
     }
-    let hash_param = req.uri().query().and_then(|q| {
+    let hash = req.uri().query().and_then(|q| {
         form_urlencoded::parse(q.as_bytes())
             .find(|(k, _)| k == "hash")
             .map(|(_, v)| v.into_owned())
     });
-    // With the current hash the document is immutable; with a stale one, redirect to the current.
-    match hash_param {
-        Some(h) if h == doc.hash => Ok(json_response(doc.bytes.clone(), Some(&doc.hash), true)),
+    match hash.filter(|h| !h.is_empty()) {
+        Some(h) if h == doc.etag => Ok(serve_doc(req, &doc, true)),
+        // A stale hash: the current content lives at another immutable URL.
         Some(_) => {
-            let mut r = Response::new(full(Bytes::new()));
-            *r.status_mut() = StatusCode::MOVED_PERMANENTLY;
-            if let Ok(loc) = HeaderValue::from_str(&format!("/openapi/v3/{rest}?hash={}", doc.hash))
-            {
-                r.headers_mut().insert(http::header::LOCATION, loc);
-            }
+            let mut r = status_only(StatusCode::MOVED_PERMANENTLY);
+            set(&mut r, http::header::CONTENT_TYPE, "application/json");
+            set(&mut r, http::header::ETAG, &format!("\"{}\"", doc.etag));
+            set(
+                &mut r,
+                http::header::LOCATION,
+                &format!("/openapi/v3/{rest}?hash={}", doc.etag),
+            );
             Ok(r)
         }
-        None => Ok(json_response(doc.bytes.clone(), Some(&doc.hash), false)),
+        None => Ok(serve_doc(req, &doc, false)),
     }
 }

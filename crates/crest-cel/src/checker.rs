@@ -4,9 +4,10 @@
 //! to their resolved form (what the evaluator then runs). Messages are cel-go's.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::ast::*;
-use crate::decls::FunctionDecl;
+use crate::decls::{FunctionDecl, Functions};
 use crate::env::Env;
 use crate::errors::{Issue, Issues};
 use crate::parser::{RED_ZONE, STACK_CHUNK};
@@ -17,6 +18,11 @@ use crate::types::Type;
 pub struct CheckedAst {
     pub ast: Ast,
     pub types: HashMap<ExprId, Type>,
+    /// For each call, the ids of the overloads its argument types may select (cel-go's
+    /// reference map); more than one means the choice is made at run time.
+    pub overloads: HashMap<ExprId, Vec<String>>,
+    /// The declarations the expression was checked against (implementations for programs).
+    pub functions: Arc<Functions>,
 }
 
 impl CheckedAst {
@@ -33,6 +39,7 @@ pub fn check(ast: &Ast, env: &Env) -> Result<CheckedAst, Issues> {
     let mut c = Checker {
         env,
         types: HashMap::new(),
+        overloads: HashMap::new(),
         mapping: HashMap::new(),
         fresh: 0,
         scopes: Vec::new(),
@@ -57,12 +64,15 @@ pub fn check(ast: &Ast, env: &Env) -> Result<CheckedAst, Issues> {
             next_id: ast.next_id,
         },
         types,
+        overloads: c.overloads,
+        functions: env.functions.clone(),
     })
 }
 
 struct Checker<'a> {
     env: &'a Env,
     types: HashMap<ExprId, Type>,
+    overloads: HashMap<ExprId, Vec<String>>,
     /// Type parameter substitutions.
     mapping: HashMap<String, Type>,
     fresh: u32,
@@ -421,6 +431,7 @@ impl Checker<'_> {
         member: bool,
     ) -> Type {
         let mut result: Option<Type> = None;
+        let mut matched = Vec::new();
         for ov in &decl.overloads {
             if ov.member != member || ov.params.len() != args.len() {
                 continue;
@@ -444,11 +455,15 @@ impl Checker<'_> {
                 continue;
             }
             let rt = self.substitute(&res, false);
+            matched.push(ov.id.clone());
             result = Some(match result {
                 None => rt,
                 Some(prev) if prev == Type::Dyn || prev == rt => prev,
                 Some(_) => Type::Dyn,
             });
+        }
+        if !matched.is_empty() {
+            self.overloads.insert(id, matched);
         }
         match result {
             Some(t) => t,

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use crate::ast::*;
 use crate::checker::CheckedAst;
+use crate::decls::{CallEstimate, Functions};
 use crate::eval::costs;
 use crate::parser::{RED_ZONE, STACK_CHUNK};
 use crate::types::Type;
@@ -83,6 +84,22 @@ pub trait CostEstimator {
     ) -> Option<CostEstimate> {
         None
     }
+
+    /// Cost and result size of a call (cel-go `EstimateCallCost`), given the overloads the
+    /// checker selected; consulted before the overloads' own estimates. The default defers
+    /// to `estimate_call_cost`.
+    fn estimate_call(
+        &self,
+        function: &str,
+        _overload_ids: &[String],
+        arg_sizes: &[SizeEstimate],
+    ) -> Option<CallEstimate> {
+        self.estimate_call_cost(function, arg_sizes)
+            .map(|cost| CallEstimate {
+                cost,
+                result_size: None,
+            })
+    }
 }
 
 /// An estimator that knows no sizes (everything unbounded).
@@ -97,6 +114,8 @@ impl CostEstimator for NoSizes {
 pub fn estimate_cost(checked: &CheckedAst, est: &dyn CostEstimator) -> CostEstimate {
     let mut c = Coster {
         est,
+        functions: &checked.functions,
+        overloads: &checked.overloads,
         types: &checked.types,
         paths: HashMap::new(),
         locals: Vec::new(),
@@ -106,6 +125,8 @@ pub fn estimate_cost(checked: &CheckedAst, est: &dyn CostEstimator) -> CostEstim
 
 struct Coster<'a> {
     est: &'a dyn CostEstimator,
+    functions: &'a Functions,
+    overloads: &'a HashMap<ExprId, Vec<String>>,
     types: &'a HashMap<ExprId, Type>,
     paths: HashMap<ExprId, Vec<String>>,
     /// Comprehension variables and the path they stand for.
@@ -113,6 +134,38 @@ struct Coster<'a> {
 }
 
 impl Coster<'_> {
+    /// The estimate of the selected overloads' own cost functions: the widest range if
+    /// several may run.
+    fn overload_estimate(
+        &self,
+        function: &str,
+        ids: &[String],
+        sizes: &[SizeEstimate],
+    ) -> Option<CallEstimate> {
+        let decl = self.functions.get(function)?;
+        let mut out: Option<CallEstimate> = None;
+        for id in ids {
+            let Some(f) = decl.overload(id).and_then(|o| o.estimate.as_ref()) else {
+                continue;
+            };
+            let c = f(sizes);
+            out = Some(match out {
+                None => c,
+                Some(p) => CallEstimate {
+                    cost: p.cost.union(c.cost),
+                    result_size: match (p.result_size, c.result_size) {
+                        (Some(a), Some(b)) => Some(SizeEstimate {
+                            min: a.min.min(b.min),
+                            max: a.max.max(b.max),
+                        }),
+                        _ => None,
+                    },
+                },
+            });
+        }
+        out
+    }
+
     fn ty(&self, e: &Expr) -> Type {
         self.types.get(&e.id).cloned().unwrap_or(Type::Dyn)
     }
@@ -196,9 +249,35 @@ impl Coster<'_> {
                 for c in &arg_costs {
                     total = total.plus(*c);
                 }
-                let call = match self.est.estimate_call_cost(function, &sizes) {
-                    Some(c) => c,
-                    None => default_call_cost(function, &sizes),
+                let ids: &[String] = self.overloads.get(&e.id).map_or(&[], |v| v);
+                let custom = self
+                    .est
+                    .estimate_call(function, ids, &sizes)
+                    .or_else(|| self.overload_estimate(function, ids, &sizes));
+                let call = match custom {
+                    Some(c) => {
+                        if let Some(s) = c.result_size {
+                            return (total.plus(c.cost), s);
+                        }
+                        c.cost
+                    }
+                    None => {
+                        // Scalars carry no traversal cost whatever their estimated size.
+                        let operands = target.iter().map(|t| &**t).chain(args.iter());
+                        let traversed: Vec<SizeEstimate> = operands
+                            .zip(sizes.iter())
+                            .map(|(a, s)| match self.ty(a) {
+                                Type::String
+                                | Type::Bytes
+                                | Type::List(_)
+                                | Type::Map(..)
+                                | Type::Dyn
+                                | Type::TypeParam(_) => *s,
+                                _ => SizeEstimate::exact(0),
+                            })
+                            .collect();
+                        default_call_cost(function, &traversed)
+                    }
                 };
                 let size = match function.as_str() {
                     "_+_" if sizes.len() == 2 => SizeEstimate {

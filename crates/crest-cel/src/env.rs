@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::ast::Ast;
 use crate::checker::{check, CheckedAst};
-use crate::decls::{standard, Functions};
+use crate::decls::{standard, Functions, Library, Overload};
 use crate::errors::Issues;
 use crate::parser::{parse_with, ParserOptions};
 use crate::types::{Type, TypeProvider};
@@ -15,7 +15,8 @@ pub struct Env {
     /// Namespace for name resolution (`a.b` makes `x` resolve as `a.b.x`, `a.x`, `x`).
     pub container: String,
     pub variables: HashMap<String, Type>,
-    pub functions: Functions,
+    /// Shared with the programs compiled from this environment (their implementations).
+    pub functions: Arc<Functions>,
     pub provider: Option<Arc<dyn TypeProvider>>,
     pub parser_options: ParserOptions,
 }
@@ -68,7 +69,7 @@ impl Env {
         Env {
             container: String::new(),
             variables: HashMap::new(),
-            functions: standard(),
+            functions: Arc::new(standard()),
             provider: None,
             parser_options: ParserOptions::default(),
         }
@@ -83,9 +84,33 @@ impl Env {
         self.variables.insert(name.to_string(), t);
     }
 
-    /// Declares a function overload; the runtime must provide it (see `Program::with_function`).
+    /// Declares a function overload without an implementation; the runtime must provide it
+    /// (see `Program::with_function`).
     pub fn add_function(&mut self, name: &str, member: bool, params: Vec<Type>, result: Type) {
-        self.functions.add(name, member, params, result);
+        Arc::make_mut(&mut self.functions).add(name, member, params, result);
+    }
+
+    /// Declares one overload of function `name` (with its implementation and cost functions).
+    pub fn add_overload(&mut self, name: &str, overload: Overload) {
+        Arc::make_mut(&mut self.functions).add_overload(name, overload);
+    }
+
+    /// Adds a library's functions and variables (cel-go `cel.Lib`).
+    pub fn add_library(&mut self, lib: &Library) {
+        let fns = Arc::make_mut(&mut self.functions);
+        for (name, overloads) in &lib.functions {
+            for o in overloads {
+                fns.add_overload(name, o.clone());
+            }
+        }
+        for (name, t) in &lib.variables {
+            self.variables.insert(name.clone(), t.clone());
+        }
+    }
+
+    pub fn with_library(mut self, lib: &Library) -> Env {
+        self.add_library(lib);
+        self
     }
 
     /// Names `name` may refer to in the container, most qualified first.

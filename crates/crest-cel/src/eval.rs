@@ -12,6 +12,7 @@ use indexmap::IndexMap;
 
 use crate::ast::*;
 use crate::checker::CheckedAst;
+use crate::decls::Functions;
 use crate::env::{builtin_type, candidate_names, Env};
 use crate::parser::{RED_ZONE, STACK_CHUNK};
 use crate::stdlib;
@@ -52,6 +53,23 @@ impl Activation for HashMap<String, Value> {
     }
 }
 
+/// Variables from a closure (e.g. `self` and `oldSelf` without building a map).
+pub struct FnActivation<F>(pub F);
+
+impl<F: Fn(&str) -> Option<Value>> Activation for FnActivation<F> {
+    fn resolve(&self, name: &str) -> Option<Value> {
+        (self.0)(name)
+    }
+}
+
+impl<const N: usize> Activation for [(&str, Value); N] {
+    fn resolve(&self, name: &str) -> Option<Value> {
+        self.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
 /// No variables.
 pub struct EmptyActivation;
 
@@ -62,6 +80,20 @@ impl Activation for EmptyActivation {
 }
 
 pub type Function = Arc<dyn Fn(&[Value]) -> Result<Value, EvalError> + Send + Sync>;
+
+/// Runtime costs of calls that override the default model (cel-go
+/// `interpreter.ActualCostEstimator`): consulted for every call, before an overload's own
+/// `runtime_cost`. `overload_id` is the overload that ran ("" when the standard library
+/// dispatched dynamically among several).
+pub trait ActualCostEstimator: Send + Sync {
+    fn call_cost(
+        &self,
+        function: &str,
+        overload_id: &str,
+        args: &[Value],
+        result: &Value,
+    ) -> Option<u64>;
+}
 
 /// cel-go's runtime cost constants.
 pub mod costs {
@@ -82,6 +114,9 @@ pub struct Program {
     /// Checked programs have resolved names; unchecked ones resolve them at run time.
     checked: bool,
     functions: HashMap<String, Function>,
+    decls: Arc<Functions>,
+    overloads: Arc<HashMap<ExprId, Vec<String>>>,
+    cost_estimator: Option<Arc<dyn ActualCostEstimator>>,
 }
 
 /// The outcome of one evaluation with its cost.
@@ -98,6 +133,9 @@ impl Program {
             container: String::new(),
             checked: true,
             functions: HashMap::new(),
+            decls: checked.functions.clone(),
+            overloads: Arc::new(checked.overloads.clone()),
+            cost_estimator: None,
         }
     }
 
@@ -109,6 +147,9 @@ impl Program {
             container: env.container.clone(),
             checked: false,
             functions: HashMap::new(),
+            decls: env.functions.clone(),
+            overloads: Arc::new(HashMap::new()),
+            cost_estimator: None,
         }
     }
 
@@ -116,6 +157,12 @@ impl Program {
     /// get the receiver first).
     pub fn with_function(mut self, name: &str, f: Function) -> Program {
         self.functions.insert(name.to_string(), f);
+        self
+    }
+
+    /// Runtime call costs overriding the default model.
+    pub fn with_cost_estimator(mut self, est: Arc<dyn ActualCostEstimator>) -> Program {
+        self.cost_estimator = Some(est);
         self
     }
 
@@ -216,7 +263,7 @@ impl<'a> Interp<'a> {
                 target,
                 function,
                 args,
-            } => self.call(target.as_deref(), function, args),
+            } => self.call(e.id, target.as_deref(), function, args),
             ExprKind::List {
                 elements,
                 optional_indices,
@@ -341,7 +388,13 @@ impl<'a> Interp<'a> {
         None
     }
 
-    fn call(&mut self, target: Option<&'a Expr>, function: &'a str, args: &'a [Expr]) -> R {
+    fn call(
+        &mut self,
+        id: ExprId,
+        target: Option<&'a Expr>,
+        function: &'a str,
+        args: &'a [Expr],
+    ) -> R {
         self.charge(costs::CALL)?;
         match (function, args) {
             ("_&&_", [a, b]) => return self.logic(a, b, false),
@@ -378,16 +431,21 @@ impl<'a> Interp<'a> {
                     if self.local(root).is_none()
                         && self.act.resolve(root).is_none()
                         && (stdlib::is_global_function(&full)
-                            || self.prog.functions.contains_key(&full))
+                            || self.prog.functions.contains_key(&full)
+                            || self.prog.decls.get(&full).is_some_and(|d| {
+                                d.overloads
+                                    .iter()
+                                    .any(|o| !o.member && o.implementation.is_some())
+                            }))
                     {
                         let vals = self.eval_args(None, args)?;
-                        return self.dispatch(&full, &vals);
+                        return self.dispatch(id, &full, false, &vals);
                     }
                 }
             }
         }
         let vals = self.eval_args(target, args)?;
-        self.dispatch(function, &vals)
+        self.dispatch(id, function, target.is_some(), &vals)
     }
 
     fn eval_args(
@@ -405,24 +463,54 @@ impl<'a> Interp<'a> {
         Ok(vals)
     }
 
-    fn dispatch(&mut self, function: &str, vals: &[Value]) -> R {
-        // Work proportional to the size of strings and lists is charged by that size.
-        let traversal: u64 = match (function, vals) {
-            (
-                "_+_" | "_==_" | "_!=_" | "contains" | "startsWith" | "endsWith" | "matches"
-                | "@in" | "split" | "join" | "replace" | "indexOf" | "lastIndexOf" | "lowerAscii"
-                | "upperAscii" | "trim" | "reverse",
-                _,
-            ) => vals.iter().map(value_size).sum::<u64>() / costs::TRAVERSAL_DIVISOR,
-            _ => 0,
-        };
-        if traversal > 0 {
-            self.charge(traversal)?;
-        }
+    fn dispatch(&mut self, id: ExprId, function: &str, member: bool, vals: &[Value]) -> R {
         if let Some(f) = self.prog.functions.get(function) {
+            self.charge(traversal_cost(function, vals))?;
             return f(vals);
         }
-        stdlib::call(function, vals)
+        // An overload with its own implementation: among those the checker left possible,
+        // the first the runtime values fit.
+        let prog = self.prog;
+        if let Some(decl) = prog.decls.get(function).filter(|d| d.has_implementations()) {
+            let ids = prog.overloads.get(&id);
+            let chosen = decl.overloads.iter().find(|o| {
+                o.member == member
+                    && o.implementation.is_some()
+                    && ids.is_none_or(|ids| ids.contains(&o.id))
+                    && o.accepts(vals)
+            });
+            if let Some(o) = chosen {
+                if let Some(imp) = &o.implementation {
+                    let r = imp(vals);
+                    let custom = match &r {
+                        Ok(v) => prog
+                            .cost_estimator
+                            .as_ref()
+                            .and_then(|est| est.call_cost(function, &o.id, vals, v))
+                            .or_else(|| o.runtime_cost.as_ref().map(|f| f(vals, v))),
+                        Err(_) => None,
+                    };
+                    self.charge(custom.map_or(0, |c| c.saturating_sub(costs::CALL)))?;
+                    return r;
+                }
+            }
+        }
+        let r = stdlib::call(function, vals);
+        let custom = match (&r, &prog.cost_estimator) {
+            (Ok(v), Some(est)) => {
+                let oid = match prog.overloads.get(&id) {
+                    Some(ids) if ids.len() == 1 => ids[0].as_str(),
+                    _ => "",
+                };
+                est.call_cost(function, oid, vals, v)
+            }
+            _ => None,
+        };
+        match custom {
+            Some(c) => self.charge(c.saturating_sub(costs::CALL))?,
+            None => self.charge(traversal_cost(function, vals))?,
+        }
+        r
     }
 
     /// `&&` / `||`: the first operand decides when it can; an error on one side is absorbed
@@ -572,6 +660,18 @@ impl<'a> Interp<'a> {
             }
             (a, b) => stdlib::add(&a, &b),
         }
+    }
+}
+
+/// Work proportional to the size of strings and lists is charged by that size.
+fn traversal_cost(function: &str, vals: &[Value]) -> u64 {
+    match function {
+        "_+_" | "_==_" | "_!=_" | "contains" | "startsWith" | "endsWith" | "matches" | "@in"
+        | "split" | "join" | "replace" | "indexOf" | "lastIndexOf" | "lowerAscii"
+        | "upperAscii" | "trim" | "reverse" => {
+            vals.iter().map(value_size).sum::<u64>() / costs::TRAVERSAL_DIVISOR
+        }
+        _ => 0,
     }
 }
 

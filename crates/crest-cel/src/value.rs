@@ -28,6 +28,23 @@ pub enum Value {
     Optional(Option<Arc<Value>>),
     /// A message value: type name and set fields.
     Object(Arc<ObjectValue>),
+    /// A value of an extension library's type (`Type::Opaque(name, ..)`).
+    Opaque(Arc<dyn OpaqueValue>),
+}
+
+/// A value type defined outside the engine (Kubernetes' quantity, URL, IP, ...). Its type
+/// name is what `type(x)` returns and what overloads declared with `Type::Opaque(name, ..)`
+/// dispatch on.
+pub trait OpaqueValue: fmt::Debug + Send + Sync + 'static {
+    fn type_name(&self) -> &str;
+    /// CEL equality with another opaque value (of any type).
+    fn equals(&self, other: &dyn OpaqueValue) -> bool;
+    /// Ordering for `<` and friends, if the type is ordered.
+    fn compare(&self, _other: &dyn OpaqueValue) -> Option<Ordering> {
+        None
+    }
+    /// For downcasting in implementations.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +153,7 @@ impl Value {
             Value::Type(_) => "type",
             Value::Optional(_) => "optional_type",
             Value::Object(o) => return o.type_name.as_str().into(),
+            Value::Opaque(o) => return o.type_name().into(),
         };
         s.into()
     }
@@ -157,6 +175,7 @@ impl Value {
             Value::Type(_) => Type::Type(None),
             Value::Optional(_) => Type::optional(Type::Dyn),
             Value::Object(o) => Type::Object(o.type_name.clone()),
+            Value::Opaque(o) => Type::Opaque(o.type_name().to_string(), vec![]),
         }
     }
 
@@ -193,6 +212,7 @@ impl Value {
                         .iter()
                         .all(|(k, v)| b.fields.get(k).is_some_and(|w| v.equals(w)))
             }
+            (Opaque(a), Opaque(b)) => a.equals(&**b),
             _ => matches!(numeric_cmp(self, other), Some(Ordering::Equal)),
         }
     }
@@ -206,6 +226,7 @@ impl Value {
             (Bytes(a), Bytes(b)) => Some(a.cmp(b)),
             (Timestamp(a), Timestamp(b)) => Some(a.cmp(b)),
             (Duration(a), Duration(b)) => Some(a.cmp(b)),
+            (Opaque(a), Opaque(b)) => a.compare(&**b),
             _ => numeric_cmp(self, other),
         }
     }
@@ -309,6 +330,7 @@ impl fmt::Display for Value {
             Value::Optional(None) => f.write_str("optional.none()"),
             Value::Optional(Some(v)) => write!(f, "optional.of({v})"),
             Value::Object(o) => write!(f, "{}{{...}}", o.type_name),
+            Value::Opaque(o) => write!(f, "{o:?}"),
         }
     }
 }

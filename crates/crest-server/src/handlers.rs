@@ -216,6 +216,8 @@ impl Ctx<'_> {
         Ok(match fmt {
             BodyFormat::Yaml => Duplicates::yaml(body),
             BodyFormat::JsonPatch => Duplicates::json_patch(body),
+            // Protobuf has no duplicate fields to report (upstream's decoder is not strict).
+            BodyFormat::Protobuf => Duplicates::default(),
             _ => Duplicates::json(body),
         })
     }
@@ -224,9 +226,15 @@ impl Ctx<'_> {
         match fmt {
             BodyFormat::Json => decode_object(body, false),
             BodyFormat::Yaml => decode_object(body, true),
-            _ => Err(ApiError::unsupported_media_type(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+            // Built-in kinds also take protobuf; custom resources do not (415, as upstream).
+            BodyFormat::Protobuf => {
+                let a = &self.def.api;
+                crate::protobuf::decode_object(body, &a.group, &a.version, &a.kind)
+            }
+            _ if self.def.crd_name.is_none() => Err(ApiError::unsupported_media_type(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
             )),
+            _ => Err(crate::protobuf::unsupported_for_kind()),
         }
     }
 

@@ -18,6 +18,7 @@ pub mod list;
 mod longlived;
 pub mod negotiate;
 pub mod openapi;
+pub mod protobuf;
 pub mod registry;
 pub mod request;
 pub mod resources;

@@ -230,6 +230,7 @@ impl DeleteOptions {
         let v = match body_format(content_type) {
             BodyFormat::Json => decode_object(body, false)?,
             BodyFormat::Yaml => decode_object(body, true)?,
+            BodyFormat::Protobuf => crate::protobuf::decode_delete_options(body)?,
             _ => {
                 return Err(ApiError::unsupported_media_type(
                     "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",

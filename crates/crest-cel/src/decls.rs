@@ -242,6 +242,8 @@ pub struct Library {
     pub name: String,
     pub functions: Vec<(String, Vec<Overload>)>,
     pub variables: Vec<(String, Type)>,
+    /// Parser macros the library needs (`math.greatest`, `math.least`).
+    pub macros: Vec<String>,
 }
 
 impl Library {

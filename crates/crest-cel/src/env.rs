@@ -64,8 +64,14 @@ pub fn builtin_type(name: &str) -> Option<Type> {
 }
 
 impl Env {
-    /// The standard library, optionals and the strings extension; no variables.
+    /// The standard library, optionals, the strings and sets extensions and two-variable
+    /// comprehensions (what Kubernetes 1.32 enables besides its own libraries); no variables.
     pub fn standard() -> Env {
+        Env::bare().with_library(&crate::ext::sets())
+    }
+
+    /// The standard library, optionals and the strings extension only.
+    pub fn bare() -> Env {
         Env {
             container: String::new(),
             variables: HashMap::new(),
@@ -105,6 +111,9 @@ impl Env {
         }
         for (name, t) in &lib.variables {
             self.variables.insert(name.clone(), t.clone());
+        }
+        if lib.macros.iter().any(|m| m.starts_with("math.")) {
+            self.parser_options.math_macros = true;
         }
     }
 

@@ -57,6 +57,7 @@ pub mod decls;
 pub mod env;
 pub mod errors;
 pub mod eval;
+pub mod ext;
 mod lexer;
 pub mod parser;
 pub mod stdlib;

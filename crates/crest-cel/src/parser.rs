@@ -23,6 +23,9 @@ pub struct ParserOptions {
     /// Maximum length of the source in code points (cel-go default 100,000).
     pub max_code_points: usize,
     pub enable_macros: bool,
+    /// `math.greatest` / `math.least` (cel-go's math extension macros), off unless the math
+    /// library is added.
+    pub math_macros: bool,
 }
 
 impl Default for ParserOptions {
@@ -31,6 +34,7 @@ impl Default for ParserOptions {
             max_recursion_depth: 250,
             max_code_points: 100_000,
             enable_macros: true,
+            math_macros: false,
         }
     }
 }
@@ -772,6 +776,10 @@ impl Parser {
         if self.opts.enable_macros {
             let n = args.len();
             let is_cel = matches!(&target.kind, ExprKind::Ident(t) if t == "cel");
+            let is_math = matches!(&target.kind, ExprKind::Ident(t) if t == "math");
+            if is_math && self.opts.math_macros && matches!(name, "greatest" | "least") {
+                return self.math_macro(open, name, args);
+            }
             match (name, n) {
                 ("all" | "exists" | "exists_one" | "existsOne" | "filter" | "map", 2)
                     if name != "existsOne" =>
@@ -866,6 +874,53 @@ impl Parser {
                 args,
             },
         )
+    }
+
+    /// `math.greatest(a, ...)` -> `math.@max(a)`, `math.@max(a, b)`, `math.@max([a, b, c...])`;
+    /// literal arguments must be numbers (a single one may also be a list).
+    fn math_macro(&mut self, open: usize, name: &str, args: Vec<Expr>) -> PResult<Expr> {
+        let func = if name == "greatest" {
+            "math.@max"
+        } else {
+            "math.@min"
+        };
+        if args.is_empty() {
+            return self.error(
+                open,
+                format!("math.{name}() requires at least one argument"),
+            );
+        }
+        for a in &args {
+            let bad = match &a.kind {
+                ExprKind::Literal(l) => {
+                    !matches!(l, Literal::Int(_) | Literal::Uint(_) | Literal::Double(_))
+                }
+                ExprKind::List { .. } | ExprKind::Map { .. } | ExprKind::Struct { .. } => {
+                    args.len() > 1 || !matches!(a.kind, ExprKind::List { .. })
+                }
+                _ => false,
+            };
+            if bad {
+                let off = self.info.position(a.id).unwrap_or(open);
+                let which = if args.len() == 1 {
+                    "single argument value"
+                } else {
+                    "argument value"
+                };
+                return self.error(off, format!("math.{name}() invalid {which}"));
+            }
+        }
+        if args.len() <= 2 {
+            return self.call(open, func, args);
+        }
+        let list = self.mk(
+            open,
+            ExprKind::List {
+                elements: args,
+                optional_indices: vec![],
+            },
+        )?;
+        self.call(open, func, vec![list])
     }
 
     fn simple_name(&mut self, e: &Expr) -> PResult<String> {

@@ -24,11 +24,13 @@ const FLOORS: &[(&str, usize)] = &[
     ("basic", 43),
     ("bindings_ext", 8),
     ("conversions", 109),
+    ("encoders_ext", 4),
     ("fields", 60),
     ("fp_math", 30),
     ("integer_math", 64),
     ("lists", 39),
     ("logic", 30),
+    ("math_ext", 199),
     ("namespace", 14),
     ("optionals", 59),
     ("parse", 193),
@@ -42,9 +44,7 @@ const FLOORS: &[(&str, usize)] = &[
 const SKIPPED_FILES: &[(&str, &str)] = &[
     ("block_ext", "cel.block is not supported"),
     ("dynamic", "needs protobuf message, wrapper and Any types"),
-    ("encoders_ext", "encoders extension not claimed yet"),
     ("enums", "needs protobuf enum types"),
-    ("math_ext", "math extension not claimed yet"),
     ("network_ext", "network extension not claimed yet"),
     ("proto2", "needs protobuf message types"),
     ("proto2_ext", "needs protobuf extensions"),
@@ -179,13 +179,17 @@ fn run_test(t: &J) -> Outcome {
     let expr = t["expr"].as_str().unwrap_or("");
     let opts = ParserOptions {
         enable_macros: !t["disable_macros"].as_bool().unwrap_or(false),
+        math_macros: true,
         ..ParserOptions::default()
     };
     let ast = match parse_with(expr, &opts) {
         Ok(a) => a,
         Err(e) => return Outcome::Fail(format!("parse: {e}")),
     };
-    let mut env = Env::standard().with_container(t["container"].as_str().unwrap_or(""));
+    let mut env = Env::standard()
+        .with_library(&crest_cel::ext::math())
+        .with_library(&crest_cel::ext::encoders())
+        .with_container(t["container"].as_str().unwrap_or(""));
     for d in t["type_env"].as_array().into_iter().flatten() {
         let name = d["name"].as_str().unwrap_or("");
         if let Some(ident) = d.get("ident") {

@@ -1,0 +1,96 @@
+//! The extension libraries Kubernetes enables (strings, sets, two-variable comprehensions,
+//! optionals) and the opt-in ones: each expression must evaluate to true, or fail.
+
+use crest_cel::env::Env;
+use crest_cel::eval::{EmptyActivation, Program};
+use crest_cel::value::Value;
+
+fn env() -> Env {
+    Env::standard()
+        .with_library(&crest_cel::ext::math())
+        .with_library(&crest_cel::ext::encoders())
+}
+
+fn eval(src: &str) -> Result<Value, String> {
+    let checked = env().compile(src).map_err(|e| e.to_string())?;
+    Program::new(&checked)
+        .eval(&EmptyActivation)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn true_expressions() {
+    let cases = [
+        // Strings extension.
+        "'tacocat'.charAt(3) == 'o' && 'tacocat'.charAt(7) == ''",
+        "'ta©o©αT'.indexOf('©', 3) == 4 && 'tacocat'.lastIndexOf('a', 3) == 1",
+        "'bananananana'.lastIndexOf('nana', 8) == 8",
+        "'TacoCat'.lowerAscii() == 'tacocat' && 'TacoCÆt'.upperAscii() == 'TACOCÆT'",
+        "'{0} days {0} hours'.replace('{0}', '2', 1).replace('{0}', '23') == '2 days 23 hours'",
+        "'hello world events!'.split(' ', 0) == [] && 'o©o©o©o'.split('©', -1) == ['o', 'o', 'o', 'o']",
+        "'ta©o©αT'.substring(2, 6) == '©o©α'",
+        "' \\f\\n\\r\\t\\vtext  '.trim() == 'text'",
+        "['x', 'y'].join('-') == 'x-y' && [].join() == ''",
+        "'gums'.reverse() == 'smug'",
+        "strings.quote('first\\nsecond') == '\"first\\\\nsecond\"'",
+        // format
+        "'%s, %d, %%'.format(['a', 5]) == 'a, 5, %'",
+        "'%.2f'.format([1234.5]) == '1,234.50'",
+        "'%f'.format([2.5]) == '2.500000'",
+        "'%e'.format([1052.032911275]) == '1.052033×10⁰³'",
+        "'%b %o %x %X'.format([5, 8, 255, 'hi']) == '101 10 ff 6869'",
+        "'%s'.format([[1, 'a', 2.5, b'x']]) == '[1, \"a\", 2.500000, b\"x\"]'",
+        "'%s'.format([{'b': 1, 'a': [true]}]) == '{\"a\":[true], \"b\":1}'",
+        "'%s %s %s'.format([null, int, 1.5]) == 'null int 1.5'",
+        "'%s'.format([duration('1m')]) == '60s'",
+        // Sets.
+        "sets.contains([1, 2, 3], [3, 1]) && !sets.contains([1], [2])",
+        "sets.contains([1, 2.0], [1u, 2])",
+        "sets.equivalent([1, 2, 2], [2, 1]) && !sets.equivalent([1], [1, 3])",
+        "sets.intersects([1, 2], [2, 5]) && !sets.intersects([1], [])",
+        // Two-variable comprehensions.
+        "[1, 2, 3].all(i, v, v == i + 1)",
+        "{'a': 1, 'b': 2}.exists(k, v, k == 'b' && v == 2)",
+        "[5, 6].existsOne(i, v, i == 1)",
+        "[1, 2, 3].transformList(i, v, v * i) == [0, 2, 6]",
+        "[1, 2, 3].transformList(i, v, i > 0, v) == [2, 3]",
+        "{'a': 1}.transformMap(k, v, v + 1) == {'a': 2}",
+        "[1, 2].transformMapEntry(i, v, {string(v): i}) == {'1': 0, '2': 1}",
+        // Optionals.
+        "optional.of(1).orValue(2) == 1 && optional.none().orValue(2) == 2",
+        "{'a': 1}[?'b'].hasValue() == false && {'a': {'b': 2}}.?a.?b.value() == 2",
+        "[1, 2][?5].orValue(0) == 0",
+        // Math and encoders.
+        "math.greatest(1, 2.5, 3u) == 3u && math.least([4, -1]) == -1",
+        "math.abs(-3) == 3 && math.round(-1.5) == -2.0 && math.bitShiftRight(-1024, 3) == 2305843009213693824",
+        "base64.decode(base64.encode(b'hi')) == b'hi' && base64.decode('aGk') == b'hi'",
+        // Timestamps and durations.
+        "timestamp('2024-01-02T03:04:05Z') + duration('1h') == timestamp('2024-01-02T04:04:05Z')",
+        "duration('1h30m').getMinutes() == 90",
+    ];
+    for src in cases {
+        assert_eq!(eval(src), Ok(Value::Bool(true)), "{src}");
+    }
+}
+
+#[test]
+fn errors() {
+    for (src, want) in [
+        (
+            "'%d'.format([1.5])",
+            "decimal clause can only be used on integers",
+        ),
+        ("'%s %s'.format([1])", "index 1 out of range"),
+        ("'%z'.format([1])", "unrecognized formatting clause"),
+        ("'abc'.charAt(4)", "index out of range: 4"),
+        ("math.abs(-9223372036854775807 - 1)", "overflow"),
+        ("math.bitShiftLeft(1, -1)", "negative offset"),
+        ("math.greatest(dyn([]))", "must not be empty"),
+    ] {
+        let e = eval(src).expect_err(src);
+        assert!(e.contains(want), "{src}: {e}");
+    }
+    // The math macros need the math library.
+    let e = Env::standard().compile("math.greatest(1, 2)").unwrap_err();
+    assert!(e.to_string().contains("undeclared reference"), "{e}");
+}

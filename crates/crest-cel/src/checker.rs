@@ -11,10 +11,10 @@ use crate::decls::{FunctionDecl, Functions};
 use crate::env::Env;
 use crate::errors::{Issue, Issues};
 use crate::parser::{RED_ZONE, STACK_CHUNK};
-use crate::types::Type;
+use crate::types::{Type, TypeProvider};
 
 /// A type-checked expression: the rewritten tree and the type of every node.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CheckedAst {
     pub ast: Ast,
     pub types: HashMap<ExprId, Type>,
@@ -23,6 +23,18 @@ pub struct CheckedAst {
     pub overloads: HashMap<ExprId, Vec<String>>,
     /// The declarations the expression was checked against (implementations for programs).
     pub functions: Arc<Functions>,
+    /// The message types it was checked against (field defaults and construction at run time).
+    pub provider: Option<Arc<dyn TypeProvider>>,
+}
+
+impl std::fmt::Debug for CheckedAst {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckedAst")
+            .field("ast", &self.ast)
+            .field("types", &self.types)
+            .field("overloads", &self.overloads)
+            .finish()
+    }
 }
 
 impl CheckedAst {
@@ -66,6 +78,7 @@ pub fn check(ast: &Ast, env: &Env) -> Result<CheckedAst, Issues> {
         types,
         overloads: c.overloads,
         functions: env.functions.clone(),
+        provider: env.provider.clone(),
     })
 }
 

@@ -16,6 +16,7 @@ use crate::decls::Functions;
 use crate::env::{builtin_type, candidate_names, Env};
 use crate::parser::{RED_ZONE, STACK_CHUNK};
 use crate::stdlib;
+use crate::types::TypeProvider;
 use crate::value::{Key, MapValue, ObjectValue, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +118,7 @@ pub struct Program {
     decls: Arc<Functions>,
     overloads: Arc<HashMap<ExprId, Vec<String>>>,
     cost_estimator: Option<Arc<dyn ActualCostEstimator>>,
+    provider: Option<Arc<dyn TypeProvider>>,
 }
 
 /// The outcome of one evaluation with its cost.
@@ -136,6 +138,7 @@ impl Program {
             decls: checked.functions.clone(),
             overloads: Arc::new(checked.overloads.clone()),
             cost_estimator: None,
+            provider: checked.provider.clone(),
         }
     }
 
@@ -150,6 +153,7 @@ impl Program {
             decls: env.functions.clone(),
             overloads: Arc::new(HashMap::new()),
             cost_estimator: None,
+            provider: env.provider.clone(),
         }
     }
 
@@ -256,7 +260,7 @@ impl<'a> Interp<'a> {
                 if *test_only {
                     has_field(&v, field)
                 } else {
-                    select(&v, field)
+                    self.select(&v, field)
                 }
             }
             ExprKind::Call {
@@ -333,13 +337,40 @@ impl<'a> Interp<'a> {
                     }
                     out.insert(f.name.clone(), v);
                 }
-                Ok(Value::Object(Arc::new(ObjectValue {
-                    type_name: type_name.trim_start_matches('.').to_string(),
-                    fields: out,
-                })))
+                let mut name = type_name.trim_start_matches('.').to_string();
+                if !self.prog.checked {
+                    if let Some(p) = &self.prog.provider {
+                        if let Some(full) = candidate_names(&self.prog.container, type_name)
+                            .into_iter()
+                            .find(|c| p.has_type(c))
+                        {
+                            name = full;
+                        }
+                    }
+                }
+                let name = name.as_str();
+                match &self.prog.provider {
+                    Some(p) => p.new_object(name, out).map_err(EvalError::new),
+                    None => Ok(Value::Object(Arc::new(ObjectValue {
+                        type_name: name.to_string(),
+                        fields: out,
+                    }))),
+                }
             }
             ExprKind::Comprehension(c) => self.comprehension(c),
         }
+    }
+
+    /// Field selection; an unset message field reads as the provider's default.
+    fn select(&self, v: &Value, field: &str) -> R {
+        if let (Value::Object(o), Some(p)) = (v, &self.prog.provider) {
+            if !o.fields.contains_key(field) {
+                if let Some(d) = p.field_default(&o.type_name, field) {
+                    return Ok(d);
+                }
+            }
+        }
+        select(v, field)
     }
 
     fn ident(&mut self, name: &str) -> R {

@@ -1,6 +1,11 @@
 //! CEL's static types (cel-go `common/types.Type`), as the checker uses and prints them.
 
 use std::fmt;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::value::{ObjectValue, Value};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Type {
@@ -135,4 +140,19 @@ pub trait TypeProvider: Send + Sync {
     fn has_type(&self, name: &str) -> bool;
     /// The type of `field` in message `name`, None if there is no such field.
     fn field_type(&self, name: &str, field: &str) -> Option<Type>;
+
+    /// The value an unset field reads as (protobuf defaults); None makes reading it an error
+    /// ("no such field"), as Kubernetes objects need.
+    fn field_default(&self, _name: &str, _field: &str) -> Option<Value> {
+        None
+    }
+
+    /// Builds a message value from a literal's fields (`Type{f: v}`), e.g. to normalize or
+    /// range-check them; the default keeps the fields as given.
+    fn new_object(&self, name: &str, fields: IndexMap<String, Value>) -> Result<Value, String> {
+        Ok(Value::Object(Arc::new(ObjectValue {
+            type_name: name.to_string(),
+            fields,
+        })))
+    }
 }

@@ -319,18 +319,16 @@ pub fn validate_custom_resource_validation(
     // A schema that cannot be converted to the structural form reports why only when nothing
     // else is wrong: the OpenAPI checks below usually say the same more precisely.
     let mut conversion_errs = vec![];
+    // CEL rules are checked only in structural schemas with valid defaults.
+    let mut cel_enabled = false;
     if opts.require_structural_schema {
         match structural_violations(schema, &root) {
             Err(msg) => conversion_errs.push(FieldError::invalid(&root, "", msg)),
             Ok(v) if !v.is_empty() => errs.extend(v),
             Ok(_) => {
-                // Upstream compiles the CEL rules next, only for schemas without errors so far
-                // (not implemented).
-                errs.extend(validate_defaults(
-                    schema,
-                    &root,
-                    opts.require_pruned_defaults,
-                ));
+                let default_errs = validate_defaults(schema, &root, opts.require_pruned_defaults);
+                cel_enabled = default_errs.is_empty();
+                errs.extend(default_errs);
             }
         }
     }
@@ -340,7 +338,18 @@ pub fn validate_custom_resource_validation(
         inside_resource_meta: false,
         require_valid_property_type: opts.require_valid_property_type,
     };
+    let schema_errs_start = errs.len();
     openapi_schema(s, &root, &ssv, true, opts, 0, &mut errs);
+    if cel_enabled {
+        if let Ok(st) = Structural::from_json(schema) {
+            let cel_errs = crest_schema_cel::crd::validate_schema_rules(
+                &st,
+                &root,
+                &errs[schema_errs_start..],
+            );
+            errs.extend(cel_errs);
+        }
+    }
     if errs.is_empty() {
         errs.extend(conversion_errs);
     }
@@ -899,8 +908,8 @@ fn has_newlines(s: &str) -> bool {
     s.contains(['\n', '\r'])
 }
 
-/// The checks of `x-kubernetes-validations` that need no CEL. Compiling the rules (type checks,
-/// cost limits, oldSelf correlation) is not implemented.
+/// The checks of `x-kubernetes-validations` that need no CEL (compilation, cost limits and
+/// oldSelf correlation are `crest_schema_cel::crd`).
 fn x_validations(s: Schema<'_>, path: &FieldPath, errs: &mut FieldErrors) {
     for (i, rule) in s.schemas("x-kubernetes-validations").enumerate() {
         let rp = path.child("x-kubernetes-validations").index(i);

@@ -59,7 +59,9 @@ pub async fn resource(
         metadata: true,
         aggregated_discovery: false,
     };
-    let write_caps = Capabilities::default();
+    // Writes answer with a Table or PartialObjectMetadata too when asked, as upstream's
+    // transformResponseObject does for every verb.
+    let write_caps = read_caps;
     let ctx = Ctx {
         app: app.clone(),
         def: def.clone(),
@@ -155,6 +157,7 @@ fn status_code(code: u16) -> StatusCode {
 
 impl Ctx<'_> {
     fn render(&self, code: u16, payload: Payload, out: Output) -> Result<Response<Body>, ApiError> {
+        let (payload, out) = self.transform(payload, out)?;
         let mut resp = render(status_code(code), payload, out, self.pretty);
         let warnings =
             std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()));
@@ -166,6 +169,37 @@ impl Ctx<'_> {
             }
         }
         Ok(resp)
+    }
+
+    /// A written object as the Table or PartialObjectMetadata asked for (reads convert their
+    /// own); a Status stays as it is.
+    fn transform(&self, payload: Payload, out: Output) -> Result<(Payload, Output), ApiError> {
+        let (Output::Table { v1beta1 } | Output::Metadata { v1beta1 }) = out else {
+            return Ok((payload, out));
+        };
+        let v = match payload {
+            Payload::Value(v) => v,
+            Payload::Json(b) => {
+                serde_json::from_slice(&b).map_err(|e| ApiError::internal(e.to_string()))?
+            }
+        };
+        if v.get("kind").and_then(Value::as_str) == Some("Status") {
+            return Ok((Payload::Value(v), Output::Json));
+        }
+        let converted = match out {
+            Output::Table { .. } => {
+                let include = IncludeObject::parse(self.query.get("includeObject"))?;
+                let row = table::row(&self.def.table, &v, include, v1beta1);
+                table::table(
+                    &self.def.table,
+                    vec![row],
+                    json!({"resourceVersion": meta::resource_version(&v)}),
+                    v1beta1,
+                )
+            }
+            _ => table::partial_object_metadata(&v, v1beta1),
+        };
+        Ok((Payload::Value(converted), Output::Json))
     }
 
     /// The schema-coercing decode of a custom resource written in this version: prunes and

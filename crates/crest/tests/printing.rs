@@ -718,3 +718,77 @@ async fn crd_writes_validate_columns_and_categories() {
     );
     s.stop();
 }
+
+#[tokio::test]
+async fn writes_answer_with_tables_when_asked() {
+    let s = Server::start();
+    establish(&s, SEED_CRD, "crontabs.stable.example.com");
+    let body = serde_json::to_vec(
+        &json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+        "metadata": {"name": "w"}, "spec": {"cronSpec": "1 * * * *", "replicas": 4}}),
+    )
+    .expect("json");
+    let (code, _, b) = s
+        .http(
+            "POST",
+            CT,
+            &[("Content-Type", "application/json"), ("Accept", TABLE_V1)],
+            Some(body),
+        )
+        .await;
+    assert_eq!(code, 201);
+    let t: Value = serde_json::from_slice(&b).expect("json");
+    assert_eq!(t["kind"], "Table");
+    assert_eq!(
+        t["rows"][0]["cells"],
+        json!(["w", "1 * * * *", 4, t["rows"][0]["cells"][3], null])
+    );
+    assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+
+    let patch = br#"{"spec":{"replicas":5}}"#.to_vec();
+    let (code, _, b) = s
+        .http(
+            "PATCH",
+            &format!("{CT}/w?includeObject=None"),
+            &[
+                ("Content-Type", "application/merge-patch+json"),
+                ("Accept", TABLE_V1BETA1),
+            ],
+            Some(patch),
+        )
+        .await;
+    assert_eq!(code, 200);
+    let t: Value = serde_json::from_slice(&b).expect("json");
+    assert_eq!(t["apiVersion"], "meta.k8s.io/v1beta1");
+    assert_eq!(t["rows"][0]["cells"][2], 5);
+    assert!(t["rows"][0].get("object").is_none());
+
+    let (code, _, b) = s
+        .http(
+            "DELETE",
+            &format!("{CT}/w"),
+            &[(
+                "Accept",
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+            )],
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    // A custom resource's delete answers with a Status, which is never transformed.
+    let m: Value = serde_json::from_slice(&b).expect("json");
+    assert_eq!(m["kind"], "Status");
+    assert_eq!(m["status"], "Success");
+    let (code, _, b) = s
+        .http(
+            "DELETE",
+            "/api/v1/namespaces/default",
+            &[("Accept", TABLE_V1)],
+            None,
+        )
+        .await;
+    assert_eq!(code, 403, "default is immortal");
+    let m: Value = serde_json::from_slice(&b).expect("json");
+    assert_eq!(m["kind"], "Status");
+    s.stop();
+}

@@ -189,13 +189,21 @@ impl Ctx<'_> {
         let converted = match out {
             Output::Table { .. } => {
                 let include = IncludeObject::parse(self.query.get("includeObject"))?;
-                let row = table::row(&self.def.table, &v, include, v1beta1);
-                table::table(
-                    &self.def.table,
-                    vec![row],
-                    json!({"resourceVersion": meta::resource_version(&v)}),
-                    v1beta1,
-                )
+                // A deletecollection answers with the list: a row per item, its ListMeta.
+                let (rows, list_meta) = match v.get("items").and_then(Value::as_array) {
+                    Some(items) => (
+                        items
+                            .iter()
+                            .map(|i| table::row(&self.def.table, i, include, v1beta1))
+                            .collect(),
+                        v.get("metadata").cloned().unwrap_or_else(|| json!({})),
+                    ),
+                    None => (
+                        vec![table::row(&self.def.table, &v, include, v1beta1)],
+                        json!({"resourceVersion": meta::resource_version(&v)}),
+                    ),
+                };
+                table::table(&self.def.table, rows, list_meta, v1beta1)
             }
             _ => table::partial_object_metadata(&v, v1beta1),
         };

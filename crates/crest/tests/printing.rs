@@ -792,3 +792,30 @@ async fn writes_answer_with_tables_when_asked() {
     assert_eq!(m["kind"], "Status");
     s.stop();
 }
+
+#[tokio::test]
+async fn deletecollection_answers_with_a_table_of_the_deleted() {
+    let s = Server::start();
+    establish(&s, SEED_CRD, "crontabs.stable.example.com");
+    for n in ["d1", "d2"] {
+        create(
+            &s,
+            CT,
+            json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+            "metadata": {"name": n}, "spec": {"replicas": 1}}),
+        )
+        .await;
+    }
+    let (code, _, b) = s.http("DELETE", CT, &[("Accept", TABLE_V1)], None).await;
+    assert_eq!(code, 200);
+    let t: Value = serde_json::from_slice(&b).expect("json");
+    assert_eq!(t["kind"], "Table");
+    let names: Vec<&Value> = t["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| &r["cells"][0])
+        .collect();
+    assert_eq!(names, [&json!("d1"), &json!("d2")]);
+    s.stop();
+}

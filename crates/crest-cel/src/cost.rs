@@ -225,7 +225,21 @@ impl Coster<'_> {
                 for a in target.iter().map(|t| &**t).chain(args.iter()) {
                     let (c, s) = self.cost(a);
                     arg_costs.push(c);
-                    sizes.push(s);
+                    // cel-go's sizeEstimate: a scalar of unknown size counts as size 1.
+                    let scalar = matches!(
+                        self.ty(a),
+                        Type::Bool
+                            | Type::Int
+                            | Type::Uint
+                            | Type::Double
+                            | Type::Timestamp
+                            | Type::Duration
+                    );
+                    sizes.push(if scalar && s == SizeEstimate::UNKNOWN {
+                        SizeEstimate::exact(1)
+                    } else {
+                        s
+                    });
                 }
                 match function.as_str() {
                     // Short-circuiting: the second operand may not run.

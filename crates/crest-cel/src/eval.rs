@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 
 use crate::ast::*;
 use crate::checker::CheckedAst;
-use crate::decls::Functions;
+use crate::decls::{Functions, Overload};
 use crate::env::{builtin_type, candidate_names, Env};
 use crate::parser::{RED_ZONE, STACK_CHUNK};
 use crate::stdlib;
@@ -119,7 +119,31 @@ pub struct Program {
     overloads: Arc<HashMap<ExprId, Vec<String>>>,
     cost_estimator: Option<Arc<dyn ActualCostEstimator>>,
     provider: Option<Arc<dyn TypeProvider>>,
+    /// Resolved when the program is built: the candidate overloads (with implementations) of
+    /// each call to a library function, and the compiled regex of each `matches` literal.
+    resolved: Arc<IdMap<Vec<Overload>>>,
+    regexes: Arc<IdMap<Arc<regex::Regex>>>,
 }
+
+/// Expression ids are small distinct integers: a multiplicative hash suffices.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ *b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_i64(&mut self, i: i64) {
+        self.0 = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type IdMap<V> = HashMap<ExprId, V, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// The outcome of one evaluation with its cost.
 #[derive(Debug, Clone)]
@@ -139,7 +163,65 @@ impl Program {
             overloads: Arc::new(checked.overloads.clone()),
             cost_estimator: None,
             provider: checked.provider.clone(),
+            resolved: Arc::default(),
+            regexes: Arc::default(),
         }
+        .resolve()
+    }
+
+    /// Resolves what can be at build time (see `resolved`, `regexes`).
+    fn resolve(mut self) -> Program {
+        let mut resolved = IdMap::default();
+        let mut regexes = IdMap::default();
+        let expr = self.expr.clone();
+        self.walk(&expr, &mut resolved, &mut regexes);
+        self.resolved = Arc::new(resolved);
+        self.regexes = Arc::new(regexes);
+        self
+    }
+
+    fn walk(
+        &self,
+        e: &Expr,
+        resolved: &mut IdMap<Vec<Overload>>,
+        regexes: &mut IdMap<Arc<regex::Regex>>,
+    ) {
+        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || {
+            if let ExprKind::Call {
+                target,
+                function,
+                args,
+            } = &e.kind
+            {
+                if function == "matches" {
+                    if let Some(ExprKind::Literal(Literal::String(p))) =
+                        args.last().map(|a| &a.kind)
+                    {
+                        if let Ok(re) = regex::Regex::new(p) {
+                            regexes.insert(e.id, Arc::new(re));
+                        }
+                    }
+                }
+                if let Some(decl) = self.decls.get(function).filter(|d| d.has_implementations()) {
+                    let ids = self.overloads.get(&e.id);
+                    let member = target.is_some();
+                    let cands: Vec<Overload> = decl
+                        .overloads
+                        .iter()
+                        .filter(|o| {
+                            o.member == member
+                                && o.implementation.is_some()
+                                && ids.is_none_or(|ids| ids.contains(&o.id))
+                        })
+                        .cloned()
+                        .collect();
+                    resolved.insert(e.id, cands);
+                }
+            }
+            for c in e.children() {
+                self.walk(c, resolved, regexes);
+            }
+        })
     }
 
     /// A program for a parsed but unchecked expression (names resolve against the container
@@ -154,6 +236,8 @@ impl Program {
             overloads: Arc::new(HashMap::new()),
             cost_estimator: None,
             provider: env.provider.clone(),
+            resolved: Arc::default(),
+            regexes: Arc::default(),
         }
     }
 
@@ -495,21 +579,30 @@ impl<'a> Interp<'a> {
     }
 
     fn dispatch(&mut self, id: ExprId, function: &str, member: bool, vals: &[Value]) -> R {
-        if let Some(f) = self.prog.functions.get(function) {
+        if let Some(f) = (!self.prog.functions.is_empty())
+            .then(|| self.prog.functions.get(function))
+            .flatten()
+        {
             self.charge(traversal_cost(function, vals))?;
             return f(vals);
         }
         // An overload with its own implementation: among those the checker left possible,
-        // the first the runtime values fit.
+        // the first the runtime values fit. Checked programs resolved the candidates when they
+        // were built; unchecked ones look them up by name.
         let prog = self.prog;
-        if let Some(decl) = prog.decls.get(function).filter(|d| d.has_implementations()) {
-            let ids = prog.overloads.get(&id);
-            let chosen = decl.overloads.iter().find(|o| {
-                o.member == member
-                    && o.implementation.is_some()
-                    && ids.is_none_or(|ids| ids.contains(&o.id))
-                    && o.accepts(vals)
-            });
+        let by_name;
+        let cands: Option<&[Overload]> = match prog.resolved.get(&id) {
+            Some(c) => Some(c),
+            None if !prog.checked => {
+                by_name = prog.decls.get(function).filter(|d| d.has_implementations());
+                by_name.map(|d| d.overloads.as_slice())
+            }
+            None => None,
+        };
+        if let Some(cands) = cands {
+            let chosen = cands
+                .iter()
+                .find(|o| o.member == member && o.implementation.is_some() && o.accepts(vals));
             if let Some(o) = chosen {
                 if let Some(imp) = &o.implementation {
                     let r = imp(vals);
@@ -524,6 +617,13 @@ impl<'a> Interp<'a> {
                     self.charge(custom.map_or(0, |c| c.saturating_sub(costs::CALL)))?;
                     return r;
                 }
+            }
+        }
+        if function == "matches" {
+            if let (Some(re), [Value::String(s), Value::String(_)]) = (prog.regexes.get(&id), vals)
+            {
+                self.charge(traversal_cost(function, vals))?;
+                return Ok(Value::Bool(re.is_match(s)));
             }
         }
         let r = stdlib::call(function, vals);

@@ -98,6 +98,25 @@ impl Key {
     }
 }
 
+/// A borrowed map key for lookups without allocating; hashes as the matching [`Key`] does
+/// (same variant order, and `Arc<str>` hashes as `str`).
+#[derive(Hash)]
+enum KeyRef<'a> {
+    #[allow(dead_code)]
+    Bool(bool),
+    #[allow(dead_code)]
+    Int(i64),
+    #[allow(dead_code)]
+    BigUint(u64),
+    String(&'a str),
+}
+
+impl indexmap::Equivalent<Key> for KeyRef<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
+        matches!((self, key), (KeyRef::String(a), Key::String(b)) if *a == &**b)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct MapValue {
     /// Normalized key -> (key as written, value), in insertion order.
@@ -111,7 +130,7 @@ impl MapValue {
     }
 
     pub fn get_str(&self, key: &str) -> Option<&Value> {
-        self.entries.get(&Key::String(key.into())).map(|(_, v)| v)
+        self.entries.get(&KeyRef::String(key)).map(|(_, v)| v)
     }
 
     pub fn len(&self) -> usize {

@@ -144,7 +144,14 @@ impl ApiError {
     pub fn invalid(gk: &GroupKind, name: &str, errs: &[FieldError]) -> Self {
         let causes: Vec<Value> = errs
             .iter()
-            .map(|e| json!({"reason": e.error_type.reason(), "message": e.body(), "field": e.field.as_str()}))
+            .map(|e| {
+                // Go renders a nil field path as `<nil>`, in the cause as in the message.
+                let field = match e.field.as_str() {
+                    "" => "<nil>",
+                    f => f,
+                };
+                json!({"reason": e.error_type.reason(), "message": e.body(), "field": field})
+            })
             .collect();
         let mut d = details(name, &gk.group, &gk.kind);
         d.insert("causes".into(), Value::Array(causes));

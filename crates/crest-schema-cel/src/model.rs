@@ -368,7 +368,7 @@ fn string_decl(s: &Structural) -> DeclType {
     DeclType::simple(DeclKind::String, MIN_STRING_SIZE, max)
 }
 
-/// Sizes for the static cost estimator: a path from `self`/`oldSelf` through fields and
+/// Sizes for the static cost estimator: a path from a variable through fields and
 /// `@items`/`@values`/`@keys` resolves to that node's `max_elements`.
 pub struct SizeEstimator {
     pub root: Arc<DeclType>,
@@ -376,10 +376,9 @@ pub struct SizeEstimator {
 
 impl CostEstimator for SizeEstimator {
     fn estimate_size(&self, path: &[String], _t: &Type) -> Option<SizeEstimate> {
-        let (var, rest) = path.split_first()?;
-        if var != "self" && var != "oldSelf" {
-            return None;
-        }
+        // As upstream's estimator, the variable is not looked at: every path starts at the
+        // node (so comprehension accumulators get the node's own bound).
+        let (_var, rest) = path.split_first()?;
         let mut cur: &DeclType = &self.root;
         for step in rest {
             cur = match step.as_str() {
@@ -470,6 +469,14 @@ impl CostEstimator for SizeEstimator {
                 cost: traversal(*s),
                 result_size: Some(*s),
             }),
+            // A number, bool, timestamp or duration prints in a few dozen bytes (so
+            // `"max " + string(self.max)` stays cheap); string(string) stays unbounded.
+            ("string", [_]) if of(&["int", "uint", "double", "bool", "Timestamp", "Duration"]) => {
+                Some(CallEstimate {
+                    cost: CostEstimate { min: 1, max: 1 },
+                    result_size: Some(SizeEstimate { min: 1, max: 40 }),
+                })
+            }
             ("bytes", [s]) if of(&["string"]) => Some(CallEstimate {
                 cost: traversal(*s),
                 result_size: Some(*s),

@@ -7,20 +7,26 @@
 //!   default dropped, embedded metadata coerced, then defaults applied — all with the schema of
 //!   the version the request came in.
 //! - In the strategy ([`CrSchema::validate`], [`CrSchema::validate_update`]): OpenAPI value
-//!   validation (ratcheted on update), embedded resources, list types.
+//!   validation (ratcheted on update), embedded resources, list types, then the CEL rules
+//!   (`x-kubernetes-validations`, [`CrSchema::validate_rules`]) unless an earlier error makes
+//!   them meaningless.
 //! - On a read from storage ([`CrSchema::decode_stored`]): the same pruning and defaulting with
 //!   the storage version's schema, malformed metadata dropped rather than refused; the result is
 //!   served, never written back.
 //!
-//! A schema is compiled once per CRD version, when the served resources are rebuilt.
+//! A schema (its CEL rules included) is compiled once per CRD version, when the served
+//! resources are rebuilt.
 
-use crest_api::{ApiError, FieldErrors, FieldPath};
+use crest_api::field::ErrorType;
+use crest_api::{ApiError, FieldError, FieldErrors, FieldPath};
 use crest_schema::{defaulting, listtype, objectmeta, pruning, validation, Structural};
 use serde_json::Value;
 
 /// One CRD version's compiled schema.
 pub struct CrSchema {
     structural: Structural,
+    /// The compiled `x-kubernetes-validations` rules, if any.
+    rules: Option<crest_schema_cel::Validator>,
     /// The schema keeps every field and sets no default (e.g. only
     /// `x-kubernetes-preserve-unknown-fields` at the root): reads need no normalization.
     keeps_everything: bool,
@@ -74,6 +80,7 @@ impl CrSchema {
             && structural.generic.additional_properties.is_none()
             && structural.generic.default.is_none();
         Some(CrSchema {
+            rules: crest_schema_cel::Validator::new(&structural),
             structural,
             keeps_everything,
         })
@@ -123,6 +130,8 @@ impl CrSchema {
     pub fn validate(&self, obj: &Value) -> FieldErrors {
         let mut errs = self.validate_values(obj);
         errs.extend(self.validate_structure(obj));
+        let rules = self.validate_rules(obj, None, &errs);
+        errs.extend(rules);
         errs
     }
 
@@ -130,7 +139,41 @@ impl CrSchema {
     pub fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
         let mut errs = self.validate_values_update(new, old);
         errs.extend(self.validate_structure(new));
+        let rules = self.validate_rules(new, Some(old), &errs);
+        errs.extend(rules);
         errs
+    }
+
+    /// The CEL rules of the whole object (`old` on updates: transition rules, ratcheting).
+    /// Not run when `errs` (what was found before) holds a missing, wrongly typed or oversized
+    /// value: kube-apiserver then reports that some rules were not checked.
+    pub fn validate_rules(
+        &self,
+        new: &Value,
+        old: Option<&Value>,
+        errs: &FieldErrors,
+    ) -> FieldErrors {
+        let Some(rules) = &self.rules else {
+            return vec![];
+        };
+        let blocking = errs.iter().any(|e| {
+            matches!(
+                e.error_type,
+                ErrorType::NotSupported
+                    | ErrorType::Required
+                    | ErrorType::TooLong
+                    | ErrorType::TooMany
+                    | ErrorType::TypeInvalid
+            )
+        });
+        if blocking {
+            return vec![FieldError::invalid(
+                &FieldPath::root(),
+                Value::Null,
+                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            )];
+        }
+        rules.validate(new, old)
     }
 
     /// OpenAPI value validation of a new object.

@@ -366,6 +366,8 @@ impl CustomResourceStrategy {
         }
         if let Some(s) = &self.schema {
             errs.extend(s.validate_structure(new));
+            let rules = s.validate_rules(new, old, &errs);
+            errs.extend(rules);
         }
         errs
     }
@@ -411,6 +413,9 @@ impl Strategy for CustomResourceStrategy {
         }
         if let Some(s) = &self.schema {
             errs.extend(s.validate_list_types_ratcheted(new, old));
+            // The rules see the whole object; unchanged parts are ratcheted.
+            let rules = s.validate_rules(new, Some(old), &errs);
+            errs.extend(rules);
         }
         errs
     }

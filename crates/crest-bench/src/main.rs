@@ -17,6 +17,8 @@
 //! - `bookmarks` (in `watch`): paced creates while 1,000 watchers with allowWatchBookmarks get
 //!   bookmarks and re-watch from their resourceVersion, with compaction every second: write
 //!   latency against the same writes without watchers, and no event lost across re-watches.
+//! - `openapi`: a group-version's OpenAPI v3 document from the cache, and CRD create -> served
+//!   (and published in OpenAPI) with 500 CRDs installed.
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
 //! - `idle` (in `watch`): server RSS growth for 10,000 idle watch connections (and, to compare,
 //!   for as many idle keep-alive connections without a watch).
@@ -27,6 +29,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod openapi;
 mod table;
 mod watch;
 
@@ -50,7 +53,16 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 7] = ["core", "list", "watch", "fanout", "bookmarks", "idle", "table"];
+const SECTIONS: [&str; 8] = [
+    "core",
+    "list",
+    "watch",
+    "fanout",
+    "bookmarks",
+    "idle",
+    "table",
+    "openapi",
+];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
     v.and_then(|v| v.parse().ok())
@@ -405,6 +417,9 @@ fn main() {
     }
     if args.wants("table") {
         rows.push(rt.block_on(table::table_list(&args.binary)));
+    }
+    if args.wants("openapi") {
+        rows.extend(rt.block_on(openapi::openapi(&args.binary)));
     }
 
     println!("| measurement | result | target |");

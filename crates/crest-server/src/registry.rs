@@ -210,7 +210,7 @@ impl Registry {
             .iter()
             .filter_map(|o| o.value().ok())
             .collect();
-        let built = Arc::new(Resources::build(&crds, self.crd_strategy.clone()));
+        let built = Arc::new(self.resources().rebuild(&crds, self.crd_strategy.clone()));
         *self.resources.write().unwrap_or_else(|p| p.into_inner()) = built;
     }
 

@@ -82,6 +82,19 @@ pub struct Resources {
     /// Per custom resource key prefix (`/registry/<group>/<plural>/`), the storage version's
     /// schema, applied to objects read from storage.
     stored: HashMap<String, StoredSchema>,
+    /// What each served CRD contributes, by CRD name: reused by the next rebuild while the CRD's
+    /// resourceVersion is unchanged, so a CRD change does not recompile every other CRD's
+    /// schemas (500 CRDs installed: CRD create -> served stays fast).
+    crds: HashMap<String, Arc<CrdContribution>>,
+}
+
+/// The served resource versions, storage schema and group versions of one CRD.
+struct CrdContribution {
+    resource_version: String,
+    defs: Vec<Arc<ResourceDef>>,
+    stored: Option<(String, StoredSchema)>,
+    group: String,
+    versions: Vec<String>,
 }
 
 /// The schema objects of one custom resource are stored under.
@@ -195,6 +208,19 @@ pub fn crd_resource() -> ApiResource {
 impl Resources {
     /// Builds the served set from all CRDs currently stored.
     pub fn build(crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
+        Resources::build_from(crds, crd_strategy, None)
+    }
+
+    /// Builds the served set again, reusing what unchanged CRDs contributed to `self`.
+    pub fn rebuild(&self, crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
+        Resources::build_from(crds, crd_strategy, Some(self))
+    }
+
+    fn build_from(
+        crds: &[Value],
+        crd_strategy: Arc<dyn Strategy>,
+        previous: Option<&Resources>,
+    ) -> Resources {
         let mut r = Resources::default();
         r.add(ResourceDef {
             api: namespace_resource(),
@@ -222,94 +248,26 @@ impl Resources {
         });
         let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for crd in crds {
-            // Only CRDs whose names were accepted and that are established are served.
-            if !is_condition_true(crd, "Established") || !is_condition_true(crd, "NamesAccepted") {
+            let name = crest_api::meta::name(crd);
+            let rv = crest_api::meta::resource_version(crd);
+            let reused = previous
+                .and_then(|p| p.crds.get(name))
+                .filter(|c| c.resource_version == rv)
+                .cloned();
+            let Some(c) = reused.or_else(|| crd_contribution(crd).map(Arc::new)) else {
                 continue;
+            };
+            for d in &c.defs {
+                r.add_def(d.clone());
             }
-            let spec = &crd["spec"];
-            let names = &crd["status"]["acceptedNames"];
-            let group = spec["group"].as_str().unwrap_or_default().to_string();
-            let plural = names["plural"].as_str().unwrap_or_default().to_string();
-            let kind = names["kind"].as_str().unwrap_or_default().to_string();
-            if group.is_empty() || plural.is_empty() || kind.is_empty() {
-                continue;
+            if let Some((prefix, stored)) = &c.stored {
+                r.stored.insert(prefix.clone(), stored.clone());
             }
-            let namespaced = spec["scope"] == "Namespaced";
-            let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-            let storage_version = versions
-                .iter()
-                .find(|v| v["storage"] == true)
-                .and_then(|v| v["name"].as_str())
-                .unwrap_or_default()
-                .to_string();
-            let terminating = crd
-                .pointer("/metadata/deletionTimestamp")
-                .is_some_and(|v| !v.is_null());
-            let crd_name = crest_api::meta::name(crd).to_string();
-            let mut compiled: HashMap<String, Arc<CrSchema>> = HashMap::new();
-            for v in &versions {
-                if let Some(c) = CrSchema::compile(v.pointer("/schema/openAPIV3Schema")) {
-                    compiled.insert(
-                        v["name"].as_str().unwrap_or_default().to_string(),
-                        Arc::new(c),
-                    );
-                }
-            }
-            if let Some(c) = compiled.get(&storage_version) {
-                r.stored.insert(
-                    format!("/registry/{group}/{plural}/"),
-                    StoredSchema {
-                        schema: c.clone(),
-                        multi_version: versions.len() > 1,
-                        crd_revision: crest_api::meta::resource_version(crd).parse().unwrap_or(0),
-                    },
-                );
-            }
-            for v in versions.iter().filter(|v| v["served"] == true) {
-                let version = v["name"].as_str().unwrap_or_default().to_string();
-                let mut subresources = vec![];
-                if v.pointer("/subresources/status")
-                    .is_some_and(|s| !s.is_null())
-                {
-                    subresources.push("status".to_string());
-                }
-                if v.pointer("/subresources/scale")
-                    .is_some_and(|s| !s.is_null())
-                {
-                    subresources.push("scale".to_string());
-                }
-                let api = ApiResource {
-                    group: group.clone(),
-                    version: version.clone(),
-                    plural: plural.clone(),
-                    singular: names["singular"].as_str().unwrap_or_default().to_string(),
-                    kind: kind.clone(),
-                    list_kind: names["listKind"]
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or(format!("{kind}List")),
-                    namespaced,
-                    verbs: all_verbs(),
-                    short_names: str_list(names.get("shortNames")),
-                    categories: str_list(names.get("categories")),
-                    subresources,
-                };
-                let cr_schema = compiled.get(&version).cloned();
-                let strategy = Arc::new(CustomResourceStrategy::new(&api, v, cr_schema.clone()));
-                r.add(ResourceDef {
-                    api,
-                    key_prefix: format!("/registry/{group}/{plural}/"),
-                    storage_api_version: format!("{group}/{storage_version}"),
-                    strategy,
-                    table: TableStyle::Columns(Arc::new(crate::table::Columns::for_version(v))),
-                    crd_name: Some(crd_name.clone()),
-                    terminating,
-                    schema: v.pointer("/schema/openAPIV3Schema").cloned(),
-                    cr_schema,
-                    selectable_fields: selectable_fields(v),
-                });
-                crd_groups.entry(group.clone()).or_default().push(version);
-            }
+            crd_groups
+                .entry(c.group.clone())
+                .or_default()
+                .extend(c.versions.iter().cloned());
+            r.crds.insert(name.to_string(), c);
         }
         r.groups.push(GroupInfo {
             name: String::new(),
@@ -328,7 +286,10 @@ impl Resources {
     }
 
     fn add(&mut self, def: ResourceDef) {
-        let def = Arc::new(def);
+        self.add_def(Arc::new(def));
+    }
+
+    fn add_def(&mut self, def: Arc<ResourceDef>) {
         let a = &def.api;
         self.by_path.insert(
             (a.group.clone(), a.version.clone(), a.plural.clone()),
@@ -381,6 +342,108 @@ impl Resources {
         }
         out
     }
+}
+
+/// What one CRD contributes to the served set (None unless established with accepted names).
+fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
+    let mut stored = None;
+    let mut defs = vec![];
+    let mut served = vec![];
+    // Only CRDs whose names were accepted and that are established are served.
+    if !is_condition_true(crd, "Established") || !is_condition_true(crd, "NamesAccepted") {
+        return None;
+    }
+    let spec = &crd["spec"];
+    let names = &crd["status"]["acceptedNames"];
+    let group = spec["group"].as_str().unwrap_or_default().to_string();
+    let plural = names["plural"].as_str().unwrap_or_default().to_string();
+    let kind = names["kind"].as_str().unwrap_or_default().to_string();
+    if group.is_empty() || plural.is_empty() || kind.is_empty() {
+        return None;
+    }
+    let namespaced = spec["scope"] == "Namespaced";
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    let storage_version = versions
+        .iter()
+        .find(|v| v["storage"] == true)
+        .and_then(|v| v["name"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let terminating = crd
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null());
+    let crd_name = crest_api::meta::name(crd).to_string();
+    let mut compiled: HashMap<String, Arc<CrSchema>> = HashMap::new();
+    for v in &versions {
+        if let Some(c) = CrSchema::compile(v.pointer("/schema/openAPIV3Schema")) {
+            compiled.insert(
+                v["name"].as_str().unwrap_or_default().to_string(),
+                Arc::new(c),
+            );
+        }
+    }
+    if let Some(c) = compiled.get(&storage_version) {
+        stored = Some((
+            format!("/registry/{group}/{plural}/"),
+            StoredSchema {
+                schema: c.clone(),
+                multi_version: versions.len() > 1,
+                crd_revision: crest_api::meta::resource_version(crd).parse().unwrap_or(0),
+            },
+        ));
+    }
+    for v in versions.iter().filter(|v| v["served"] == true) {
+        let version = v["name"].as_str().unwrap_or_default().to_string();
+        let mut subresources = vec![];
+        if v.pointer("/subresources/status")
+            .is_some_and(|s| !s.is_null())
+        {
+            subresources.push("status".to_string());
+        }
+        if v.pointer("/subresources/scale")
+            .is_some_and(|s| !s.is_null())
+        {
+            subresources.push("scale".to_string());
+        }
+        let api = ApiResource {
+            group: group.clone(),
+            version: version.clone(),
+            plural: plural.clone(),
+            singular: names["singular"].as_str().unwrap_or_default().to_string(),
+            kind: kind.clone(),
+            list_kind: names["listKind"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or(format!("{kind}List")),
+            namespaced,
+            verbs: all_verbs(),
+            short_names: str_list(names.get("shortNames")),
+            categories: str_list(names.get("categories")),
+            subresources,
+        };
+        let cr_schema = compiled.get(&version).cloned();
+        let strategy = Arc::new(CustomResourceStrategy::new(&api, v, cr_schema.clone()));
+        defs.push(Arc::new(ResourceDef {
+            api,
+            key_prefix: format!("/registry/{group}/{plural}/"),
+            storage_api_version: format!("{group}/{storage_version}"),
+            strategy,
+            table: TableStyle::Columns(Arc::new(crate::table::Columns::for_version(v))),
+            crd_name: Some(crd_name.clone()),
+            terminating,
+            schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+            cr_schema,
+            selectable_fields: selectable_fields(v),
+        }));
+        served.push(version);
+    }
+    Some(CrdContribution {
+        resource_version: crest_api::meta::resource_version(crd).to_string(),
+        defs,
+        stored,
+        group,
+        versions: served,
+    })
 }
 
 #[cfg(test)]

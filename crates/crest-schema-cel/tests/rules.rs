@@ -1,0 +1,110 @@
+//! Compilation and evaluation of rules over structural schemas, without a server.
+
+use crest_api::field::FieldPath;
+use crest_schema::Structural;
+use crest_schema_cel::crd::validate_schema_rules;
+use crest_schema_cel::Validator;
+use serde_json::{json, Value};
+
+fn schema(v: Value) -> Structural {
+    Structural::from_json(&v).expect("schema")
+}
+
+fn crd_errors(v: Value) -> Vec<String> {
+    validate_schema_rules(&schema(v), &FieldPath::new("s"), &[])
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+fn run(v: Value, new: Value, old: Option<Value>) -> Vec<String> {
+    Validator::new(&schema(v))
+        .expect("rules")
+        .validate(&new, old.as_ref())
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn compile_errors_use_cel_go_wording() {
+    let errs = crd_errors(
+        json!({"type": "object", "properties": {"i": {"type": "integer",
+        "x-kubernetes-validations": [{"rule": "self == true"}]}}}),
+    );
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].starts_with("s.properties[i].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:\"self == true\", Message:\"\""), "{errs:?}");
+    assert!(errs[0].contains("compilation failed: ERROR: <input>:1:6: found no matching overload for '_==_' applied to '(int, bool)'\n | self == true\n | .....^"), "{errs:?}");
+}
+
+#[test]
+fn types_follow_the_schema() {
+    let s = json!({"type": "object", "properties": {
+        "ts": {"type": "string", "format": "date-time"},
+        "d": {"type": "string", "format": "duration"},
+        "b": {"type": "string", "format": "byte"},
+        "ios": {"x-kubernetes-int-or-string": true},
+        "n": {"type": "number"},
+        "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "x-y": {"type": "integer"},
+        "unknown": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+    }, "x-kubernetes-validations": [
+        {"rule": "self.ts + self.d > timestamp('2024-01-01T00:00:00Z')", "message": "time"},
+        {"rule": "size(self.b) == 3", "message": "bytes"},
+        {"rule": "type(self.ios) == int || self.ios == 'x'", "message": "ios"},
+        {"rule": "self.n == 1.0", "message": "number"},
+        {"rule": "self.m.all(k, self.m[k] > 0)", "message": "map"},
+        {"rule": "self.x__dash__y == 1", "message": "escaped"},
+        {"rule": "self.metadata.name == 'n' && self.kind == 'K'", "message": "meta"},
+    ]});
+    // Preserved unknown fields are not part of the type.
+    let hidden = crd_errors(
+        json!({"type": "object", "properties": {"unknown": {"type": "object",
+        "x-kubernetes-preserve-unknown-fields": true}},
+        "x-kubernetes-validations": [{"rule": "has(self.unknown.other)"}]}),
+    );
+    assert!(hidden[0].contains("undefined field 'other'"), "{hidden:?}");
+    let good = json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "n"},
+        "ts": "2024-01-01T00:00:00Z", "d": "1h", "b": "YWJj", "ios": 3, "n": 1,
+        "m": {"a": 1}, "x-y": 1, "unknown": {"other": 1}});
+    assert_eq!(run(s.clone(), good.clone(), None), Vec::<String>::new());
+    let mut bad = good.clone();
+    bad["n"] = json!(2);
+    bad["ios"] = json!("y");
+    assert_eq!(
+        run(s, bad, None),
+        vec![
+            "<nil>: Invalid value: \"object\": ios".to_string(),
+            "<nil>: Invalid value: \"object\": number".to_string()
+        ]
+    );
+}
+
+#[test]
+fn transition_rules_need_an_old_value_and_ratchet_others() {
+    let s = json!({"type": "object", "properties": {"a": {"type": "integer",
+        "x-kubernetes-validations": [
+            {"rule": "self >= oldSelf", "message": "shrunk"},
+            {"rule": "self < 10", "message": "big"}]}}});
+    assert_eq!(
+        run(s.clone(), json!({"a": 20}), None),
+        vec!["a: Invalid value: \"integer\": big"]
+    );
+    // Unchanged invalid value: ratcheted; the transition rule passes.
+    assert!(run(s.clone(), json!({"a": 20}), Some(json!({"a": 20}))).is_empty());
+    assert_eq!(
+        run(s, json!({"a": 5}), Some(json!({"a": 6}))),
+        vec!["a: Invalid value: \"integer\": shrunk"]
+    );
+}
+
+#[test]
+fn runtime_errors_name_the_rule() {
+    let s = json!({"type": "object", "properties": {"o": {"type": "object",
+        "properties": {"x": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.x > 0"}]}}});
+    assert_eq!(
+        run(s, json!({"o": {}}), None),
+        vec!["o: Invalid value: \"object\": no such key: x evaluating rule: self.x > 0"]
+    );
+}

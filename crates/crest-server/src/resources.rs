@@ -211,9 +211,19 @@ impl Resources {
         Resources::build_from(crds, crd_strategy, None)
     }
 
-    /// Builds the served set again, reusing what unchanged CRDs contributed to `self`.
+    /// Builds the served set again, reusing what unchanged CRDs contributed to `self`. A CRD
+    /// for which [`Resources::has_crd_at`] holds may be given as its metadata (name and
+    /// resourceVersion) alone.
     pub fn rebuild(&self, crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
         Resources::build_from(crds, crd_strategy, Some(self))
+    }
+
+    /// Whether CRD `name` at `resource_version` contributed to this set (a rebuild will reuse
+    /// that, so the caller may skip decoding the CRD).
+    pub fn has_crd_at(&self, name: &str, resource_version: i64) -> bool {
+        self.crds
+            .get(name)
+            .is_some_and(|c| c.resource_version.parse() == Ok(resource_version))
     }
 
     fn build_from(

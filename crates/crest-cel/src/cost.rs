@@ -100,6 +100,29 @@ pub trait CostEstimator {
                 result_size: None,
             })
     }
+
+    /// [`Self::estimate_call`] with each operand's element size, type and literal value
+    /// (Kubernetes' library estimator prices list functions by their element sizes). The
+    /// default defers to `estimate_call`.
+    fn estimate_call_args(
+        &self,
+        function: &str,
+        overload_ids: &[String],
+        args: &[CallArg<'_>],
+    ) -> Option<CallEstimate> {
+        let sizes: Vec<SizeEstimate> = args.iter().map(|a| a.size).collect();
+        self.estimate_call(function, overload_ids, &sizes)
+    }
+}
+
+/// One operand of a call as [`CostEstimator::estimate_call_args`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct CallArg<'a> {
+    pub size: SizeEstimate,
+    /// The size of its elements (its path extended with `@items`; unknown without a path).
+    pub elem_size: SizeEstimate,
+    pub ty: &'a Type,
+    pub literal: Option<&'a Literal>,
 }
 
 /// An estimator that knows no sizes (everything unbounded).
@@ -264,9 +287,37 @@ impl Coster<'_> {
                     total = total.plus(*c);
                 }
                 let ids: &[String] = self.overloads.get(&e.id).map_or(&[], |v| v);
+                let types: Vec<Type> = target
+                    .iter()
+                    .map(|t| &**t)
+                    .chain(args.iter())
+                    .map(|a| self.ty(a))
+                    .collect();
+                let call_args: Vec<CallArg<'_>> = target
+                    .iter()
+                    .map(|t| &**t)
+                    .chain(args.iter())
+                    .zip(sizes.iter().zip(types.iter()))
+                    .map(|(a, (size, ty))| CallArg {
+                        size: *size,
+                        elem_size: match self.paths.get(&a.id) {
+                            Some(p) => {
+                                let mut p = p.clone();
+                                p.push("@items".into());
+                                self.size_of_path(&p, a)
+                            }
+                            None => SizeEstimate::UNKNOWN,
+                        },
+                        ty,
+                        literal: match &a.kind {
+                            ExprKind::Literal(l) => Some(l),
+                            _ => None,
+                        },
+                    })
+                    .collect();
                 let custom = self
                     .est
-                    .estimate_call(function, ids, &sizes)
+                    .estimate_call_args(function, ids, &call_args)
                     .or_else(|| self.overload_estimate(function, ids, &sizes));
                 let call = match custom {
                     Some(c) => {

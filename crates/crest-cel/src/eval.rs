@@ -17,7 +17,7 @@ use crate::env::{builtin_type, candidate_names, Env};
 use crate::parser::{RED_ZONE, STACK_CHUNK};
 use crate::stdlib;
 use crate::types::TypeProvider;
-use crate::value::{Key, MapValue, ObjectValue, Value};
+use crate::value::{Key, ListKind, MapValue, ObjectValue, Value};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalError {
@@ -785,7 +785,7 @@ impl<'a> Interp<'a> {
         let rhs = self.eval(add)?;
         let accu = std::mem::replace(&mut self.locals[accu_slot].1, Ok(Value::Null))?;
         match (accu, rhs) {
-            (Value::List(mut l), Value::List(r)) => {
+            (Value::List(mut l), Value::List(r)) if l.kind == ListKind::Ordered => {
                 Arc::make_mut(&mut l).extend(r.iter().cloned());
                 Ok(Value::List(l))
             }

@@ -305,12 +305,7 @@ pub fn add(a: &Value, b: &Value) -> R {
             String(s.into())
         }
         (Bytes(x), Bytes(y)) => Bytes([&x[..], &y[..]].concat().into()),
-        (List(x), List(y)) => {
-            let mut v = Vec::with_capacity(x.len() + y.len());
-            v.extend(x.iter().cloned());
-            v.extend(y.iter().cloned());
-            Value::list(v)
-        }
+        (List(x), List(y)) => List(std::sync::Arc::new(x.concat(y))),
         (Timestamp(t), Duration(d)) | (Duration(d), Timestamp(t)) => {
             let r = t
                 .checked_add_signed(*d)

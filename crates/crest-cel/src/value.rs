@@ -18,7 +18,7 @@ pub enum Value {
     Double(f64),
     String(Arc<str>),
     Bytes(Arc<[u8]>),
-    List(Arc<Vec<Value>>),
+    List(Arc<ListValue>),
     Map(Arc<MapValue>),
     Timestamp(DateTime<Utc>),
     Duration(TimeDelta),
@@ -45,6 +45,140 @@ pub trait OpaqueValue: fmt::Debug + Send + Sync + 'static {
     }
     /// For downcasting in implementations.
     fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// A list's elements and how `==` and `+` treat it when it is the left operand: hosts mark
+/// lists with set or keyed-map semantics (Kubernetes' `x-kubernetes-list-type`), which compare
+/// ignoring order and concatenate as a union or a keyed merge. Derefs to the elements.
+#[derive(Debug, Clone, Default)]
+pub struct ListValue {
+    pub items: Vec<Value>,
+    pub kind: ListKind,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ListKind {
+    #[default]
+    Ordered,
+    /// Unique scalar elements.
+    Set,
+    /// Map elements identified by these keys.
+    Map(Arc<[Arc<str>]>),
+}
+
+impl ListValue {
+    pub fn with_kind(items: Vec<Value>, kind: ListKind) -> ListValue {
+        ListValue { items, kind }
+    }
+
+    /// The identity of a map-list element: its key fields' values.
+    fn map_key<'a>(keys: &[Arc<str>], v: &'a Value) -> Vec<Option<&'a Value>> {
+        keys.iter()
+            .map(|k| match v {
+                Value::Map(m) => m.get_str(k),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn same_key(a: &[Option<&Value>], b: &[Option<&Value>]) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| match (x, y) {
+                (Some(x), Some(y)) => x.equals(y),
+                (None, None) => true,
+                _ => false,
+            })
+    }
+
+    /// `self == other` with self's semantics.
+    pub fn equals(&self, other: &ListValue) -> bool {
+        if self.len() != other.len() {
+            return false;
+        }
+        match &self.kind {
+            ListKind::Ordered => self.iter().zip(other.iter()).all(|(x, y)| x.equals(y)),
+            ListKind::Set => {
+                let hashed: std::collections::HashSet<Key> =
+                    self.iter().filter_map(Key::from_value).collect();
+                other.iter().all(|y| match Key::from_value(y) {
+                    Some(k) if hashed.contains(&k) => true,
+                    _ => self.iter().any(|x| x.equals(y)),
+                })
+            }
+            ListKind::Map(keys) => other.iter().all(|y| {
+                let ky = Self::map_key(keys, y);
+                self.iter()
+                    .find(|x| Self::same_key(&Self::map_key(keys, x), &ky))
+                    .is_some_and(|x| x.equals(y))
+            }),
+        }
+    }
+
+    /// `self + other` with self's semantics: ordered lists concatenate, sets add the elements
+    /// they lack (in order), map lists replace same-keyed elements in place and append others.
+    pub fn concat(&self, other: &ListValue) -> ListValue {
+        let mut items = self.items.clone();
+        match &self.kind {
+            ListKind::Ordered => items.extend(other.iter().cloned()),
+            ListKind::Set => {
+                let mut seen: std::collections::HashSet<Key> =
+                    self.iter().filter_map(Key::from_value).collect();
+                for y in other.iter() {
+                    let fresh = match Key::from_value(y) {
+                        Some(k) => seen.insert(k),
+                        None => !items.iter().any(|x| x.equals(y)),
+                    };
+                    if fresh {
+                        items.push(y.clone());
+                    }
+                }
+            }
+            ListKind::Map(keys) => {
+                for y in other.iter() {
+                    let ky = Self::map_key(keys, y);
+                    match items
+                        .iter()
+                        .position(|x| Self::same_key(&Self::map_key(keys, x), &ky))
+                    {
+                        Some(i) => items[i] = y.clone(),
+                        None => items.push(y.clone()),
+                    }
+                }
+            }
+        }
+        ListValue {
+            items,
+            kind: self.kind.clone(),
+        }
+    }
+}
+
+impl std::ops::Deref for ListValue {
+    type Target = Vec<Value>;
+    fn deref(&self) -> &Vec<Value> {
+        &self.items
+    }
+}
+
+impl std::ops::DerefMut for ListValue {
+    fn deref_mut(&mut self) -> &mut Vec<Value> {
+        &mut self.items
+    }
+}
+
+impl From<Vec<Value>> for ListValue {
+    fn from(items: Vec<Value>) -> ListValue {
+        ListValue {
+            items,
+            kind: ListKind::Ordered,
+        }
+    }
+}
+
+impl FromIterator<Value> for ListValue {
+    fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> ListValue {
+        ListValue::from(iter.into_iter().collect::<Vec<_>>())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -152,7 +286,7 @@ impl Value {
     }
 
     pub fn list(v: Vec<Value>) -> Value {
-        Value::List(Arc::new(v))
+        Value::List(Arc::new(v.into()))
     }
 
     /// Name of this value's runtime type (`type(x)`).
@@ -209,9 +343,7 @@ impl Value {
             (Timestamp(a), Timestamp(b)) => a == b,
             (Duration(a), Duration(b)) => a == b,
             (Type(a), Type(b)) => a == b,
-            (List(a), List(b)) => {
-                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equals(y))
-            }
+            (List(a), List(b)) => a.equals(b),
             (Map(a), Map(b)) => {
                 a.len() == b.len()
                     && a.entries.iter().all(|(k, (_, v))| match b.entries.get(k) {
@@ -351,5 +483,45 @@ impl fmt::Display for Value {
             Value::Object(o) => write!(f, "{}{{...}}", o.type_name),
             Value::Opaque(o) => write!(f, "{o:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod list_kind_tests {
+    use super::*;
+
+    fn ints(v: &[i64], kind: ListKind) -> ListValue {
+        ListValue::with_kind(v.iter().map(|i| Value::Int(*i)).collect(), kind)
+    }
+
+    fn entry(k: &str, v: i64) -> Value {
+        let mut m = MapValue::default();
+        for (name, val) in [("k", Value::string(k)), ("v", Value::Int(v))] {
+            let key: Arc<str> = name.into();
+            m.entries
+                .insert(Key::String(key.clone()), (Value::String(key), val));
+        }
+        Value::Map(Arc::new(m))
+    }
+
+    #[test]
+    fn set_lists_ignore_order_and_union() {
+        let set = ints(&[1, 2], ListKind::Set);
+        assert!(set.equals(&ints(&[2, 1], ListKind::Ordered)));
+        assert!(!ints(&[1, 2], ListKind::Ordered).equals(&ints(&[2, 1], ListKind::Ordered)));
+        let u = set.concat(&ints(&[3, 2, 4], ListKind::Ordered));
+        assert_eq!(u.items, ints(&[1, 2, 3, 4], ListKind::Ordered).items);
+        assert_eq!(u.kind, ListKind::Set);
+    }
+
+    #[test]
+    fn map_lists_merge_by_key() {
+        let keys: Arc<[Arc<str>]> = vec![Arc::<str>::from("k")].into();
+        let x = ListValue::with_kind(vec![entry("a", 1), entry("b", 2)], ListKind::Map(keys));
+        let y = ListValue::from(vec![entry("c", 3), entry("a", 9)]);
+        let m = x.concat(&y);
+        assert_eq!(m.items, vec![entry("a", 9), entry("b", 2), entry("c", 3)]);
+        assert!(x.equals(&ListValue::from(vec![entry("b", 2), entry("a", 1)])));
+        assert!(!x.equals(&ListValue::from(vec![entry("b", 2), entry("a", 3)])));
     }
 }

@@ -90,6 +90,20 @@ impl JsonPath {
         }
     }
 
+    /// The field names of a path made only of plain fields (`.spec.replicas`).
+    pub fn field_path(&self) -> Option<Vec<&str>> {
+        match self.root.as_slice() {
+            [Node::List(nodes)] => nodes
+                .iter()
+                .map(|n| match n {
+                    Node::Field(f) => Some(f.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+
     /// `FindResults` with missing keys allowed: one result list per top-level node.
     pub fn find<'a>(&'a self, data: &'a Value) -> Result<Vec<Vec<Item<'a>>>, String> {
         let cur = [Item::Json(data)];

@@ -13,8 +13,10 @@ pub use jsonpath::{Item, JsonPath};
 use crate::resources::TableStyle;
 use bytes::Bytes;
 use crest_api::ApiError;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 pub const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 pub const CREATION_TIMESTAMP_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
@@ -66,6 +68,53 @@ pub struct Columns {
     pub columns: Vec<Column>,
     /// `columnDefinitions`, serialized once.
     definitions: String,
+    /// What of an object the cells read, so a list parses only that.
+    need: Need,
+}
+
+/// A tree of the members a row reads: `full` members are parsed whole, others only for their
+/// children.
+#[derive(Debug, Default)]
+struct Need {
+    full: bool,
+    children: std::collections::BTreeMap<String, Need>,
+}
+
+impl Need {
+    fn add(&mut self, path: &[&str]) {
+        if self.full {
+            return;
+        }
+        match path.split_first() {
+            None => {
+                self.full = true;
+                self.children.clear();
+            }
+            Some((first, rest)) => self
+                .children
+                .entry(first.to_string())
+                .or_default()
+                .add(rest),
+        }
+    }
+
+    /// The JSON text `raw` with only what is needed parsed (other members are left out).
+    fn parse(&self, raw: &str) -> Result<Value, serde_json::Error> {
+        if self.full {
+            return serde_json::from_str(raw);
+        }
+        let Ok(members) = serde_json::from_str::<HashMap<&str, &RawValue>>(raw) else {
+            // Not an object (or keys with escapes): parse it all.
+            return serde_json::from_str(raw);
+        };
+        let mut out = Map::new();
+        for (k, child) in &self.children {
+            if let Some(r) = members.get(k.as_str()) {
+                out.insert(k.clone(), child.parse(r.get())?);
+            }
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 impl Columns {
@@ -133,9 +182,19 @@ impl Columns {
                 c.priority,
             )
         }));
+        let mut need = Need::default();
+        need.add(&["metadata", "name"]);
+        for c in &columns {
+            match (c.path.field_path(), c.path.first_field()) {
+                (Some(fields), _) => need.add(&fields),
+                (None, Some(first)) => need.add(&[first]),
+                (None, None) => need.add(&[]),
+            }
+        }
         Columns {
             columns,
             definitions: Value::Array(defs).to_string(),
+            need,
         }
     }
 }
@@ -313,15 +372,17 @@ pub fn human_age(ts: &str) -> String {
 /// One row for `obj` (a `TableRow` value).
 pub fn row(style: &TableStyle, obj: &Value, include: IncludeObject, v1beta1: bool) -> Value {
     let mut out = vec![];
-    write_row(&mut out, style, obj, None, include, v1beta1, now());
+    write_row(&mut out, style, obj, None, None, include, v1beta1, now());
     serde_json::from_slice(&out).unwrap_or(Value::Null)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_row(
     out: &mut Vec<u8>,
     style: &TableStyle,
     obj: &Value,
     raw: Option<&[u8]>,
+    raw_metadata: Option<&str>,
     include: IncludeObject,
     v1beta1: bool,
     now_ms: i64,
@@ -342,9 +403,10 @@ fn write_row(
             );
             out.extend_from_slice(meta_api_version(v1beta1).as_bytes());
             out.extend_from_slice(b",\"metadata\":");
-            match obj.get("metadata") {
-                Some(m) => write_value(out, m),
-                None => out.extend_from_slice(b"{}"),
+            match (raw_metadata, obj.get("metadata")) {
+                (Some(m), _) => out.extend_from_slice(m.as_bytes()),
+                (None, Some(m)) => write_value(out, m),
+                (None, None) => out.extend_from_slice(b"{}"),
             }
             out.push(b'}');
         }
@@ -420,13 +482,54 @@ pub fn list_table(
     out.extend_from_slice(b",\"columnDefinitions\":");
     write_definitions(style, &mut out);
     out.extend_from_slice(b",\"rows\":[");
+    let need = match style {
+        // A column reading anywhere (`..x`) needs the whole object.
+        TableStyle::Columns(c) if !c.need.full => Some(&c.need),
+        _ => None,
+    };
     for (i, b) in items.iter().enumerate() {
-        let obj: Value =
-            serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
         if i > 0 {
             out.push(b',');
         }
-        write_row(&mut out, style, &obj, Some(b), include, v1beta1, now_ms);
+        // Only what the cells read is parsed; the metadata is copied as it is.
+        if let Some(need) = need {
+            if let Ok(top) = serde_json::from_slice::<HashMap<&str, &RawValue>>(b) {
+                let mut obj = Map::new();
+                for (k, child) in &need.children {
+                    if let Some(raw) = top.get(k.as_str()) {
+                        let v = child
+                            .parse(raw.get())
+                            .map_err(|e| ApiError::internal(e.to_string()))?;
+                        obj.insert(k.clone(), v);
+                    }
+                }
+                let meta = top.get("metadata").map(|r| r.get());
+                let obj = Value::Object(obj);
+                write_row(
+                    &mut out,
+                    style,
+                    &obj,
+                    Some(b),
+                    meta,
+                    include,
+                    v1beta1,
+                    now_ms,
+                );
+                continue;
+            }
+        }
+        let obj: Value =
+            serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
+        write_row(
+            &mut out,
+            style,
+            &obj,
+            Some(b),
+            None,
+            include,
+            v1beta1,
+            now_ms,
+        );
     }
     out.extend_from_slice(b"]}");
     Ok(out)

@@ -149,3 +149,22 @@ fn list_table_shape() {
         json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": {"name": "a"}})
     );
 }
+
+#[test]
+fn list_rows_parse_only_what_columns_read() {
+    let s = style(json!([
+        {"name": "A", "type": "string", "jsonPath": ".spec.a[?(@.k==\"y\")].v"},
+        {"name": "N", "type": "string", "jsonPath": ".metadata.labels.n"},
+        {"name": "W", "type": "string", "jsonPath": "..v"}
+    ]));
+    let items = vec![Bytes::from_static(
+        br#"{"metadata":{"name":"a","labels":{"n":"x"}},"spec":{"a":[{"k":"x","v":1},{"k":"y","v":2}]}}"#,
+    )];
+    let out = list_table(&s, &items, &Map::new(), IncludeObject::Metadata, false).unwrap();
+    let t: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(t["rows"][0]["cells"], json!(["a", "2", "x", "1"]));
+    assert_eq!(
+        t["rows"][0]["object"]["metadata"]["labels"],
+        json!({"n": "x"})
+    );
+}

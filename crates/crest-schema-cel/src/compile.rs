@@ -127,7 +127,7 @@ pub struct NodeEnv {
 impl NodeEnv {
     pub fn new(types: Arc<Types>, decl: Arc<DeclType>) -> NodeEnv {
         let self_type = decl.cel_type();
-        let mut env = Env::standard();
+        let mut env = crate::library::base_env();
         env.provider = Some(types);
         env.add_variable("self", self_type.clone());
         let mut optional_env = env.clone();
@@ -182,7 +182,8 @@ impl NodeEnv {
         out.uses_old_self = references(&checked.ast.expr, "oldSelf");
         out.max_cost = estimate_cost(&checked, &self.estimator).max;
         out.max_cardinality = self.max_cardinality;
-        out.program = Some(Program::new(&checked));
+        out.program =
+            Some(Program::new(&checked).with_cost_estimator(crate::library::runtime_costs()));
         if !rule.message_expression.is_empty() {
             match env.compile(&rule.message_expression) {
                 Err(issues) => {
@@ -197,7 +198,8 @@ impl NodeEnv {
                 }
                 Ok(c) => {
                     out.message_expression_max_cost = estimate_cost(&c, &self.estimator).max;
-                    out.message_expression = Some(Program::new(&c));
+                    out.message_expression =
+                        Some(Program::new(&c).with_cost_estimator(crate::library::runtime_costs()));
                 }
             }
         }

@@ -3,6 +3,8 @@
 //! the Kubernetes-agnostic `crest-cel` engine.
 //!
 //! - [`escape`]: property names as CEL identifiers (`__dash__`, `__namespace__`, ...).
+//! - [`library`]: Kubernetes' CEL libraries (lists, regex, URLs, quantity, IP/CIDR, format)
+//!   and their costs.
 //! - [`model`]: CEL types of schema nodes ([`model::Types`] is the engine's `TypeProvider`) and
 //!   the size bounds the cost estimator uses.
 //! - [`values`]: JSON values as CEL values, guided by the node's type.
@@ -16,6 +18,7 @@
 pub mod compile;
 pub mod crd;
 pub mod escape;
+pub mod library;
 pub mod model;
 pub mod validator;
 pub mod values;

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crest_cel::cost::{CostEstimate, CostEstimator, SizeEstimate};
+use crest_cel::cost::{CallArg, CostEstimate, CostEstimator, SizeEstimate};
 use crest_cel::decls::CallEstimate;
 use crest_cel::types::{Type, TypeProvider};
 use crest_schema::Structural;
@@ -398,6 +398,20 @@ impl CostEstimator for SizeEstimator {
         Some(SizeEstimate {
             min: 0,
             max: cur.max_elements,
+        })
+    }
+
+    /// Kubernetes' library estimator first (it needs element sizes), then the size-based
+    /// costs below.
+    fn estimate_call_args(
+        &self,
+        function: &str,
+        ids: &[String],
+        args: &[CallArg<'_>],
+    ) -> Option<CallEstimate> {
+        crate::library::cost::estimate(function, ids, args).or_else(|| {
+            let sizes: Vec<SizeEstimate> = args.iter().map(|a| a.size).collect();
+            self.estimate_call(function, ids, &sizes)
         })
     }
 

@@ -1,0 +1,93 @@
+//! Kubernetes' CEL libraries as 1.32's base environment enables them for CRD validation rules
+//! (apiserver `pkg/cel/environment/base.go`): lists, regex, URLs, quantity, IP, CIDR and format,
+//! on top of what `crest_cel::env::Env::standard` holds (the strings extension v2, optionals,
+//! sets, two-variable comprehensions). Semver (1.33) and the cel-go lists extension are not part
+//! of 1.32's environment. `cost` prices their calls as upstream's `library.CostEstimator`.
+
+use std::sync::{Arc, OnceLock};
+
+use crest_cel::env::Env;
+
+pub mod cost;
+pub mod format;
+pub mod ip;
+pub mod lists;
+pub mod quantity;
+pub mod regex;
+pub mod urls;
+
+/// The libraries Kubernetes adds to the CEL standard environment.
+pub fn libraries() -> Vec<crest_cel::decls::Library> {
+    vec![
+        urls::library(),
+        regex::library(),
+        lists::library(),
+        quantity::library(),
+        ip::ip_library(),
+        ip::cidr_library(),
+        format::library(),
+    ]
+}
+
+/// The environment every rule compiles in (before its variables), built once.
+pub fn base_env() -> Env {
+    static BASE: OnceLock<Env> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let mut env = Env::standard();
+        for lib in libraries() {
+            env.add_library(&lib);
+        }
+        env
+    })
+    .clone()
+}
+
+/// The runtime cost model programs are built with.
+pub fn runtime_costs() -> Arc<cost::LibraryCosts> {
+    static COSTS: OnceLock<Arc<cost::LibraryCosts>> = OnceLock::new();
+    COSTS.get_or_init(|| Arc::new(cost::LibraryCosts)).clone()
+}
+
+/// Go's `strconv.Quote`.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => {
+                if (c as u32) < 0x10000 {
+                    out.push_str(&format!("\\u{:04x}", c as u32))
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32))
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `strconv.Atoi`: an optional sign, then decimal digits.
+pub fn go_atoi(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+#[cfg(test)]
+mod tests;

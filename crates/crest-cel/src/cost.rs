@@ -164,14 +164,19 @@ impl Coster<'_> {
         function: &str,
         ids: &[String],
         sizes: &[SizeEstimate],
+        args: &[CallArg<'_>],
     ) -> Option<CallEstimate> {
         let decl = self.functions.get(function)?;
         let mut out: Option<CallEstimate> = None;
         for id in ids {
-            let Some(f) = decl.overload(id).and_then(|o| o.estimate.as_ref()) else {
+            let Some(o) = decl.overload(id) else {
                 continue;
             };
-            let c = f(sizes);
+            let c = match (&o.estimate_args, &o.estimate) {
+                (Some(f), _) => f(args),
+                (None, Some(f)) => f(sizes),
+                (None, None) => continue,
+            };
             out = Some(match out {
                 None => c,
                 Some(p) => CallEstimate {
@@ -318,7 +323,7 @@ impl Coster<'_> {
                 let custom = self
                     .est
                     .estimate_call_args(function, ids, &call_args)
-                    .or_else(|| self.overload_estimate(function, ids, &sizes));
+                    .or_else(|| self.overload_estimate(function, ids, &sizes, &call_args));
                 let call = match custom {
                     Some(c) => {
                         if let Some(s) = c.result_size {

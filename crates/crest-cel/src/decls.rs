@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::cost::{CostEstimate, SizeEstimate};
+use crate::cost::{CallArg, CostEstimate, SizeEstimate};
 use crate::eval::EvalError;
 use crate::types::Type;
 use crate::types::Type as T;
@@ -23,6 +23,10 @@ pub type Implementation = Arc<dyn Fn(&[Value]) -> Result<Value, EvalError> + Sen
 /// `checker.CostEstimator.EstimateCallCost`). The call's own cost only: the arguments' costs
 /// are added by the estimator.
 pub type EstimateFn = Arc<dyn Fn(&[SizeEstimate]) -> CallEstimate + Send + Sync>;
+
+/// [`EstimateFn`] seeing each operand's literal value and type too (cel-go estimators read
+/// literal arguments, e.g. `slice(1, 3)`'s bounds).
+pub type EstimateArgsFn = Arc<dyn Fn(&[CallArg<'_>]) -> CallEstimate + Send + Sync>;
 
 /// Runtime cost of one call from its arguments and result (cel-go
 /// `interpreter.ActualCostEstimator.CallCost`), replacing the default call cost.
@@ -46,6 +50,8 @@ pub struct Overload {
     pub type_params: Vec<String>,
     pub implementation: Option<Implementation>,
     pub estimate: Option<EstimateFn>,
+    /// Preferred over `estimate` when set.
+    pub estimate_args: Option<EstimateArgsFn>,
     pub runtime_cost: Option<RuntimeCostFn>,
 }
 
@@ -86,6 +92,7 @@ impl Overload {
             type_params,
             implementation: None,
             estimate: None,
+            estimate_args: None,
             runtime_cost: None,
         }
     }
@@ -105,6 +112,15 @@ impl Overload {
         f: impl Fn(&[SizeEstimate]) -> CallEstimate + Send + Sync + 'static,
     ) -> Overload {
         self.estimate = Some(Arc::new(f));
+        self
+    }
+
+    /// The static cost estimate of a call from its operands (sizes, types, literals).
+    pub fn estimate_with_args(
+        mut self,
+        f: impl Fn(&[CallArg<'_>]) -> CallEstimate + Send + Sync + 'static,
+    ) -> Overload {
+        self.estimate_args = Some(Arc::new(f));
         self
     }
 

@@ -64,10 +64,14 @@ pub fn builtin_type(name: &str) -> Option<Type> {
 }
 
 impl Env {
-    /// The standard library, optionals, the strings and sets extensions and two-variable
-    /// comprehensions (what Kubernetes 1.32 enables besides its own libraries); no variables.
+    /// The standard library, optionals, the strings, sets and lists extensions and
+    /// two-variable comprehensions (what Kubernetes enables besides its own libraries; the
+    /// lists extension as the issue asks, though Kubernetes 1.32 does not enable it yet); no
+    /// variables.
     pub fn standard() -> Env {
-        Env::bare().with_library(&crate::ext::sets())
+        Env::bare()
+            .with_library(&crate::ext::sets())
+            .with_library(&crate::ext::lists())
     }
 
     /// The standard library, optionals and the strings extension only.
@@ -114,6 +118,9 @@ impl Env {
         }
         if lib.macros.iter().any(|m| m.starts_with("math.")) {
             self.parser_options.math_macros = true;
+        }
+        if lib.macros.iter().any(|m| m == "sortBy") {
+            self.parser_options.lists_macros = true;
         }
     }
 

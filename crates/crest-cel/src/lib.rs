@@ -11,6 +11,10 @@
 //! - [`decls`]: function declarations and the extension API: a [`decls::Library`] of
 //!   [`decls::Overload`]s (signature, implementation, static and runtime cost), added with
 //!   [`env::Env::add_library`]; values of extension types are [`value::OpaqueValue`]s.
+//! - [`ext`]: cel-go's extension libraries. [`env::Env::standard`] has sets and lists
+//!   (`slice`, `flatten`, `distinct`, `reverse`, `sort`, `sortBy`, `lists.range`): the issue
+//!   asks for the lists functions in Kubernetes' environment, so they are there although
+//!   Kubernetes 1.32 does not enable cel-go's lists extension; [`env::Env::bare`] has neither.
 //!
 //! ```
 //! use crest_cel::{env::Env, eval::{Program, EmptyActivation}, value::Value};

@@ -26,6 +26,8 @@ pub struct ParserOptions {
     /// `math.greatest` / `math.least` (cel-go's math extension macros), off unless the math
     /// library is added.
     pub math_macros: bool,
+    /// `sortBy` (cel-go's lists extension macro), on when the lists library is added.
+    pub lists_macros: bool,
 }
 
 impl Default for ParserOptions {
@@ -35,6 +37,7 @@ impl Default for ParserOptions {
             max_code_points: 100_000,
             enable_macros: true,
             math_macros: false,
+            lists_macros: false,
         }
     }
 }
@@ -791,6 +794,9 @@ impl Parser {
                 | ("transformList" | "transformMap" | "transformMapEntry", 3 | 4) => {
                     return self.two_var_macro(open, target, name, args);
                 }
+                ("sortBy", 2) if self.opts.lists_macros => {
+                    return self.sort_by_macro(open, target, args);
+                }
                 ("bind", 3) if is_cel => {
                     let body = args.pop().ok_or(Fail)?;
                     let init = args.pop().ok_or(Fail)?;
@@ -921,6 +927,50 @@ impl Parser {
             },
         )?;
         self.call(open, func, vec![list])
+    }
+
+    /// `l.sortBy(e, key)` -> `cel.bind(@__sortBy_input__, l,
+    /// @__sortBy_input__.@sortByAssociatedKeys(@__sortBy_input__.map(e, key)))`, so the keys
+    /// are computed once per element and the list is evaluated once.
+    fn sort_by_macro(&mut self, open: usize, target: Expr, args: Vec<Expr>) -> PResult<Expr> {
+        const INPUT: &str = "@__sortBy_input__";
+        if !matches!(
+            target.kind,
+            ExprKind::List { .. }
+                | ExprKind::Select { .. }
+                | ExprKind::Ident(_)
+                | ExprKind::Comprehension(_)
+                | ExprKind::Call { .. }
+        ) {
+            let off = self.info.position(target.id).unwrap_or(open);
+            return self.error(
+                off,
+                "sortBy can only be applied to a list, identifier, comprehension, call or select expression".into(),
+            );
+        }
+        let input = self.ident(open, INPUT)?;
+        let keys = self.single_var_macro(open, input, "map", args)?;
+        let input = self.ident(open, INPUT)?;
+        let sorted = self.mk(
+            open,
+            ExprKind::Call {
+                target: Some(Box::new(input)),
+                function: "@sortByAssociatedKeys".into(),
+                args: vec![keys],
+            },
+        )?;
+        let range = self.mk(
+            open,
+            ExprKind::List {
+                elements: vec![],
+                optional_indices: vec![],
+            },
+        )?;
+        let cond = self.lit_bool(open, false)?;
+        let step = self.ident(open, INPUT)?;
+        self.comprehension(
+            open, "#unused", None, range, INPUT, target, cond, step, sorted,
+        )
     }
 
     fn simple_name(&mut self, e: &Expr) -> PResult<String> {

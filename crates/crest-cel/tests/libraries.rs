@@ -64,6 +64,29 @@ fn true_expressions() {
         "math.greatest(1, 2.5, 3u) == 3u && math.least([4, -1]) == -1",
         "math.abs(-3) == 3 && math.round(-1.5) == -2.0 && math.bitShiftRight(-1024, 3) == 2305843009213693824",
         "base64.decode(base64.encode(b'hi')) == b'hi' && base64.decode('aGk') == b'hi'",
+        // Lists extension (cel-go's documented examples).
+        "[1, 2, 3, 4].slice(1, 3) == [2, 3] && [1, 2, 3, 4].slice(2, 4) == [3, 4]",
+        "[1, 2].slice(2, 2) == [] && [1, 2].slice(0, 0) == []",
+        "[1, [2, 3], [4]].flatten() == [1, 2, 3, 4]",
+        "[1, [2, [3, 4]]].flatten() == [1, 2, [3, 4]]",
+        "[1, 2, [], [], [3, 4]].flatten() == [1, 2, 3, 4]",
+        "[1, [2, [3, [4]]]].flatten(2) == [1, 2, 3, [4]]",
+        "[1, [2, [3, [4]]]].flatten(0) == [1, [2, [3, [4]]]]",
+        "dyn([1, 2]).flatten() == [1, 2]",
+        "[1, 2, 2, 3, 3, 3].distinct() == [1, 2, 3]",
+        "['b', 'b', 'c', 'a', 'c'].distinct() == ['b', 'c', 'a']",
+        "[1, 'b', 2, 'b'].distinct() == [1, 'b', 2]",
+        "[1, 1.0, 1u, 2].distinct() == [1, 2]",
+        "[5, 3, 1, 2].reverse() == [2, 1, 3, 5] && 'abc'.reverse() == 'cba'",
+        "[3, 2, 1].sort() == [1, 2, 3] && ['b', 'c', 'a'].sort() == ['a', 'b', 'c']",
+        "[duration('2s'), duration('1s')].sort() == [duration('1s'), duration('2s')]",
+        "[b'b', b'a'].sort() == [b'a', b'b'] && [true, false].sort() == [false, true]",
+        "[].sort() == [] && [[1]].sortBy(x, 1) == [[1]]",
+        "[{'name': 'foo', 'score': 0}, {'name': 'bar', 'score': -10}, {'name': 'baz', 'score': 1000}].sortBy(e, e.score).map(e, e.name) == ['bar', 'foo', 'baz']",
+        "['ccc', 'a', 'bb'].sortBy(s, -size(s)) == ['ccc', 'bb', 'a']",
+        "[[2, 'b'], [1, 'a'], [2, 'a']].sortBy(p, p[0]) == [[1, 'a'], [2, 'b'], [2, 'a']]",
+        "lists.range(5) == [0, 1, 2, 3, 4] && lists.range(0) == []",
+        "[1, 2, 3].first() == optional.of(1) && [].last() == optional.none()",
         // Timestamps and durations.
         "timestamp('2024-01-02T03:04:05Z') + duration('1h') == timestamp('2024-01-02T04:04:05Z')",
         "duration('1h30m').getMinutes() == 90",
@@ -86,11 +109,91 @@ fn errors() {
         ("math.abs(-9223372036854775807 - 1)", "overflow"),
         ("math.bitShiftLeft(1, -1)", "negative offset"),
         ("math.greatest(dyn([]))", "must not be empty"),
+        (
+            "[1, 2, 3].slice(2, 1)",
+            "cannot slice(2, 1), start index must be less than or equal to end index",
+        ),
+        (
+            "[1, 2, 3].slice(-1, 2)",
+            "cannot slice(-1, 2), negative indexes not supported",
+        ),
+        (
+            "[1, 2, 3].slice(1, 4)",
+            "cannot slice(1, 4), list is length 3",
+        ),
+        (
+            "[1, [2, [3, [4]]]].flatten(-1)",
+            "level must be non-negative",
+        ),
+        ("[1, 'b'].sort()", "list elements must have the same type"),
+        ("dyn([[1], [2]]).sort()", "list elements must be comparable"),
+        (
+            "[1, 2u].sortBy(x, x)",
+            "list elements must have the same type",
+        ),
+        (
+            "lists.range(-1)",
+            "lists.range: size must be non-negative, got -1",
+        ),
+        (
+            "lists.range(10000001)",
+            "lists.range: size 10000001 exceeds maximum allowed (10000000)",
+        ),
     ] {
         let e = eval(src).expect_err(src);
         assert!(e.contains(want), "{src}: {e}");
     }
+    // Check-time failures.
+    for (src, want) in [
+        (
+            "[[1, 2, 3]].sort()",
+            "found no matching overload for 'sort' applied to 'list(list(int)).()'",
+        ),
+        ("[1].slice('a', 2)", "found no matching overload for 'slice'"),
+        (
+            "{'a': 1}.sortBy(x, x)",
+            "sortBy can only be applied to a list, identifier, comprehension, call or select expression",
+        ),
+        ("[1].sortBy(x.y, x)", "argument must be a simple name"),
+    ] {
+        let e = env().compile(src).expect_err(src).to_string();
+        assert!(e.contains(want), "{src}: {e}");
+    }
+    // Without the lists library, sortBy is an ordinary (undeclared) call.
+    let e = Env::bare().compile("[1].sortBy(x, x)").unwrap_err();
+    assert!(
+        e.to_string().contains("undeclared reference to 'sortBy'"),
+        "{e}"
+    );
     // The math macros need the math library.
     let e = Env::standard().compile("math.greatest(1, 2)").unwrap_err();
     assert!(e.to_string().contains("undeclared reference"), "{e}");
+}
+
+#[test]
+fn lists_costs() {
+    use crest_cel::cost::{estimate_cost, CostEstimate, NoSizes};
+    let est = |src: &str| estimate_cost(&env().compile(src).unwrap(), &NoSizes);
+    // cel-go's: result size (end - start) + call + list creation, plus the literal's 10 + 10.
+    assert_eq!(
+        est("[1, 2, 3, 4].slice(1, 3)"),
+        CostEstimate::fixed(10 + 2 + 11)
+    );
+    assert_eq!(est("lists.range(5)"), CostEstimate::fixed(5 + 11));
+    // distinct: 2 x size^2; sort of strings: 2.1 x size^2.
+    assert_eq!(
+        est("[1, 2, 3].distinct()"),
+        CostEstimate::fixed(10 + 18 + 11)
+    );
+    assert_eq!(est("['a', 'b'].sort()"), CostEstimate::fixed(10 + 8 + 11));
+    assert_eq!(est("[[1], 2].flatten(2)"), CostEstimate::fixed(20 + 4 + 11));
+    let run = |src: &str| {
+        let checked = env().compile(src).unwrap();
+        Program::new(&checked)
+            .eval_with_limit(&EmptyActivation, None)
+            .cost
+    };
+    assert_eq!(run("lists.range(5)"), 1 + 5 + 10);
+    assert_eq!(run("[3, 1, 2].sort()"), 10 + 18 + 11);
+    assert_eq!(run("[1, 2, 3].reverse()"), 10 + 3 + 11);
 }

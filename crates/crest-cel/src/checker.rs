@@ -69,6 +69,18 @@ pub fn check(ast: &Ast, env: &Env) -> Result<CheckedAst, Issues> {
     for (id, t) in &c.types {
         types.insert(*id, c.substitute(t, true));
     }
+    let mut bad_formats = vec![];
+    format_issues(&expr, &types, &mut bad_formats);
+    if !bad_formats.is_empty() {
+        let mut issues = Issues::new(ast.source.clone());
+        for (id, message) in bad_formats {
+            issues.issues.push(Issue {
+                offset: ast.source.position(id),
+                message,
+            });
+        }
+        return Err(issues);
+    }
     Ok(CheckedAst {
         ast: Ast {
             expr,
@@ -715,4 +727,187 @@ fn less_specific(a: &Type, b: &Type) -> bool {
         (Type::Type(_), Type::Type(_)) => true,
         _ => a == b,
     }
+}
+
+/// cel-go's `string.format` validator: a literal format string applied to a list literal is
+/// parsed at compile time, and each clause's argument checked against the clause by its
+/// static type (`dyn` passes), with the messages evaluation would give; extra arguments are an
+/// error too. Errors are placed at the offending argument, or else at the call.
+fn format_issues(e: &Expr, types: &HashMap<ExprId, Type>, out: &mut Vec<(ExprId, String)>) {
+    stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || {
+        if let ExprKind::Call {
+            target: Some(t),
+            function,
+            args,
+        } = &e.kind
+        {
+            if let (ExprKind::Literal(Literal::String(f)), [list]) = (&t.kind, args.as_slice()) {
+                if let ExprKind::List { elements, .. } = &list.kind {
+                    if function == "format" {
+                        if let Err((id, msg)) = check_format(f, elements, types) {
+                            out.push((id.unwrap_or(e.id), msg));
+                        }
+                    }
+                }
+            }
+        }
+        for c in e.children() {
+            format_issues(c, types, out);
+        }
+    })
+}
+
+/// cel-go's `parseFormatString` with the checker's clause callbacks: `Err((expr, message))`.
+fn check_format(
+    f: &str,
+    args: &[Expr],
+    types: &HashMap<ExprId, Type>,
+) -> Result<(), (Option<ExprId>, String)> {
+    let b = f.as_bytes();
+    let at_call = |m: String| (None, m);
+    let (mut i, mut next) = (0, 0);
+    while i < b.len() {
+        if b[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) == Some(&b'%') {
+            i += 2;
+            continue;
+        }
+        if i + 1 >= b.len() {
+            return Err(at_call("unexpected end of string".into()));
+        }
+        let Some(arg) = args.get(next) else {
+            return Err(at_call(format!("index {next} out of range")));
+        };
+        i += 1;
+        if b[i] == b'.' {
+            let start = i + 1;
+            let mut j = start;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let prefix = "could not parse formatting clause: error while parsing precision";
+            if j >= b.len() {
+                return Err(at_call(format!(
+                    "{prefix}: could not find end of precision specifier"
+                )));
+            }
+            let digits = &f[start..j];
+            if digits.parse::<i64>().is_err() {
+                let why = if digits.is_empty() {
+                    "invalid syntax"
+                } else {
+                    "value out of range"
+                };
+                return Err(at_call(format!(
+                    "{prefix}: error while converting precision to integer: strconv.Atoi: parsing \"{digits}\": {why}"
+                )));
+            }
+            i = j;
+        }
+        // Go reads the clause as one byte.
+        let verb = b[i];
+        i += 1;
+        next += 1;
+        use Type as T;
+        let (allowed, what): (&[T], &str) = match verb {
+            b's' => {
+                check_string_clause(arg, types).map_err(|(id, t)| {
+                    (Some(id), format!("error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given {t}"))
+                })?;
+                continue;
+            }
+            b'd' => (
+                &[T::Int, T::Uint],
+                "decimal clause can only be used on integers",
+            ),
+            b'f' => (
+                &[T::Double, T::String],
+                "fixed-point clause can only be used on doubles",
+            ),
+            b'e' => (
+                &[T::Double, T::String],
+                "scientific clause can only be used on doubles",
+            ),
+            b'b' => (
+                &[T::Int, T::Uint, T::Bool],
+                "only integers and bools can be formatted as binary",
+            ),
+            b'x' | b'X' => (
+                &[T::Int, T::Uint, T::String, T::Bytes],
+                "only integers, byte buffers, and strings can be formatted as hex",
+            ),
+            b'o' => (
+                &[T::Int, T::Uint],
+                "octal clause can only be used on integers",
+            ),
+            other => {
+                return Err(at_call(format!(
+                    "could not parse formatting clause: unrecognized formatting clause \"{}\"",
+                    char::from(other)
+                )))
+            }
+        };
+        let t = static_type(arg, types);
+        if !type_in(&t, allowed) {
+            return Err((
+                Some(arg.id),
+                format!(
+                    "error during formatting: {what}, was given {}",
+                    t.runtime_name()
+                ),
+            ));
+        }
+    }
+    if args.len() > next {
+        return Err(at_call(format!(
+            "too many arguments supplied to string.format (expected {next}, got {})",
+            args.len()
+        )));
+    }
+    Ok(())
+}
+
+fn static_type(e: &Expr, types: &HashMap<ExprId, Type>) -> Type {
+    types.get(&e.id).cloned().unwrap_or(Type::Dyn)
+}
+
+/// Whether `t` is of one of the kinds (parameters of lists and maps not compared); what is not
+/// known statically passes.
+fn type_in(t: &Type, kinds: &[Type]) -> bool {
+    matches!(t, Type::Dyn | Type::TypeParam(_) | Type::Error)
+        || kinds
+            .iter()
+            .any(|k| std::mem::discriminant(k) == std::mem::discriminant(t))
+}
+
+/// `%s`: a printable kind, and the members of list and map literals too.
+fn check_string_clause(e: &Expr, types: &HashMap<ExprId, Type>) -> Result<(), (ExprId, String)> {
+    use Type as T;
+    let t = static_type(e, types);
+    let printable = [
+        T::list(T::Dyn),
+        T::map(T::Dyn, T::Dyn),
+        T::Int,
+        T::Uint,
+        T::Double,
+        T::Bool,
+        T::String,
+        T::Timestamp,
+        T::Bytes,
+        T::Duration,
+        T::Type(None),
+        T::Null,
+    ];
+    if !type_in(&t, &printable) {
+        return Err((e.id, t.runtime_name()));
+    }
+    if matches!(e.kind, ExprKind::List { .. } | ExprKind::Map { .. }) {
+        for c in e.children() {
+            stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || check_string_clause(c, types))?;
+        }
+    }
+    Ok(())
 }

@@ -5,7 +5,9 @@
 //!   parser: see the module docs.
 //! - [`checker`]: static types and overload resolution against an [`env::Env`] (standard
 //!   library, optionals, strings extension; message types through [`types::TypeProvider`]),
-//!   with cel-go's error messages.
+//!   with cel-go's error messages; like cel-go's strings extension validator, a literal
+//!   `format` string applied to a list literal is checked at compile time (clauses, argument
+//!   count and each argument's static type).
 //! - [`eval`]: evaluation with CEL's error/absorption semantics and a runtime cost budget.
 //! - [`cost`]: static cost estimation from size estimates.
 //! - [`decls`]: function declarations and the extension API: a [`decls::Library`] of

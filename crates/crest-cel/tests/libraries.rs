@@ -197,3 +197,90 @@ fn lists_costs() {
     assert_eq!(run("[3, 1, 2].sort()"), 10 + 18 + 11);
     assert_eq!(run("[1, 2, 3].reverse()"), 10 + 3 + 11);
 }
+
+/// cel-go's compile-time `format` validation: literal format strings with list literals.
+#[test]
+fn format_checked_at_compile() {
+    let compile_err = |src: &str| {
+        let mut env = env();
+        env.add_variable("d", crest_cel::types::Type::Dyn);
+        env.add_variable("i", crest_cel::types::Type::Int);
+        env.compile(src).expect_err(src).to_string()
+    };
+    for (src, want) in [
+        (
+            "'%d'.format([1.5])",
+            "ERROR: <input>:1:14: error during formatting: decimal clause can only be used on integers, was given double\n | '%d'.format([1.5])\n | .............^",
+        ),
+        (
+            "'%s %s'.format(['abc'])",
+            "ERROR: <input>:1:15: index 1 out of range",
+        ),
+        (
+            "'%s %s'.format(['abc', 'def', 'ghi'])",
+            "ERROR: <input>:1:15: too many arguments supplied to string.format (expected 2, got 3)",
+        ),
+        ("'filler %'.format([])", "unexpected end of string"),
+        (
+            "'%j'.format([123])",
+            "could not parse formatting clause: unrecognized formatting clause \"j\"",
+        ),
+        (
+            "'%.3'.format([1.0])",
+            "could not parse formatting clause: error while parsing precision: could not find end of precision specifier",
+        ),
+        (
+            "'%.f'.format([1.0])",
+            "strconv.Atoi: parsing \"\": invalid syntax",
+        ),
+        (
+            "'%f'.format([i])",
+            "fixed-point clause can only be used on doubles, was given int",
+        ),
+        (
+            "'%e'.format([true])",
+            "scientific clause can only be used on doubles, was given bool",
+        ),
+        (
+            "'%b'.format(['x'])",
+            "only integers and bools can be formatted as binary, was given string",
+        ),
+        (
+            "'%x'.format([1.0])",
+            "only integers, byte buffers, and strings can be formatted as hex, was given double",
+        ),
+        (
+            "'%o'.format([[1]])",
+            "octal clause can only be used on integers, was given list",
+        ),
+        (
+            "'%s'.format([optional.none()])",
+            "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given optional_type",
+        ),
+        // Members of list and map literals are checked too, at the member.
+        (
+            "'%s'.format([[1, optional.of(2)]])",
+            "ERROR: <input>:1:29: error during formatting: string clause",
+        ),
+    ] {
+        let e = compile_err(src);
+        assert!(e.contains(want), "{src}:\n{e}\nwant: {want}");
+    }
+    // What is not known statically, or not a literal, is left to evaluation.
+    let mut env = env();
+    env.add_variable("d", crest_cel::types::Type::Dyn);
+    env.add_variable(
+        "l",
+        crest_cel::types::Type::list(crest_cel::types::Type::Dyn),
+    );
+    env.add_variable("f", crest_cel::types::Type::String);
+    for src in [
+        "'%d %s %f %x'.format([d, d, 'NaN', b'ab'])",
+        "'%d %d'.format(l)",
+        "f.format([1, 2])",
+        "'%s %s %s %s %s'.format([[1, 'a'], {'k': [2.0]}, null, int, duration('1s')])",
+        "'100%% %.2f'.format([1.0])",
+    ] {
+        assert!(env.compile(src).is_ok(), "{src}");
+    }
+}

@@ -3,6 +3,7 @@
 //! the Kubernetes-agnostic `crest-cel` engine.
 //!
 //! - [`escape`]: property names as CEL identifiers (`__dash__`, `__namespace__`, ...).
+//! - [`fieldpath`]: parsing of rules' `fieldPath`.
 //! - [`library`]: Kubernetes' CEL libraries (lists, regex, URLs, quantity, IP/CIDR, format)
 //!   and their costs.
 //! - [`model`]: CEL types of schema nodes ([`model::Types`] is the engine's `TypeProvider`) and
@@ -18,6 +19,7 @@
 pub mod compile;
 pub mod crd;
 pub mod escape;
+pub mod fieldpath;
 pub mod library;
 pub mod model;
 pub mod validator;

@@ -246,3 +246,80 @@ fn library_call_costs_at_crd_write() {
     assert!(!ok, "unbounded findAll was accepted");
     assert!(err.contains(forbidden), "{err}");
 }
+
+/// The semver library (1.33): strict parsing and `normalize`, accessors, comparisons, and
+/// blang/semver's parse errors as runtime errors.
+#[test]
+fn semver_rules_with_kubectl() {
+    let s = Server::start();
+    let schema = r#"          type: object
+          properties:
+            spec:
+              type: object
+              x-kubernetes-validations:
+                - rule: "!has(self.minVersion) || semver(self.version, true).compareTo(semver(self.minVersion)) >= 0"
+                  message: "version must not be below minVersion"
+              properties:
+                version:
+                  type: string
+                  maxLength: 64
+                  x-kubernetes-validations:
+                    - rule: "isSemver(self, true)"
+                      message: "version must be a semantic version"
+                    - rule: "!isSemver(self, true) || semver(self, true).major() >= 1"
+                      messageExpression: "'major version ' + string(semver(self, true).major()) + ' is not supported'"
+                minVersion:
+                  type: string
+                  maxLength: 64
+                strict:
+                  type: string
+                  maxLength: 64
+                  x-kubernetes-validations:
+                    - rule: "semver(self).isLessThan(semver('2.0.0')) && semver(self).patch() >= 0""#;
+    s.apply_yaml(&gadget_crd(schema));
+    s.kubectl_ok(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "--timeout=10s",
+        "crd/gadgets.lib.example.com",
+    ]);
+    let valid = json!({"version": "v1.2", "minVersion": "1.2.0-rc.1", "strict": "1.9.9-alpha+b1"});
+    let (ok, err) = apply(&s, "ok", valid.clone());
+    assert!(ok, "{err}");
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            json!({"version": "1.x"}),
+            r#"spec.version: Invalid value: "string": version must be a semantic version"#,
+        ),
+        (
+            json!({"version": "0.9.0"}),
+            r#"spec.version: Invalid value: "string": major version 0 is not supported"#,
+        ),
+        (
+            json!({"minVersion": "1.2.1"}),
+            r#"spec: Invalid value: "object": version must not be below minVersion"#,
+        ),
+        (
+            json!({"strict": "2.0.0"}),
+            r#"spec.strict: Invalid value: "string": failed rule: semver(self).isLessThan(semver('2.0.0'))"#,
+        ),
+        (
+            json!({"strict": "v1.0"}),
+            "No Major.Minor.Patch elements found evaluating rule: semver(self).isLessThan",
+        ),
+        (
+            json!({"strict": "01.0.0"}),
+            r#"Major number must not contain leading zeroes "01" evaluating rule"#,
+        ),
+    ];
+    for (i, (patch, want)) in cases.into_iter().enumerate() {
+        let mut spec = valid.clone();
+        for (k, v) in patch.as_object().into_iter().flatten() {
+            spec[k] = v.clone();
+        }
+        let (ok, err) = apply(&s, &format!("bad{i}"), spec.clone());
+        assert!(!ok, "{spec} was accepted");
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+}

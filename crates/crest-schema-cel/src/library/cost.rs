@@ -10,7 +10,7 @@ use crest_cel::eval::ActualCostEstimator;
 use crest_cel::types::Type;
 use crest_cel::value::Value;
 
-use super::{format, ip, quantity, urls};
+use super::{format, ip, quantity, semver, urls};
 
 const STRING_TRAVERSAL: f64 = 0.1;
 const REGEX_LENGTH: f64 = 0.25;
@@ -225,8 +225,11 @@ pub fn estimate(function: &str, ids: &[String], args: &[CallArg<'_>]) -> Option<
         )),
         "format.named" => fixed(1),
         "sign" | "asInteger" | "isInteger" | "asApproximateFloat" | "isGreaterThan"
-        | "isLessThan" | "compareTo" | "add" | "sub"
-            if ids.iter().all(|i| i.starts_with("quantity_")) && !ids.is_empty() =>
+        | "isLessThan" | "compareTo" | "add" | "sub" | "major" | "minor" | "patch"
+            if !ids.is_empty()
+                && ids
+                    .iter()
+                    .all(|i| i.starts_with("quantity_") || i.starts_with("semver_")) =>
         {
             fixed(1)
         }
@@ -234,7 +237,7 @@ pub fn estimate(function: &str, ids: &[String], args: &[CallArg<'_>]) -> Option<
             fixed(1)
         }
         "_==_" if args.len() == 2 && args[0].ty == args[1].ty => match opaque_name(args[0].ty)? {
-            ip::IP_TYPE | ip::CIDR_TYPE | quantity::TYPE_NAME => fixed(1),
+            ip::IP_TYPE | ip::CIDR_TYPE | quantity::TYPE_NAME | semver::TYPE_NAME => fixed(1),
             format::TYPE_NAME => cost(size_factor(
                 SizeEstimate {
                     min: 1,
@@ -306,7 +309,9 @@ impl ActualCostEstimator for LibraryCosts {
                 factor(size(0).saturating_add(1), STRING_TRAVERSAL)
                     .saturating_mul(factor(size(1), REGEX_LENGTH)),
             ),
-            "cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity" if !args.is_empty() => {
+            "cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity" | "semver" | "isSemver"
+                if !args.is_empty() =>
+            {
                 Some(factor(size(0), STRING_TRAVERSAL))
             }
             "ip" if overload_id == "cidr_ip" || opaque(args.first()?).is_some() => Some(1),
@@ -343,8 +348,9 @@ impl ActualCostEstimator for LibraryCosts {
             }
             "format.named" => Some(1),
             "sign" | "asInteger" | "isInteger" | "asApproximateFloat" | "isGreaterThan"
-            | "isLessThan" | "compareTo" | "add" | "sub"
+            | "isLessThan" | "compareTo" | "add" | "sub" | "major" | "minor" | "patch"
                 if overload_id.starts_with("quantity_")
+                    || overload_id.starts_with("semver_")
                     || args.first().and_then(opaque).is_some() =>
             {
                 Some(1)

@@ -1,8 +1,9 @@
 //! Kubernetes' CEL libraries as 1.32's base environment enables them for CRD validation rules
 //! (apiserver `pkg/cel/environment/base.go`): lists, regex, URLs, quantity, IP, CIDR and format,
 //! on top of what `crest_cel::env::Env::standard` holds (the strings extension v2, optionals,
-//! sets, two-variable comprehensions). Semver (1.33) and the cel-go lists extension are not part
-//! of 1.32's environment. `cost` prices their calls as upstream's `library.CostEstimator`.
+//! sets, two-variable comprehensions), plus semver (1.33, version 1) because the issue asks for
+//! it. The cel-go lists extension is not part of 1.32's environment. `cost` prices their calls
+//! as upstream's `library.CostEstimator`.
 
 use std::sync::{Arc, OnceLock};
 
@@ -14,6 +15,7 @@ pub mod ip;
 pub mod lists;
 pub mod quantity;
 pub mod regex;
+pub mod semver;
 pub mod urls;
 
 /// The libraries Kubernetes adds to the CEL standard environment.
@@ -26,6 +28,7 @@ pub fn libraries() -> Vec<crest_cel::decls::Library> {
         ip::ip_library(),
         ip::cidr_library(),
         format::library(),
+        semver::library(),
     ]
 }
 

@@ -284,3 +284,104 @@ fn static_costs() {
     assert_eq!(cost("format.dns1123Label().validate('abc')").max, 33);
     assert_eq!(cost("quantity('1') == quantity('1')").max, 3);
 }
+
+/// Upstream's `semver_test.go` cases and doc examples, and blang/semver's parse errors.
+#[test]
+fn semver() {
+    for e in [
+        "semver('1.2.3') == semver('1.2.3')",
+        "isSemver('1.2.3-beta.1+build.1')",
+        "!isSemver('') && !isSemver('v1.0.0') && !isSemver(' 1.0.0') && !isSemver('1. 0.0')",
+        "!isSemver('1.0.0 ') && !isSemver('01.01.01') && !isSemver('1') && !isSemver('1.1')",
+        "!isSemver('', true) && !isSemver(' 1.0.0', true) && !isSemver('1. 0.0', true)",
+        "!isSemver('1.0.0 ', true)",
+        "isSemver('v1.0.0', true) && isSemver('01.01.01', true)",
+        "isSemver('1', true) && isSemver('1.1', true)",
+        "semver('v01.01', true) == semver('1.1.0')",
+        "semver('v1.0.0', true) == semver('1.0.0') && semver('1.0', true) == semver('1.0.0')",
+        "semver('01.01.01', true) == semver('1.1.1')",
+        "semver('0.1.0-alpha.1') != semver('0.1.0')",
+        "!(semver('1.2.3') == semver('1.0.0'))",
+        "semver('1.0.0').isLessThan(semver('1.2.3'))",
+        "!semver('1.0.0').isLessThan(semver('1.0.0'))",
+        "semver('1.2.3').isGreaterThan(semver('1.0.0'))",
+        "!semver('1.0.0').isGreaterThan(semver('1.0.0'))",
+        "semver('1.2.3').compareTo(semver('1.2.3')) == 0",
+        "semver('1.0.0').compareTo(semver('1.2.3')) == -1",
+        "semver('1.2.3').compareTo(semver('1.0.0')) == 1",
+        "semver('1.2.3').compareTo(semver('0.1.2')) == 1",
+        "semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2",
+        "semver('1.2.3').patch() == 3",
+        // Precedence (semver.org 11): prerelease below release, numeric below alphanumeric,
+        // more identifiers above fewer; build metadata ignored.
+        "semver('1.0.0-alpha').isLessThan(semver('1.0.0-alpha.1'))",
+        "semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))",
+        "semver('1.0.0-beta.2').isLessThan(semver('1.0.0-beta.11'))",
+        "semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))",
+        "semver('1.0.0+a') == semver('1.0.0+b')",
+    ] {
+        yes(e);
+    }
+    err("semver('v1.0')", "No Major.Minor.Patch elements found");
+    err("semver('200K')", "No Major.Minor.Patch elements found");
+    err("semver('Three')", "No Major.Minor.Patch elements found");
+    err("semver('')", "Version string empty");
+    err(
+        "semver('01.0.0')",
+        "Major number must not contain leading zeroes \"01\"",
+    );
+    err(
+        "semver('1.x.0')",
+        "Invalid character(s) found in minor number \"x\"",
+    );
+    err(
+        "semver('1.0.0-01')",
+        "Numeric PreRelease version must not contain leading zeroes \"01\"",
+    );
+    err("semver('1.0.0-a..b')", "Prerelease is empty");
+    err(
+        "semver('1.0.0+a_b')",
+        "Invalid character(s) found in build meta data \"a_b\"",
+    );
+    err(
+        "semver('1..0')",
+        "strconv.ParseUint: parsing \"\": invalid syntax",
+    );
+    err(
+        "semver('99999999999999999999.0.0')",
+        "strconv.ParseUint: parsing \"99999999999999999999\": value out of range",
+    );
+    err(
+        "semver('1.0-rc', true)",
+        "short version cannot contain PreRelease/Build meta data",
+    );
+    assert!(base_env()
+        .compile("isSemver([1, 2, 3])")
+        .unwrap_err()
+        .to_string()
+        .contains("found no matching overload for 'isSemver' applied to '(list(int))'"));
+}
+
+#[test]
+fn semver_costs() {
+    let cost = |e: &str| {
+        let c = base_env().compile(e).unwrap();
+        estimate_cost(&c, &LibOnly)
+    };
+    // Global parsers keep cel-go's call cost; accessors and comparisons are nominal.
+    assert_eq!(cost("isSemver('1.0.0')").max, 1);
+    assert_eq!(cost("semver('1.0.0').major()").max, 2);
+    assert_eq!(cost("semver('1.0.0').isLessThan(semver('2.0.0'))").max, 3);
+    assert_eq!(cost("semver('1.0.0') == semver('1.0.0')").max, 3);
+    // Runtime: parsing is ceil(size * 0.1), accessors and comparisons 1.
+    let actual = |e: &str| {
+        let c = base_env().compile(e).unwrap();
+        Program::new(&c)
+            .with_cost_estimator(runtime_costs())
+            .eval_with_limit(&EmptyActivation, None)
+            .cost
+    };
+    assert_eq!(actual("isSemver('1.0.0-alpha.10')"), 2);
+    assert_eq!(actual("semver('1.0.0').patch()"), 2);
+    assert_eq!(actual("semver('1.0.0').compareTo(semver('1.0.0'))"), 3);
+}

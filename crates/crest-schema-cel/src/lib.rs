@@ -25,4 +25,4 @@ pub mod model;
 pub mod validator;
 pub mod values;
 
-pub use validator::Validator;
+pub use validator::{Outcome, Validator};

@@ -3,8 +3,9 @@
 //! below them, compiled once per CRD version. Every rule runs at its node for every value
 //! (list items, map values), with `oldSelf` correlated through object properties, map keys and
 //! the keys of `x-kubernetes-list-type: map` lists; transition rules run only when there is an
-//! old value (unless `optionalOldSelf`); errors of rules without `oldSelf` are ratcheted away
-//! when the value did not change. A request has one cost budget; running out stops all rules.
+//! old value (unless `optionalOldSelf`); failures of rules without `oldSelf` are ratcheted when
+//! the value did not change: reported as warnings (upstream's `warning.AddWarning`), not errors.
+//! A request has one cost budget; running out stops all rules.
 
 use std::sync::Arc;
 
@@ -79,7 +80,12 @@ impl Validator {
 
     /// Validates an object (create) or an update (`old`), with a fresh cost budget.
     pub fn validate(&self, new: &Json, old: Option<&Json>) -> Vec<FieldError> {
-        let mut errs = vec![];
+        self.evaluate(new, old).errors
+    }
+
+    /// Validates as [`Validator::validate`], also returning the failures that were ratcheted.
+    pub fn evaluate(&self, new: &Json, old: Option<&Json>) -> Outcome {
+        let mut out = Outcome::default();
         let mut budget = RUNTIME_COST_BUDGET;
         let ratchet = match old {
             Some(o) => Ratchet {
@@ -88,15 +94,28 @@ impl Validator {
             },
             None => Ratchet::default(),
         };
-        self.root.validate(
-            &FieldPath::root(),
-            new,
-            old,
-            ratchet,
-            &mut budget,
-            &mut errs,
-        );
-        errs
+        self.root
+            .validate(&FieldPath::root(), new, old, ratchet, &mut budget, &mut out);
+        out
+    }
+}
+
+/// What the rules found in one request.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub errors: Vec<FieldError>,
+    /// Ratcheted failures, as upstream words the warnings (`field.Error.Error()`).
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// A failure: an error, or a warning when ratcheted.
+    fn fail(&mut self, e: FieldError, ratcheted: bool) {
+        if ratcheted {
+            self.warnings.push(e.to_string());
+        } else {
+            self.errors.push(e);
+        }
     }
 }
 
@@ -271,13 +290,13 @@ impl Node {
         old: Option<&'a Json>,
         ratchet: Ratchet<'a>,
         budget: &mut i64,
-        errs: &mut Vec<FieldError>,
+        out: &mut Outcome,
     ) {
         if obj.is_null() {
             return;
         }
         let old = old.filter(|o| !o.is_null());
-        self.validate_expressions(path, obj, old, ratchet, budget, errs);
+        self.validate_expressions(path, obj, old, ratchet, budget, out);
         if *budget < 0 {
             return;
         }
@@ -300,7 +319,7 @@ impl Node {
                         old_item,
                         ratchet.index(i, self),
                         budget,
-                        errs,
+                        out,
                     );
                     if *budget < 0 {
                         return;
@@ -321,7 +340,7 @@ impl Node {
                             old_map.and_then(|o| o.get(k)),
                             ratchet.key(k),
                             budget,
-                            errs,
+                            out,
                         );
                         if *budget < 0 {
                             return;
@@ -336,7 +355,7 @@ impl Node {
                             old_map.and_then(|o| o.get(k)),
                             ratchet.key(k),
                             budget,
-                            errs,
+                            out,
                         );
                         if *budget < 0 {
                             return;
@@ -355,7 +374,7 @@ impl Node {
         old: Option<&Json>,
         ratchet: Ratchet<'_>,
         budget: &mut i64,
-        errs: &mut Vec<FieldError>,
+        out: &mut Outcome,
     ) {
         if self.rules.is_empty() {
             return;
@@ -365,7 +384,8 @@ impl Node {
         };
         let ty = self.schema_type.as_str();
         if *budget <= 0 {
-            errs.push(FieldError::invalid(path, ty, OUT_OF_BUDGET));
+            out.errors
+                .push(FieldError::invalid(path, ty, OUT_OF_BUDGET));
             *budget = -1;
             return;
         }
@@ -382,7 +402,7 @@ impl Node {
         for compiled in &self.rules {
             let rule = &compiled.rule;
             if let Some(e) = &compiled.error {
-                errs.push(FieldError::invalid(
+                out.errors.push(FieldError::invalid(
                     path,
                     ty,
                     format!("rule compile error: {e}"),
@@ -399,7 +419,8 @@ impl Node {
             let act = if optional_old_self { &optional } else { &plain };
             let ev = program.eval_with_limit(act, Some(PER_CALL_LIMIT));
             if ev.cost > i64::MAX as u64 || ev.cost as i64 > *budget {
-                errs.push(FieldError::invalid(path, ty, OUT_OF_BUDGET));
+                out.errors
+                    .push(FieldError::invalid(path, ty, OUT_OF_BUDGET));
                 *budget = -1;
                 return;
             }
@@ -410,19 +431,19 @@ impl Node {
                 Err(e) => {
                     let msg = e.to_string();
                     if msg.starts_with("no such overload") {
-                        errs.push(FieldError::invalid(path, ty, format!(
+                        out.errors.push(FieldError::invalid(path, ty, format!(
                             "'{msg}': call arguments did not match a supported operator, function or macro signature for rule: {}",
                             rule_error_string(rule)
                         )));
                     } else if e.cancelled {
-                        errs.push(FieldError::invalid(path, ty, format!(
+                        out.errors.push(FieldError::invalid(path, ty, format!(
                             "'{msg}': no further validation rules will be run due to call cost exceeds limit for rule: {}",
                             rule_error_string(rule)
                         )));
                         *budget = -1;
                         return;
                     } else {
-                        errs.push(FieldError::invalid(
+                        out.errors.push(FieldError::invalid(
                             path,
                             ty,
                             format!("{msg} evaluating rule: {}", rule_error_string(rule)),
@@ -444,9 +465,7 @@ impl Node {
                 match eval_message(msg_prog, &rule.message_expression, act, budget) {
                     Ok(m) => detail = Some(m),
                     Err(MessageError::Fatal(m)) => {
-                        if !ratcheted {
-                            errs.push(FieldError::invalid(&err_path, ty, m));
-                        }
+                        out.fail(FieldError::invalid(&err_path, ty, m), ratcheted);
                         *budget = -1;
                         return;
                     }
@@ -455,15 +474,13 @@ impl Node {
                 }
             }
             let detail = detail.unwrap_or_else(|| rule_message_or_default(rule));
-            if ratcheted {
-                continue;
-            }
-            errs.push(match rule.reason.as_deref() {
+            let e = match rule.reason.as_deref() {
                 Some("FieldValueForbidden") => FieldError::forbidden(&err_path, detail),
                 Some("FieldValueRequired") => FieldError::required(&err_path, detail),
                 Some("FieldValueDuplicate") => FieldError::duplicate(&err_path, ty),
                 _ => FieldError::invalid(&err_path, ty, detail),
-            });
+            };
+            out.fail(e, ratcheted);
         }
     }
 }

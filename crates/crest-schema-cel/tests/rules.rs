@@ -98,6 +98,54 @@ fn transition_rules_need_an_old_value_and_ratchet_others() {
     );
 }
 
+/// Upstream's `validateExpressions` passes a ratcheted failure to `warning.AddWarning` as the
+/// field error's text; runtime errors and transition rules are never ratcheted.
+#[test]
+fn ratcheted_failures_become_warnings() {
+    let s = json!({"type": "object", "properties": {
+        "a": {"type": "integer", "x-kubernetes-validations": [
+            {"rule": "self < 10", "messageExpression": "'a is ' + string(self)"},
+            {"rule": "self >= oldSelf", "message": "shrunk"}]},
+        "b": {"type": "string", "x-kubernetes-validations": [
+            {"rule": "self != 'x'", "reason": "FieldValueForbidden", "message": "no x"}]},
+        "o": {"type": "object", "properties": {"x": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.x > 0"}]},
+        "c": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.c != 3"}]});
+    let v = Validator::new(&schema(s)).expect("rules");
+    let old = json!({"a": 20, "b": "x", "o": {}, "c": 3});
+    // Unchanged: every failure of a rule without oldSelf is a warning, except the runtime error.
+    let out = v.evaluate(&old, Some(&old));
+    let errs: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errs,
+        vec!["o: Invalid value: \"object\": no such key: x evaluating rule: self.x > 0"]
+    );
+    assert_eq!(
+        out.warnings,
+        vec![
+            "<nil>: Invalid value: \"object\": failed rule: self.c != 3",
+            "a: Invalid value: \"integer\": a is 20",
+            "b: Forbidden: no x",
+        ]
+    );
+    // A changed value fails; its unchanged siblings still warn (the root changed, so its rule
+    // fails too).
+    let new = json!({"a": 30, "b": "x", "o": {"x": 1}, "c": 3});
+    let out = v.evaluate(&new, Some(&old));
+    let errs: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errs,
+        vec![
+            "<nil>: Invalid value: \"object\": failed rule: self.c != 3",
+            "a: Invalid value: \"integer\": a is 30",
+        ]
+    );
+    assert_eq!(out.warnings, vec!["b: Forbidden: no x"]);
+    // Creates have nothing to ratchet against.
+    assert!(v.evaluate(&new, None).warnings.is_empty());
+}
+
 #[test]
 fn runtime_errors_name_the_rule() {
     let s = json!({"type": "object", "properties": {"o": {"type": "object",

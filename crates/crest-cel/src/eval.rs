@@ -267,11 +267,30 @@ impl Program {
             locals: Vec::new(),
             cost: 0,
             limit: limit.unwrap_or(u64::MAX),
+            depth: 0,
         };
         let result = it.eval(&self.expr);
         Evaluation {
             result,
             cost: it.cost,
+        }
+    }
+}
+
+/// Receiver and two arguments cover nearly every call.
+const INLINE_OPERANDS: usize = 3;
+
+/// A call's evaluated operands, kept on the stack when few (no allocation per call).
+enum Operands {
+    Inline(usize, [Value; INLINE_OPERANDS]),
+    Heap(Vec<Value>),
+}
+
+impl Operands {
+    fn as_slice(&self) -> &[Value] {
+        match self {
+            Operands::Inline(n, vals) => &vals[..*n],
+            Operands::Heap(vals) => vals,
         }
     }
 }
@@ -282,6 +301,8 @@ struct Interp<'a> {
     locals: Vec<(&'a str, Result<Value, EvalError>)>,
     cost: u64,
     limit: u64,
+    /// Nesting of `eval` calls (when to check the stack).
+    depth: u32,
 }
 
 type R = Result<Value, EvalError>;
@@ -311,7 +332,16 @@ impl<'a> Interp<'a> {
     }
 
     fn eval(&mut self, e: &'a Expr) -> R {
-        stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.eval_node(e))
+        // Checking the stack costs as much as a small node: check every few levels only (a
+        // few frames fit easily in the red zone).
+        self.depth = self.depth.wrapping_add(1);
+        let r = if self.depth % 4 == 0 {
+            stacker::maybe_grow(RED_ZONE, STACK_CHUNK, || self.eval_node(e))
+        } else {
+            self.eval_node(e)
+        };
+        self.depth = self.depth.wrapping_sub(1);
+        r
     }
 
     fn eval_node(&mut self, e: &'a Expr) -> R {
@@ -554,28 +584,33 @@ impl<'a> Interp<'a> {
                             }))
                     {
                         let vals = self.eval_args(None, args)?;
-                        return self.dispatch(id, &full, false, &vals);
+                        return self.dispatch(id, &full, false, vals.as_slice());
                     }
                 }
             }
         }
         let vals = self.eval_args(target, args)?;
-        self.dispatch(id, function, target.is_some(), &vals)
+        self.dispatch(id, function, target.is_some(), vals.as_slice())
     }
 
     fn eval_args(
         &mut self,
         target: Option<&'a Expr>,
         args: &'a [Expr],
-    ) -> Result<Vec<Value>, EvalError> {
-        let mut vals = Vec::with_capacity(args.len() + 1);
-        if let Some(t) = target {
-            vals.push(self.eval(t)?);
+    ) -> Result<Operands, EvalError> {
+        let n = args.len() + usize::from(target.is_some());
+        if n <= INLINE_OPERANDS {
+            let mut vals = [Value::Null, Value::Null, Value::Null];
+            for (slot, e) in vals.iter_mut().zip(target.into_iter().chain(args)) {
+                *slot = self.eval(e)?;
+            }
+            return Ok(Operands::Inline(n, vals));
         }
-        for a in args {
-            vals.push(self.eval(a)?);
+        let mut vals = Vec::with_capacity(n);
+        for e in target.into_iter().chain(args) {
+            vals.push(self.eval(e)?);
         }
-        Ok(vals)
+        Ok(Operands::Heap(vals))
     }
 
     fn dispatch(&mut self, id: ExprId, function: &str, member: bool, vals: &[Value]) -> R {
@@ -670,17 +705,9 @@ impl<'a> Interp<'a> {
 
     fn comprehension(&mut self, c: &'a Comprehension) -> R {
         let range = self.eval(&c.iter_range)?;
-        let items: Vec<(Value, Value)> = match &range {
-            Value::List(l) => l
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (Value::Int(i as i64), v.clone()))
-                .collect(),
-            Value::Map(m) => m
-                .entries
-                .values()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+        let len = match &range {
+            Value::List(l) => l.len(),
+            Value::Map(m) => m.len(),
             other => {
                 return Err(EvalError::new(format!(
                     "expression of type '{}' cannot be range of a comprehension",
@@ -696,13 +723,19 @@ impl<'a> Interp<'a> {
         }
         let base = self.locals.len();
         self.locals.push((&c.accu_var, init));
+        let shape = StepShape::of(c);
         let two = c.iter_var2.is_some();
-        let is_list = matches!(range, Value::List(_));
-        for (k, v) in items {
-            let (first, second) = match (two, is_list) {
-                (true, _) => (k, Some(v)),
-                (false, true) => (v, None),
-                (false, false) => (k, None),
+        for i in 0..len {
+            // The range stays shared: each element is cloned when its turn comes (a reference
+            // count or a scalar), never collected up front.
+            let (first, second) = match &range {
+                Value::List(l) if two => (Value::Int(i as i64), Some(l[i].clone())),
+                Value::List(l) => (l[i].clone(), None),
+                Value::Map(m) => match m.entries.get_index(i) {
+                    Some((_, (k, v))) => (k.clone(), two.then(|| v.clone())),
+                    None => break,
+                },
+                _ => break,
             };
             self.locals.truncate(base + 1);
             self.locals.push((&c.iter_var, Ok(first)));
@@ -721,7 +754,7 @@ impl<'a> Interp<'a> {
                     return Err(e);
                 }
             }
-            let step = self.step(c);
+            let step = self.step(c, &shape, base);
             if let Err(e) = &step {
                 if e.cancelled {
                     self.locals.truncate(base);
@@ -737,13 +770,65 @@ impl<'a> Interp<'a> {
     }
 
     /// Evaluates a loop step. The macros' `@result + [x]` appends in place (the accumulator
-    /// is taken out of its slot first), keeping map/filter linear rather than quadratic.
-    fn step(&mut self, c: &'a Comprehension) -> R {
-        let accu_slot = self
-            .locals
-            .iter()
-            .rposition(|(n, _)| *n == c.accu_var)
-            .unwrap_or(0);
+    /// is taken out of its slot, `accu`, first), keeping map/filter linear rather than
+    /// quadratic; a one-element list literal is pushed without building the list.
+    fn step(&mut self, c: &'a Comprehension, shape: &StepShape<'a>, accu: usize) -> R {
+        let (cond, add) = match shape {
+            StepShape::Plain => return self.eval(&c.loop_step),
+            StepShape::Append { cond, add } => (*cond, *add),
+        };
+        if let Some(cond) = cond {
+            self.charge(costs::CALL)?;
+            match self.eval(cond)? {
+                Value::Bool(true) => {}
+                Value::Bool(false) => return self.locals[accu].1.clone(),
+                other => return Err(stdlib::no_such_overload("_?_:_", &[other])),
+            }
+        }
+        self.charge(costs::CALL)?;
+        let rhs = match &add.kind {
+            ExprKind::List {
+                elements,
+                optional_indices,
+            } if elements.len() == 1 && optional_indices.is_empty() => {
+                // What evaluating the literal charges.
+                self.charge(costs::LIST_CREATE)?;
+                let v = self.eval(&elements[0])?;
+                let acc = std::mem::replace(&mut self.locals[accu].1, Ok(Value::Null))?;
+                return match acc {
+                    Value::List(mut l) if l.kind == ListKind::Ordered => {
+                        Arc::make_mut(&mut l).push(v);
+                        Ok(Value::List(l))
+                    }
+                    a => stdlib::add(&a, &Value::list(vec![v])),
+                };
+            }
+            _ => self.eval(add)?,
+        };
+        let acc = std::mem::replace(&mut self.locals[accu].1, Ok(Value::Null))?;
+        match (acc, rhs) {
+            (Value::List(mut l), Value::List(r)) if l.kind == ListKind::Ordered => {
+                Arc::make_mut(&mut l).extend(r.iter().cloned());
+                Ok(Value::List(l))
+            }
+            (a, b) => stdlib::add(&a, &b),
+        }
+    }
+}
+
+/// The shape of a comprehension's step, found once per comprehension rather than per
+/// iteration: the macros' appends (`@result + [x]`, or `cond ? @result + [x] : @result`) or
+/// anything else.
+enum StepShape<'a> {
+    Plain,
+    Append {
+        cond: Option<&'a Expr>,
+        add: &'a Expr,
+    },
+}
+
+impl<'a> StepShape<'a> {
+    fn of(c: &'a Comprehension) -> StepShape<'a> {
         let append = |e: &'a Expr| -> Option<&'a Expr> {
             match &e.kind {
                 ExprKind::Call {
@@ -757,45 +842,34 @@ impl<'a> Interp<'a> {
                 _ => None,
             }
         };
-        let (cond, add) = match &c.loop_step.kind {
+        match &c.loop_step.kind {
             ExprKind::Call {
                 target: None,
                 function,
                 args,
             } if function == "_?_:_" && args.len() == 3 => {
                 match (append(&args[1]), &args[2].kind) {
-                    (Some(add), ExprKind::Ident(n)) if *n == c.accu_var => (Some(&args[0]), add),
-                    _ => return self.eval(&c.loop_step),
+                    (Some(add), ExprKind::Ident(n)) if *n == c.accu_var => StepShape::Append {
+                        cond: Some(&args[0]),
+                        add,
+                    },
+                    _ => StepShape::Plain,
                 }
             }
             _ => match append(&c.loop_step) {
-                Some(add) => (None, add),
-                None => return self.eval(&c.loop_step),
+                Some(add) => StepShape::Append { cond: None, add },
+                None => StepShape::Plain,
             },
-        };
-        if let Some(cond) = cond {
-            self.charge(costs::CALL)?;
-            match self.eval(cond)? {
-                Value::Bool(true) => {}
-                Value::Bool(false) => return self.locals[accu_slot].1.clone(),
-                other => return Err(stdlib::no_such_overload("_?_:_", &[other])),
-            }
-        }
-        self.charge(costs::CALL)?;
-        let rhs = self.eval(add)?;
-        let accu = std::mem::replace(&mut self.locals[accu_slot].1, Ok(Value::Null))?;
-        match (accu, rhs) {
-            (Value::List(mut l), Value::List(r)) if l.kind == ListKind::Ordered => {
-                Arc::make_mut(&mut l).extend(r.iter().cloned());
-                Ok(Value::List(l))
-            }
-            (a, b) => stdlib::add(&a, &b),
         }
     }
 }
 
 /// Work proportional to the size of strings and lists is charged by that size.
 fn traversal_cost(function: &str, vals: &[Value]) -> u64 {
+    // Scalars have no size: skip matching the name (most calls in loops are on numbers).
+    if vals.iter().all(|v| value_size(v) == 0) {
+        return 0;
+    }
     match function {
         "_+_" | "_==_" | "_!=_" | "contains" | "startsWith" | "endsWith" | "matches" | "@in"
         | "split" | "join" | "replace" | "indexOf" | "lastIndexOf" | "lowerAscii"

@@ -130,7 +130,7 @@ impl CrSchema {
     pub fn validate(&self, obj: &Value) -> FieldErrors {
         let mut errs = self.validate_values(obj);
         errs.extend(self.validate_structure(obj));
-        let rules = self.validate_rules(obj, None, &errs);
+        let rules = self.validate_rules(obj, None, &errs, &mut vec![]);
         errs.extend(rules);
         errs
     }
@@ -139,19 +139,21 @@ impl CrSchema {
     pub fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
         let mut errs = self.validate_values_update(new, old);
         errs.extend(self.validate_structure(new));
-        let rules = self.validate_rules(new, Some(old), &errs);
+        let rules = self.validate_rules(new, Some(old), &errs, &mut vec![]);
         errs.extend(rules);
         errs
     }
 
     /// The CEL rules of the whole object (`old` on updates: transition rules, ratcheting).
     /// Not run when `errs` (what was found before) holds a missing, wrongly typed or oversized
-    /// value: kube-apiserver then reports that some rules were not checked.
+    /// value: kube-apiserver then reports that some rules were not checked. Failures ratcheted
+    /// on updates are added to `warnings`, as upstream's validator warns about them.
     pub fn validate_rules(
         &self,
         new: &Value,
         old: Option<&Value>,
         errs: &FieldErrors,
+        warnings: &mut Vec<String>,
     ) -> FieldErrors {
         let Some(rules) = &self.rules else {
             return vec![];
@@ -173,7 +175,9 @@ impl CrSchema {
                 "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
             )];
         }
-        rules.validate(new, old)
+        let out = rules.evaluate(new, old);
+        warnings.extend(out.warnings);
+        out.errors
     }
 
     /// OpenAPI value validation of a new object.

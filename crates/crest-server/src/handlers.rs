@@ -161,7 +161,9 @@ impl Ctx<'_> {
         let mut resp = render(status_code(code), payload, out, self.pretty);
         let warnings =
             std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()));
-        for w in warnings {
+        let mut seen = std::collections::HashSet::new();
+        // Upstream's warning recorder drops a text it already sent.
+        for w in warnings.iter().filter(|w| seen.insert(w.as_str())) {
             // RFC 7234 warn-text: a quoted string with `"` and `\` escaped.
             let text = w.replace('\\', "\\\\").replace('"', "\\\"");
             if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{text}\"")) {

@@ -398,10 +398,12 @@ impl Registry {
             if strategy.kube_finalizer_names() {
                 errs.extend(kube_finalizer_errors(&obj));
             }
-            errs.extend(strategy.validate_create(&obj));
+            let mut warnings = vec![];
+            errs.extend(strategy.validate_create(&obj, &mut warnings));
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&def.api.group_kind(), &name, &errs));
             }
+            opts.warn(warnings);
             let key = def.key(ns, &name);
             if opts.dry_run {
                 if self.cache.get(&key).is_some() {
@@ -556,10 +558,13 @@ impl Registry {
                 if changed { gen + 1 } else { gen.max(1) },
             );
         }
-        let errs = validate_update(def, &obj, &old, mode);
+        let mut warnings = vec![];
+        let errs = validate_update(def, &obj, &old, mode, &mut warnings);
         if !errs.is_empty() {
             return Err(ApiError::invalid(&def.api.group_kind(), name, &errs));
         }
+        // Ratcheted rule failures: the write goes ahead with Warning headers.
+        opts.warn(warnings);
         if strategy.warns_finalizer_names() {
             if let (Some(n), Some(o)) = (meta::meta(&obj), meta::meta(&old)) {
                 opts.warn(finalizer_warnings(n, Some(o)));
@@ -914,6 +919,7 @@ fn validate_update(
     new: &Value,
     old: &Value,
     mode: UpdateMode,
+    warnings: &mut Vec<String>,
 ) -> Vec<FieldError> {
     let path = FieldPath::new("metadata");
     let empty = serde_json::Map::new();
@@ -927,8 +933,8 @@ fn validate_update(
         errs.extend(kube_finalizer_errors(new));
     }
     errs.extend(match mode {
-        UpdateMode::Status => def.strategy.validate_status_update(new, old),
-        _ => def.strategy.validate_update(new, old),
+        UpdateMode::Status => def.strategy.validate_status_update(new, old, warnings),
+        _ => def.strategy.validate_update(new, old, warnings),
     });
     errs
 }

@@ -34,20 +34,31 @@ pub trait Strategy: Send + Sync {
     /// Resets fields the client may not set on create (after generic metadata handling).
     fn prepare_create(&self, _obj: &mut Value) {}
 
-    fn validate_create(&self, _obj: &Value) -> FieldErrors {
+    /// Errors refuse the write; `warnings` become Warning headers of a successful one.
+    fn validate_create(&self, _obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
         vec![]
     }
 
     /// Carries fields the client may not change over from `old`.
     fn prepare_update(&self, _new: &mut Value, _old: &Value) {}
 
-    fn validate_update(&self, _new: &Value, _old: &Value) -> FieldErrors {
+    fn validate_update(
+        &self,
+        _new: &Value,
+        _old: &Value,
+        _warnings: &mut Vec<String>,
+    ) -> FieldErrors {
         vec![]
     }
 
     /// Validation of a `/status` write (the status strategy's); by default the update's.
-    fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        self.validate_update(new, old)
+    fn validate_status_update(
+        &self,
+        new: &Value,
+        old: &Value,
+        warnings: &mut Vec<String>,
+    ) -> FieldErrors {
+        self.validate_update(new, old, warnings)
     }
 
     /// The scale subresource's paths, when the resource has one.
@@ -295,7 +306,7 @@ impl Strategy for CrdStrategy {
         crest_apiextensions::accept_and_establish(obj, &others);
         crest_apiextensions::conditions::update_non_structural_schema(obj);
     }
-    fn validate_create(&self, obj: &Value) -> FieldErrors {
+    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
         crest_apiextensions::validate_create(obj)
     }
     fn prepare_update(&self, new: &mut Value, old: &Value) {
@@ -305,7 +316,12 @@ impl Strategy for CrdStrategy {
         // A schema that was stored before the structural rules applied is reported, not refused.
         crest_apiextensions::conditions::update_non_structural_schema(new);
     }
-    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
+    fn validate_update(
+        &self,
+        new: &Value,
+        old: &Value,
+        _warnings: &mut Vec<String>,
+    ) -> FieldErrors {
         crest_apiextensions::validate_update(new, old)
     }
     fn custom_delete_preconditions(&self) -> bool {
@@ -354,7 +370,12 @@ impl CustomResourceStrategy {
 
     /// Upstream's order: schema values, scale spec and status, then embedded resources and
     /// list types.
-    fn validate_with(&self, new: &Value, old: Option<&Value>) -> FieldErrors {
+    fn validate_with(
+        &self,
+        new: &Value,
+        old: Option<&Value>,
+        warnings: &mut Vec<String>,
+    ) -> FieldErrors {
         let mut errs = match (&self.schema, old) {
             (Some(s), Some(old)) => s.validate_values_update(new, old),
             (Some(s), None) => s.validate_values(new),
@@ -366,7 +387,7 @@ impl CustomResourceStrategy {
         }
         if let Some(s) = &self.schema {
             errs.extend(s.validate_structure(new));
-            let rules = s.validate_rules(new, old, &errs);
+            let rules = s.validate_rules(new, old, &errs, warnings);
             errs.extend(rules);
         }
         errs
@@ -395,15 +416,20 @@ impl Strategy for CustomResourceStrategy {
             copy_field(new, old, "status");
         }
     }
-    fn validate_create(&self, obj: &Value) -> FieldErrors {
-        self.validate_with(obj, None)
+    fn validate_create(&self, obj: &Value, warnings: &mut Vec<String>) -> FieldErrors {
+        self.validate_with(obj, None, warnings)
     }
-    fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        self.validate_with(new, Some(old))
+    fn validate_update(&self, new: &Value, old: &Value, warnings: &mut Vec<String>) -> FieldErrors {
+        self.validate_with(new, Some(old), warnings)
     }
     /// Only `status` is validated (with its own schema, ratcheted), then the scale status and
     /// list types when the old object had no list type errors.
-    fn validate_status_update(&self, new: &Value, old: &Value) -> FieldErrors {
+    fn validate_status_update(
+        &self,
+        new: &Value,
+        old: &Value,
+        warnings: &mut Vec<String>,
+    ) -> FieldErrors {
         let mut errs = match (&self.schema, new.get("status")) {
             (Some(s), Some(status)) => s.validate_status_update(status, old.get("status")),
             _ => vec![],
@@ -414,7 +440,7 @@ impl Strategy for CustomResourceStrategy {
         if let Some(s) = &self.schema {
             errs.extend(s.validate_list_types_ratcheted(new, old));
             // The rules see the whole object; unchanged parts are ratcheted.
-            let rules = s.validate_rules(new, Some(old), &errs);
+            let rules = s.validate_rules(new, Some(old), &errs, warnings);
             errs.extend(rules);
         }
         errs

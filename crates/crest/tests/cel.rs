@@ -762,6 +762,103 @@ fn ratcheting_skips_unchanged_invalid_values() {
     );
 }
 
+/// Upstream's validator passes ratcheted failures to `warning.AddWarning`: the write succeeds
+/// and the client sees `Warning: 299 - "<field error>"` (kubectl prints `Warning: ...`).
+#[tokio::test]
+async fn ratcheted_failures_are_warnings() {
+    let s = Server::start();
+    let loose = r#"          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                name: {type: string}
+                replicas: {type: integer}"#;
+    establish(&s, &widget_crd(loose), "widgets.cel.example.com");
+    assert_accepted(&s, "w", json!({"name": "UPPER", "replicas": 1}));
+    let strict = r#"          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                name:
+                  type: string
+                  x-kubernetes-validations:
+                    - rule: "self == self.lowerAscii()"
+                      message: "name must be lowercase"
+                replicas:
+                  type: integer
+                  x-kubernetes-validations:
+                    - rule: "self < 100"
+                      messageExpression: "'replicas ' + string(self) + ' is too many'""#;
+    s.apply_yaml(&widget_crd(strict));
+    let text = r#"spec.name: Invalid value: "string": name must be lowercase"#;
+    // kubectl: accepted, with the warning on stderr.
+    let (ok, err) = apply_widget(&s, "w", json!({"name": "UPPER", "replicas": 2}));
+    assert!(ok, "{err}");
+    assert!(err.contains(&format!("Warning: {text}")), "{err}");
+    // Raw HTTP: one Warning header per ratcheted failure, the text quoted as RFC 7234 wants.
+    let path = "/apis/cel.example.com/v1/namespaces/default/widgets/w";
+    let patch = |body: Value| serde_json::to_vec(&body).expect("json");
+    let merge = [("Content-Type", "application/merge-patch+json")];
+    let warnings = |h: &reqwest::header::HeaderMap| -> Vec<String> {
+        h.get_all("warning")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect()
+    };
+    let want = r#"299 - "spec.name: Invalid value: \"string\": name must be lowercase""#;
+    let (code, headers, body) = s
+        .http(
+            "PATCH",
+            path,
+            &merge,
+            Some(patch(json!({"spec": {"replicas": 3}}))),
+        )
+        .await;
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(warnings(&headers), [want]);
+    // A newly invalid value is an error; the messageExpression words it.
+    let (code, _, body) = s
+        .http(
+            "PATCH",
+            path,
+            &merge,
+            Some(patch(json!({"spec": {"replicas": 200}}))),
+        )
+        .await;
+    assert_eq!(code, 422, "{}", String::from_utf8_lossy(&body));
+    let v: Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(
+        v["details"]["causes"][0]["message"],
+        "Invalid value: \"integer\": replicas 200 is too many"
+    );
+    // A /status write leaves spec as it is: the spec rules still run, ratcheted.
+    let (code, headers, body) = s
+        .http(
+            "PATCH",
+            &format!("{path}/status"),
+            &merge,
+            Some(patch(json!({"metadata": {"labels": {"a": "b"}}}))),
+        )
+        .await;
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(warnings(&headers), [want]);
+    // Changing the invalid value to another invalid one is an error, not a warning.
+    let (code, headers, _) = s
+        .http(
+            "PATCH",
+            path,
+            &merge,
+            Some(patch(json!({"spec": {"name": "OTHER"}}))),
+        )
+        .await;
+    assert_eq!(code, 422);
+    assert!(warnings(&headers).is_empty());
+    // Creates have nothing to ratchet against.
+    assert_rejected(&s, "w2", json!({"name": "UPPER"}), &[text]);
+}
+
 #[test]
 fn blocking_schema_errors_skip_rules() {
     let s = Server::start();

@@ -145,7 +145,15 @@ impl Env {
         if self.has_message_type(name) {
             return Some(Type::type_of(Type::Object(name.to_string())));
         }
+        if self.enum_value(name).is_some() {
+            return Some(Type::Int);
+        }
         None
+    }
+
+    /// An enum constant of the message types (fully qualified name).
+    pub fn enum_value(&self, name: &str) -> Option<i64> {
+        self.provider.as_ref()?.enum_value(name)
     }
 
     pub fn has_message_type(&self, name: &str) -> bool {

@@ -372,6 +372,11 @@ impl<'a> Interp<'a> {
                 }
                 let v = self.eval(operand)?;
                 if *test_only {
+                    if let (Value::Object(o), Some(p)) = (&v, &self.prog.provider) {
+                        if p.has_type(&o.type_name) && p.field_type(&o.type_name, field).is_none() {
+                            return Err(EvalError::new(format!("no such field: {field}")));
+                        }
+                    }
                     has_field(&v, field)
                 } else {
                     self.select(&v, field)
@@ -501,6 +506,9 @@ impl<'a> Interp<'a> {
             if let Some(t) = builtin_type(name) {
                 return Ok(Value::Type(t.runtime_name().into()));
             }
+            if let Some(i) = self.enum_value(name) {
+                return Ok(Value::Int(i));
+            }
             return Ok(Value::Type(name.into()));
         }
         for cand in candidate_names(&self.prog.container, name) {
@@ -509,6 +517,9 @@ impl<'a> Interp<'a> {
             }
             if let Some(t) = builtin_type(&cand) {
                 return Ok(Value::Type(t.runtime_name().into()));
+            }
+            if let Some(i) = self.enum_value(&cand) {
+                return Ok(Value::Int(i));
             }
         }
         Err(EvalError::new(format!(
@@ -529,8 +540,15 @@ impl<'a> Interp<'a> {
             if let Some(v) = self.act.resolve(&cand) {
                 return Some(v);
             }
+            if let Some(i) = self.enum_value(&cand) {
+                return Some(Value::Int(i));
+            }
         }
         None
+    }
+
+    fn enum_value(&self, name: &str) -> Option<i64> {
+        self.prog.provider.as_ref()?.enum_value(name)
     }
 
     fn call(

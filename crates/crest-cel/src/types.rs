@@ -147,6 +147,12 @@ pub trait TypeProvider: Send + Sync {
         None
     }
 
+    /// The value of an enum constant named by its fully qualified name
+    /// (`pkg.Message.Enum.VALUE`); enums are ints, as cel-go's legacy enums are.
+    fn enum_value(&self, _name: &str) -> Option<i64> {
+        None
+    }
+
     /// Builds a message value from a literal's fields (`Type{f: v}`), e.g. to normalize or
     /// range-check them; the default keeps the fields as given.
     fn new_object(&self, name: &str, fields: IndexMap<String, Value>) -> Result<Value, String> {

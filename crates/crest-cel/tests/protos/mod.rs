@@ -383,6 +383,11 @@ impl TypeProvider for Protos {
         self.field(name, field).map(|f| self.default_of(f))
     }
 
+    fn enum_value(&self, name: &str) -> Option<i64> {
+        let (e, v) = name.rsplit_once('.')?;
+        self.enums.get(e)?.get(v).copied()
+    }
+
     fn new_object(&self, name: &str, fields: IndexMap<String, Value>) -> Result<Value, String> {
         let mut out = IndexMap::with_capacity(fields.len());
         for (k, mut v) in fields {
@@ -400,6 +405,34 @@ impl TypeProvider for Protos {
                 }
                 (Value::Double(d), "float") => v = Value::Double(*d as f32 as f64),
                 _ => {}
+            }
+            // A null element of a repeated or map field of messages (wrappers, timestamps,
+            // durations, ...) is no element.
+            let message_elems = (f.repeated || f.map)
+                && (self.messages.contains_key(&f.proto)
+                    || (f.proto.starts_with("google.protobuf.")
+                        && !matches!(
+                            f.proto.as_str(),
+                            "google.protobuf.Value"
+                                | "google.protobuf.Any"
+                                | "google.protobuf.Struct"
+                                | "google.protobuf.ListValue"
+                        )));
+            if message_elems {
+                v = match v {
+                    Value::List(l) => Value::list(
+                        l.iter()
+                            .filter(|x| !matches!(x, Value::Null))
+                            .cloned()
+                            .collect(),
+                    ),
+                    Value::Map(m) => {
+                        let mut m = (*m).clone();
+                        m.entries.retain(|_, (_, x)| !matches!(x, Value::Null));
+                        Value::Map(Arc::new(m))
+                    }
+                    other => other,
+                };
             }
             if matches!(v, Value::Null) {
                 // null clears message-typed fields (wrappers, timestamps, ...) but is no value

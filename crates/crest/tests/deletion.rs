@@ -233,7 +233,11 @@ async fn delete_answers_preconditions_and_options() {
     // Foreground: the object stays, marked, until the garbage collector has deleted its
     // dependents (none here), as kube-apiserver answers.
     assert_eq!(code, 200, "{v}");
-    assert_eq!(v["metadata"]["finalizers"], json!(["foregroundDeletion"]), "{v}");
+    assert_eq!(
+        v["metadata"]["finalizers"],
+        json!(["foregroundDeletion"]),
+        "{v}"
+    );
     assert!(v["metadata"]["deletionTimestamp"].is_string(), "{v}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     while get_json(&s, &format!("{CT}/b")).await.0 != 404 {

@@ -67,6 +67,25 @@ impl<'a> Item<'a> {
 
 type Eval<'a> = Result<Vec<Item<'a>>, (Vec<Item<'a>>, String)>;
 
+/// How many intermediate results one evaluation may produce. Each `..` can multiply the results
+/// by the depth of the object (`{........x}` over a chain 120 deep is ~10^8 items), so without a
+/// bound a printer column could hang a request; more than the values a 3 MiB object holds.
+const BUDGET: usize = 1 << 21;
+
+/// Charges `n` results against the evaluation's budget.
+fn charge<'a>(budget: &mut usize, n: usize) -> Result<(), (Vec<Item<'a>>, String)> {
+    match budget.checked_sub(n) {
+        Some(left) => {
+            *budget = left;
+            Ok(())
+        }
+        None => {
+            *budget = 0;
+            Err((vec![], "too many results to evaluate".into()))
+        }
+    }
+}
+
 impl JsonPath {
     /// Parses a template (`{.spec.replicas}`), with upstream's error messages.
     pub fn parse(text: &str) -> Result<JsonPath, String> {
@@ -108,8 +127,9 @@ impl JsonPath {
     pub fn find<'a>(&'a self, data: &'a Value) -> Result<Vec<Vec<Item<'a>>>, String> {
         let cur = [Item::Json(data)];
         let mut out = Vec::with_capacity(self.root.len());
+        let mut budget = BUDGET;
         for node in &self.root {
-            out.push(walk(&cur, node).map_err(|(_, e)| e)?);
+            out.push(walk(&cur, node, &mut budget).map_err(|(_, e)| e)?);
         }
         Ok(out)
     }
@@ -137,22 +157,35 @@ fn is_nil(i: &Item<'_>) -> bool {
     matches!(i, Item::Json(Value::Null))
 }
 
-fn walk<'a>(input: &[Item<'a>], node: &'a Node) -> Eval<'a> {
+fn walk<'a>(input: &[Item<'a>], node: &'a Node, budget: &mut usize) -> Eval<'a> {
+    let out = walk_node(input, node, budget)?;
+    if !matches!(node, Node::Recursive) {
+        // (`..` charges as it descends.)
+        charge(budget, out.len())?;
+    }
+    Ok(out)
+}
+
+fn walk_node<'a>(input: &[Item<'a>], node: &'a Node, budget: &mut usize) -> Eval<'a> {
     match node {
-        Node::List(nodes) => eval_list(input, nodes),
+        Node::List(nodes) => eval_list(input, nodes, budget),
         Node::Text(t) => Ok(vec![Item::Text(t)]),
         Node::Field(f) => Ok(eval_field(input, f)),
         Node::Array(params) => eval_array(input, params),
-        Node::Filter(f) => eval_filter(input, f),
+        Node::Filter(f) => eval_filter(input, f, budget),
         Node::Int(i) => Ok(input.iter().map(|_| Item::Int(*i)).collect()),
         Node::Float(f) => Ok(input.iter().map(|_| Item::Float(*f)).collect()),
         Node::Bool(b) => Ok(input.iter().map(|_| Item::Bool(*b)).collect()),
         Node::Wildcard => Ok(eval_wildcard(input)),
-        Node::Recursive => Ok(eval_recursive(input)),
+        Node::Recursive => {
+            let mut out = vec![];
+            eval_recursive(input, &mut out, budget)?;
+            Ok(out)
+        }
         Node::Union(lists) => {
             let mut out = vec![];
             for l in lists {
-                out.extend(eval_list(input, l).map_err(|(_, e)| (input.to_vec(), e))?);
+                out.extend(eval_list(input, l, budget).map_err(|(_, e)| (input.to_vec(), e))?);
             }
             Ok(out)
         }
@@ -161,10 +194,10 @@ fn walk<'a>(input: &[Item<'a>], node: &'a Node) -> Eval<'a> {
     }
 }
 
-fn eval_list<'a>(input: &[Item<'a>], nodes: &'a [Node]) -> Eval<'a> {
+fn eval_list<'a>(input: &[Item<'a>], nodes: &'a [Node], budget: &mut usize) -> Eval<'a> {
     let mut cur = input.to_vec();
     for n in nodes {
-        cur = walk(&cur, n)?;
+        cur = walk(&cur, n, budget)?;
     }
     Ok(cur)
 }
@@ -273,21 +306,25 @@ fn eval_wildcard<'a>(input: &[Item<'a>]) -> Vec<Item<'a>> {
         .collect()
 }
 
-fn eval_recursive<'a>(input: &[Item<'a>]) -> Vec<Item<'a>> {
-    let mut out = vec![];
+fn eval_recursive<'a>(
+    input: &[Item<'a>],
+    out: &mut Vec<Item<'a>>,
+    budget: &mut usize,
+) -> Result<(), (Vec<Item<'a>>, String)> {
     for i in input {
         let Some(v) = i.json() else { continue };
         if let Some(c) = children(v) {
             if !c.is_empty() {
+                charge(budget, c.len())?;
                 out.push(i.clone());
-                out.extend(eval_recursive(&c));
+                eval_recursive(&c, out, budget)?;
             }
         }
     }
-    out
+    Ok(())
 }
 
-fn eval_filter<'a>(input: &[Item<'a>], f: &'a Filter) -> Eval<'a> {
+fn eval_filter<'a>(input: &[Item<'a>], f: &'a Filter, budget: &mut usize) -> Eval<'a> {
     let mut out = vec![];
     for item in input {
         let elems = match item.json().and_then(children) {
@@ -297,8 +334,16 @@ fn eval_filter<'a>(input: &[Item<'a>], f: &'a Filter) -> Eval<'a> {
         for elem in elems {
             let temp = [elem.clone()];
             // Missing keys are allowed: a failed left side still yields what it reached.
-            let lefts = eval_list(&temp, &f.left).unwrap_or_else(|(partial, _)| partial);
-            let rights = eval_list(&temp, &f.right).map_err(|(_, e)| (input.to_vec(), e))?;
+            let lefts = match eval_list(&temp, &f.left, budget) {
+                Ok(l) => l,
+                // An exhausted budget ends the evaluation; other errors are missing keys.
+                Err(_) if *budget == 0 => {
+                    return Err((vec![], "too many results to evaluate".into()))
+                }
+                Err((partial, _)) => partial,
+            };
+            let rights =
+                eval_list(&temp, &f.right, budget).map_err(|(_, e)| (input.to_vec(), e))?;
             match (lefts.len(), rights.len()) {
                 (0, _) => continue,
                 (l, _) if l > 1 => {
@@ -611,8 +656,9 @@ impl<'s> Parser<'s> {
                     }
                 }
                 None if i == 1 => {
+                    // Go's int addition wraps (`[9223372036854775807]` is then out of bounds).
                     params[1] = Param {
-                        value: params[0].value + 1,
+                        value: params[0].value.wrapping_add(1),
                         known: true,
                         derived: true,
                     };
@@ -862,5 +908,37 @@ mod tests {
         assert_eq!(first(".spec.f", &o), Some(json!(1.5)));
         assert_eq!(first(".spec.a.b", &o), None);
         assert_eq!(first("\"lit\"", &o), Some(json!("lit")));
+    }
+
+    #[test]
+    fn extreme_indexes_do_not_overflow() {
+        let o = json!({"a": [1, 2, 3]});
+        // Go's int arithmetic wraps: the derived end of the last int64 index is out of bounds.
+        assert_eq!(first(".a[9223372036854775807]", &o), None);
+        assert_eq!(first(".a[-9223372036854775808]", &o), None);
+        assert_eq!(first(".a[-9223372036854775808:]", &o), None);
+        assert_eq!(first(".a[0:-9223372036854775808]", &o), None);
+        assert_eq!(
+            first(".a[0:9223372036854775807:9223372036854775807]", &o),
+            None
+        );
+        assert_eq!(first(".a[1:3:9223372036854775807]", &o), Some(json!(2)));
+    }
+
+    #[test]
+    fn repeated_recursive_descent_is_bounded() {
+        // Each `..` multiplies the results by the depth: without a budget this path over a
+        // chain 120 deep takes hours.
+        let mut o = json!(1);
+        for _ in 0..120 {
+            o = json!({ "a": o });
+        }
+        let started = std::time::Instant::now();
+        assert_eq!(first("..........z", &o), None);
+        assert_eq!(first("..a[?(@..........z)]", &o), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // A single `..` over a wide object still finds what it looks for.
+        let wide = json!({"items": vec![json!({"k": 1}); 100_000], "z": {"k": 2}});
+        assert_eq!(first("..z.k", &wide), Some(json!(2)));
     }
 }

@@ -323,6 +323,16 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
+    /// Refuses a call whose cost, known to be at least `bound` before it runs, would exceed
+    /// the budget: quadratic comparisons and results far larger than the operands are never
+    /// computed only to be charged for afterwards. Nothing is charged here.
+    fn precheck(&self, bound: u64) -> Result<(), EvalError> {
+        if self.cost.saturating_add(bound) > self.limit {
+            return Err(cancelled());
+        }
+        Ok(())
+    }
+
     fn local(&self, name: &str) -> Option<&Result<Value, EvalError>> {
         self.locals
             .iter()
@@ -658,6 +668,11 @@ impl<'a> Interp<'a> {
                 .find(|o| o.member == member && o.implementation.is_some() && o.accepts(vals));
             if let Some(o) = chosen {
                 if let Some(imp) = &o.implementation {
+                    // The overload's cost from its operands alone (its result not yet known).
+                    if let Some(f) = &o.runtime_cost {
+                        self.precheck(f(vals, &Value::Null))?;
+                    }
+                    self.precheck(stdlib::result_cost_bound(function, vals))?;
                     let r = imp(vals);
                     let custom = match &r {
                         Ok(v) => prog
@@ -679,6 +694,7 @@ impl<'a> Interp<'a> {
                 return Ok(Value::Bool(re.is_match(s)));
             }
         }
+        self.precheck(stdlib::result_cost_bound(function, vals))?;
         let r = stdlib::call(function, vals);
         let custom = match (&r, &prog.cost_estimator) {
             (Ok(v), Some(est)) => {

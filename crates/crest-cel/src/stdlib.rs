@@ -267,6 +267,50 @@ pub fn call(name: &str, args: &[Value]) -> R {
     Ok(r)
 }
 
+/// A lower bound, known before the call, of the cost of a call whose result can be far larger
+/// than its operands (`'a'.replace('', big)`, `list.join(big)`, `lists.range(n)`): the
+/// evaluator refuses the call when the bound is over its budget, rather than building the
+/// result and charging for it afterwards. Strings are charged per byte as traversals are.
+pub fn result_cost_bound(name: &str, args: &[Value]) -> u64 {
+    use Value::*;
+    let per_byte = |n: u64| n / crate::eval::costs::TRAVERSAL_DIVISOR;
+    match (name, args) {
+        ("replace", [String(s), String(from), String(to), rest @ ..]) => {
+            let limit = match rest {
+                [Int(n)] if *n >= 0 => Some(*n as u64),
+                _ => None,
+            };
+            if limit == Some(0) || to.len() <= from.len() {
+                return per_byte(s.len() as u64);
+            }
+            let count = if from.is_empty() {
+                s.chars().count() as u64 + 1
+            } else {
+                s.matches(&**from).count() as u64
+            };
+            let count = limit.map_or(count, |n| n.min(count));
+            let growth = count.saturating_mul((to.len() - from.len()) as u64);
+            per_byte((s.len() as u64).saturating_add(growth))
+        }
+        ("join", [List(l), rest @ ..]) => {
+            let sep = match rest {
+                [String(sep)] => sep.len() as u64,
+                _ => 0,
+            };
+            let parts = l
+                .iter()
+                .map(|v| match v {
+                    String(s) => s.len() as u64,
+                    _ => 0,
+                })
+                .fold(0, u64::saturating_add);
+            per_byte(parts.saturating_add(sep.saturating_mul(l.len().saturating_sub(1) as u64)))
+        }
+        ("lists.range", [Int(n)]) => (*n).max(0) as u64,
+        _ => 0,
+    }
+}
+
 fn overflow() -> EvalError {
     err("integer overflow")
 }
@@ -643,6 +687,10 @@ pub fn parse_duration(s: &str) -> Result<TimeDelta, EvalError> {
             _ => return Err(bad()),
         };
         let (int_part, frac_part) = num.split_once('.').unwrap_or((num, ""));
+        // One fraction at most: Go reads "1.2.3s" as "1.2" with the unit ".3s" missing.
+        if frac_part.contains('.') {
+            return Err(bad());
+        }
         let whole: i128 = if int_part.is_empty() {
             0
         } else {
@@ -683,7 +731,13 @@ fn zone_offset(t: DateTime<Utc>, tz: &str) -> Result<FixedOffset, EvalError> {
         let (h, m) = rest.split_once(':').ok_or_else(bad)?;
         let h: i32 = h.parse().map_err(|_| bad())?;
         let m: i32 = m.parse().map_err(|_| bad())?;
-        return FixedOffset::east_opt(sign * (h * 3600 + m * 60)).ok_or_else(bad);
+        // Hours and minutes come from the expression: keep the arithmetic from overflowing.
+        let secs = h
+            .checked_mul(3600)
+            .and_then(|h| m.checked_mul(60).and_then(|m| h.checked_add(m)))
+            .and_then(|s| s.checked_mul(sign))
+            .ok_or_else(bad)?;
+        return FixedOffset::east_opt(secs).ok_or_else(bad);
     }
     let zone = chrono_tz::Tz::from_str(tz).map_err(|_| bad())?;
     Ok(t.with_timezone(&zone).offset().fix())
@@ -710,9 +764,7 @@ fn timestamp_part(name: &str, t: DateTime<Utc>, tz: Option<&str>) -> R {
 }
 
 fn index_of(s: &str, t: &str, start: Option<&Value>, last: bool) -> R {
-    let chars: Vec<char> = s.chars().collect();
-    let sub: Vec<char> = t.chars().collect();
-    let n = chars.len() as i64;
+    let n = s.chars().count() as i64;
     let start = match start {
         Some(Value::Int(i)) => *i,
         None => {
@@ -727,18 +779,26 @@ fn index_of(s: &str, t: &str, start: Option<&Value>, last: bool) -> R {
     if start < 0 || start > n {
         return Err(err(format!("index out of range: {start}")));
     }
-    let fits = |i: usize| i + sub.len() <= chars.len() && chars[i..i + sub.len()] == sub[..];
-    let found = if last {
-        let hi = (start as usize).min(chars.len().saturating_sub(sub.len()));
-        if sub.len() > chars.len() {
-            None
-        } else {
-            (0..=hi).rev().find(|&i| fits(i))
-        }
-    } else {
-        (start as usize..=chars.len()).find(|&i| fits(i))
+    // A substring search in linear time (a match of valid UTF-8 in valid UTF-8 starts at a
+    // character boundary), with code point offsets converted to and from byte offsets: a
+    // character-by-character comparison at every offset is quadratic on hostile inputs.
+    let byte_at = |chars: i64| {
+        s.char_indices()
+            .nth(chars as usize)
+            .map_or(s.len(), |(b, _)| b)
     };
-    Ok(Value::Int(found.map(|i| i as i64).unwrap_or(-1)))
+    let found = if last {
+        // The last match starting at or before `start`: it ends by `start + size(t)`.
+        let end = start.saturating_add(t.chars().count() as i64).min(n);
+        s[..byte_at(end)].rfind(t)
+    } else {
+        let from = byte_at(start);
+        s[from..].find(t).map(|p| from + p)
+    };
+    Ok(Value::Int(match found {
+        Some(b) => s[..b].chars().count() as i64,
+        None => -1,
+    }))
 }
 
 fn split(s: &str, sep: &str, n: i64) -> Value {

@@ -1,6 +1,7 @@
 //! Runtime values and CEL's equality and ordering over them.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -81,6 +82,48 @@ impl ListValue {
             .collect()
     }
 
+    /// A map-list element's key values as hashable keys, when every one is (scalars); None
+    /// sends the element to the linear comparison.
+    fn hashed_key(keys: &[Arc<str>], v: &Value) -> Option<Vec<Option<Key>>> {
+        Self::map_key(keys, v)
+            .into_iter()
+            .map(|k| match k {
+                Some(k) => Key::for_lookup(k).map(Some),
+                None => Some(None),
+            })
+            .collect()
+    }
+
+    /// The position of each element by its hashed key (the first of equal keys).
+    fn key_index(keys: &[Arc<str>], items: &[Value]) -> HashMap<Vec<Option<Key>>, usize> {
+        let mut index = HashMap::with_capacity(items.len());
+        for (i, x) in items.iter().enumerate() {
+            if let Some(k) = Self::hashed_key(keys, x) {
+                index.entry(k).or_insert(i);
+            }
+        }
+        index
+    }
+
+    /// The first element of `items` with `y`'s key: looked up by hash (map lists can be long:
+    /// comparing every pair is quadratic), else compared one by one.
+    fn find_by_key(
+        keys: &[Arc<str>],
+        items: &[Value],
+        index: &HashMap<Vec<Option<Key>>, usize>,
+        y: &Value,
+    ) -> Option<usize> {
+        // A key of scalars that hash never equals one that does not (a fractional double, ...):
+        // the index alone decides.
+        if let Some(k) = Self::hashed_key(keys, y) {
+            return index.get(&k).copied();
+        }
+        let ky = Self::map_key(keys, y);
+        items
+            .iter()
+            .position(|x| Self::same_key(&Self::map_key(keys, x), &ky))
+    }
+
     fn same_key(a: &[Option<&Value>], b: &[Option<&Value>]) -> bool {
         a.len() == b.len()
             && a.iter().zip(b).all(|(x, y)| match (x, y) {
@@ -105,12 +148,13 @@ impl ListValue {
                     _ => self.iter().any(|x| x.equals(y)),
                 })
             }
-            ListKind::Map(keys) => other.iter().all(|y| {
-                let ky = Self::map_key(keys, y);
-                self.iter()
-                    .find(|x| Self::same_key(&Self::map_key(keys, x), &ky))
-                    .is_some_and(|x| x.equals(y))
-            }),
+            ListKind::Map(keys) => {
+                let index = Self::key_index(keys, &self.items);
+                other.iter().all(|y| {
+                    Self::find_by_key(keys, &self.items, &index, y)
+                        .is_some_and(|i| self.items[i].equals(y))
+                })
+            }
         }
     }
 
@@ -134,14 +178,16 @@ impl ListValue {
                 }
             }
             ListKind::Map(keys) => {
+                let mut index = Self::key_index(keys, &items);
                 for y in other.iter() {
-                    let ky = Self::map_key(keys, y);
-                    match items
-                        .iter()
-                        .position(|x| Self::same_key(&Self::map_key(keys, x), &ky))
-                    {
+                    match Self::find_by_key(keys, &items, &index, y) {
                         Some(i) => items[i] = y.clone(),
-                        None => items.push(y.clone()),
+                        None => {
+                            if let Some(k) = Self::hashed_key(keys, y) {
+                                index.entry(k).or_insert(items.len());
+                            }
+                            items.push(y.clone());
+                        }
                     }
                 }
             }

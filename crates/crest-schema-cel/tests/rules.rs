@@ -156,3 +156,23 @@ fn runtime_errors_name_the_rule() {
         vec!["o: Invalid value: \"object\": no such key: x evaluating rule: self.x > 0"]
     );
 }
+
+#[test]
+fn rules_over_a_large_object_fail_on_cost_not_memory() {
+    // About 3 MiB, the request body limit: results of terabytes are refused before they are
+    // built, with upstream's per-call cost error naming the rule.
+    let s = json!({"type": "object", "properties": {
+        "a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "string"}},
+        "x-kubernetes-validations": [
+            {"rule": "self.a.replace('', self.b).size() > 0"},
+            {"rule": "self.a.split('').join(self.c).size() > 0"}]});
+    let big = "x".repeat(1 << 20);
+    let obj = json!({"a": big, "b": big, "c": big});
+    let start = std::time::Instant::now();
+    let errs = run(s, obj, None);
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(
+        errs,
+        vec!["<nil>: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.a.replace('', self.b).size() > 0".to_string()]
+    );
+}

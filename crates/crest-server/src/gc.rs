@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
 
 /// `metav1.FinalizerOrphanDependents`.
@@ -224,10 +224,33 @@ pub struct Collector {
     dependents: BTreeSet<Arc<str>>,
     /// Objects being deleted with the orphan or foregroundDeletion finalizer.
     owners: BTreeSet<Arc<str>>,
+    /// Work that failed (a conflict, a validation error), by queue and key: how many times in a
+    /// row, and when it is queued again. An event that queues the key meanwhile runs it at once.
+    retries: HashMap<(Queue, Arc<str>), Retry>,
 }
 
-/// How long to wait before retrying work that failed (a conflict, a validation error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Queue {
+    Owner,
+    Dependent,
+}
+
+struct Retry {
+    failures: u32,
+    due: Instant,
+}
+
+/// The delay before the first retry of failed work; it doubles with each failure in a row, up
+/// to `RETRY_MAX` (upstream's per-item exponential rate limiter), so work that keeps failing
+/// costs one attempt every few minutes, not one per change the server sees.
 const RETRY: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(300);
+
+fn retry_delay(failures: u32) -> Duration {
+    RETRY
+        .saturating_mul(1u32 << failures.saturating_sub(1).min(16))
+        .min(RETRY_MAX)
+}
 
 /// Runs the collector until `shutdown` fires.
 pub async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
@@ -237,17 +260,20 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Rece
         graph: Graph::default(),
         dependents: BTreeSet::new(),
         owners: BTreeSet::new(),
+        retries: HashMap::new(),
     };
     c.rescan();
     loop {
+        c.queue_due_retries(Instant::now());
         let pending = !c.dependents.is_empty() || !c.owners.is_empty();
         if pending {
             c.work().await;
         }
-        let retry = !c.dependents.is_empty() || !c.owners.is_empty();
+        let next_retry = c.retries.values().map(|r| r.due).min();
         tokio::select! {
             _ = shutdown.changed() => return,
-            _ = tokio::time::sleep(RETRY), if retry => {}
+            _ = tokio::time::sleep_until(next_retry.unwrap_or_else(Instant::now).into()),
+                if next_retry.is_some() => {}
             ev = events.recv() => match ev {
                 Ok(ev) => {
                     c.observe(&ev);
@@ -320,8 +346,33 @@ impl Collector {
                 self.owners.remove(&o.key);
             }
             EventType::Put => {
-                let had_refs = self.graph.owners_of.contains_key(&o.key);
+                let old_refs = self.graph.owners_of.get(&o.key).cloned();
+                let had_refs = old_refs.is_some();
                 self.index(o);
+                // An owner waiting in the foreground for this dependent may be free now that
+                // the dependent no longer blocks it (the collector unblocks cycles so).
+                if let Some(old) = old_refs {
+                    let new = self.graph.owners_of.get(&o.key);
+                    let unblocked: Vec<&OwnerRef> = old
+                        .iter()
+                        .filter(|r| r.block_owner_deletion == Some(true))
+                        .filter(|r| {
+                            !new.is_some_and(|n| {
+                                n.iter()
+                                    .any(|x| x.uid == r.uid && x.block_owner_deletion == Some(true))
+                            })
+                        })
+                        .collect();
+                    if !unblocked.is_empty() {
+                        let res = self.registry.resources();
+                        let ns = namespace_of(&res, &o.key, o);
+                        for r in unblocked {
+                            if let Some((_, key)) = owner_key(&res, r, ns.as_deref()) {
+                                self.owners.insert(key.into());
+                            }
+                        }
+                    }
+                }
                 let has_refs = self.graph.owners_of.contains_key(&o.key);
                 if has_refs {
                     let changed = !had_refs
@@ -342,21 +393,48 @@ impl Collector {
         }
     }
 
-    /// Processes the queues; what fails stays queued for a retry.
+    /// Queues the failed work whose retry is due.
+    fn queue_due_retries(&mut self, now: Instant) {
+        for ((queue, key), r) in &self.retries {
+            if r.due <= now {
+                match queue {
+                    Queue::Owner => self.owners.insert(key.clone()),
+                    Queue::Dependent => self.dependents.insert(key.clone()),
+                };
+            }
+        }
+    }
+
+    /// Records the outcome of one piece of work: a failure is retried later, with backoff.
+    fn settle(&mut self, queue: Queue, key: Arc<str>, result: Result<(), crest_api::ApiError>) {
+        match result {
+            Ok(()) => {
+                self.retries.remove(&(queue, key));
+            }
+            Err(e) => {
+                let r = self.retries.entry((queue, key.clone())).or_insert(Retry {
+                    failures: 0,
+                    due: Instant::now(),
+                });
+                r.failures = r.failures.saturating_add(1);
+                let delay = retry_delay(r.failures);
+                r.due = Instant::now() + delay;
+                tracing::debug!(%key, error = %e.message, ?queue, ?delay, "garbage collector: will retry");
+            }
+        }
+    }
+
+    /// Processes the queues; what fails is retried after a delay.
     async fn work(&mut self) {
         let owners = std::mem::take(&mut self.owners);
         for key in owners {
-            if let Err(e) = self.process_owner(&key).await {
-                tracing::debug!(%key, error = %e.message, "garbage collector: owner will be retried");
-                self.owners.insert(key);
-            }
+            let result = self.process_owner(&key).await;
+            self.settle(Queue::Owner, key, result);
         }
         let dependents = std::mem::take(&mut self.dependents);
         for key in dependents {
-            if let Err(e) = self.attempt_to_delete(&key).await {
-                tracing::debug!(%key, error = %e.message, "garbage collector: dependent will be retried");
-                self.dependents.insert(key);
-            }
+            let result = self.attempt_to_delete(&key).await;
+            self.settle(Queue::Dependent, key, result);
         }
     }
 
@@ -428,8 +506,28 @@ impl Collector {
         }
         // Dependents of a foreground deletion that own objects themselves go in the foreground
         // too, so the chain is deleted bottom-up; otherwise in the background.
-        let own_dependents = self.graph.dependents.contains_key(meta::uid(&v));
-        let propagation = if !waiting.is_empty() && own_dependents {
+        let own_dependents = self.graph.dependents.get(meta::uid(&v));
+        let propagation = if !waiting.is_empty() && own_dependents.is_some() {
+            // A cycle (one of its own dependents is waiting for its dependents in the
+            // foreground, as its owner is): its references stop blocking, or each would wait
+            // for the other forever (upstream's `unblockOwnerReferences`).
+            let cycle = own_dependents.is_some_and(|deps| {
+                deps.iter().any(|d| {
+                    self.registry.cache.get(d).is_some_and(|o| {
+                        mentions(&o, b"\"deletionTimestamp\"")
+                            && o.value().is_ok_and(|dv| {
+                                meta::deletion_timestamp(&dv).is_some()
+                                    && meta::finalizers(&dv)
+                                        .iter()
+                                        .any(|f| f == FOREGROUND_FINALIZER)
+                            })
+                    })
+                })
+            });
+            if cycle && refs.iter().any(|r| r.block_owner_deletion == Some(true)) {
+                self.unblock_owner_refs(&def, ns.as_deref(), &name, meta::uid(&v))
+                    .await?;
+            }
             Propagation::Foreground
         } else {
             Propagation::Background
@@ -498,6 +596,10 @@ impl Collector {
         } else {
             let mut blocking = false;
             for dep in &deps {
+                if dep == key {
+                    // An object that names itself as its owner waits for nothing but itself.
+                    continue;
+                }
                 let Some(d) = self.registry.cache.get(dep) else {
                     continue;
                 };
@@ -531,6 +633,41 @@ impl Collector {
                     .map(Value::String)
                     .collect();
                 meta::set(obj, "finalizers", Value::Array(kept));
+            })
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.code == 404 => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sets `blockOwnerDeletion: false` on every owner reference of the object that blocks.
+    async fn unblock_owner_refs(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        uid: &str,
+    ) -> Result<(), crest_api::ApiError> {
+        let uid = uid.to_string();
+        match self
+            .registry
+            .update_with(def, ns, name, UpdateMode::Main, move |obj| {
+                if meta::uid(obj) != uid {
+                    return;
+                }
+                let Some(refs) = obj
+                    .pointer_mut("/metadata/ownerReferences")
+                    .and_then(Value::as_array_mut)
+                else {
+                    return;
+                };
+                for r in refs {
+                    if let Some(b) = r.get_mut("blockOwnerDeletion").filter(|b| **b == true) {
+                        *b = Value::Bool(false);
+                    }
+                }
             })
             .await
         {
@@ -642,6 +779,15 @@ mod tests {
             propagation: None,
         };
         assert!(!apply_deletion_finalizers(&mut o, not_orphan));
+    }
+
+    #[test]
+    fn failed_work_backs_off_exponentially_to_a_cap() {
+        let secs: Vec<u64> = [1, 2, 3, 4, 9, 10, 40, u32::MAX]
+            .iter()
+            .map(|&f| retry_delay(f).as_secs())
+            .collect();
+        assert_eq!(secs, [1, 2, 4, 8, 256, 300, 300, 300]);
     }
 
     #[test]

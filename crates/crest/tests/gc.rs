@@ -240,3 +240,47 @@ async fn delete_options_set_the_deletion_finalizers() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Makes `name` a dependent of `owner` with a blocking reference (kubectl patch).
+fn add_blocking_owner(server: &Server, name: &str, owner: &str) {
+    let uid = uid(server, owner);
+    server.kubectl_ok(&[
+        "patch",
+        "crontab",
+        name,
+        "--type=merge",
+        "-p",
+        &format!(
+            r#"{{"metadata":{{"ownerReferences":[{{"apiVersion":"stable.example.com/v1","kind":"CronTab","name":"{owner}","uid":"{uid}","blockOwnerDeletion":true}}]}}}}"#
+        ),
+    ]);
+}
+
+#[test]
+fn foreground_deletion_of_cycles_and_self_references_finishes() {
+    let server = setup();
+    // a <-> b, c1 -> c2 -> c3 -> c1, and s owning itself, all with blocking references: each
+    // foreground deletion would otherwise wait for itself forever.
+    for n in ["a", "b", "c1", "c2", "c3", "s", "bystander"] {
+        create(&server, n);
+    }
+    add_blocking_owner(&server, "b", "a");
+    add_blocking_owner(&server, "a", "b");
+    add_blocking_owner(&server, "c2", "c1");
+    add_blocking_owner(&server, "c3", "c2");
+    add_blocking_owner(&server, "c1", "c3");
+    add_blocking_owner(&server, "s", "s");
+    for n in ["a", "c1", "s"] {
+        server.kubectl_ok(&[
+            "delete",
+            "crontab",
+            n,
+            "--cascade=foreground",
+            "--wait=false",
+        ]);
+    }
+    for n in ["a", "b", "c1", "c2", "c3", "s"] {
+        wait_gone(&server, n);
+    }
+    assert!(exists(&server, "bystander"));
+}

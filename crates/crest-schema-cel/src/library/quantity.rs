@@ -21,6 +21,10 @@ pub fn err_format_wrong() -> String {
     format!("quantities must match the regular expression '{SPLIT_RE}'")
 }
 const ERR_NUMERIC: &str = "unable to parse numeric part of quantity";
+/// The largest decimal exponent a parsed quantity may have (`1e100000` is fine; comparing
+/// `1e2000000000` with `1` would build a number of two billion digits, as Go's inf.Dec does:
+/// such quantities are refused, and a zero's exponent dropped).
+const MAX_DIGITS: i64 = 100_000;
 const ERR_SUFFIX: &str = "unable to parse quantity's suffix";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,13 +381,21 @@ pub fn parse(s: &str) -> Result<Quantity, String> {
         Format::BinarySI => -1,
     };
     if precision >= 0 {
-        scale -= p.denom.len() as i32;
+        // int32 arithmetic wraps in Go (an exponent of -2147483648 with a fraction).
+        scale = scale.wrapping_sub(p.denom.len() as i32);
         if scale >= -9 {
             let shifted = format!("{}{}", p.num, p.denom);
             let value: i64 = go_parse_int(&shifted).ok_or(ERR_NUMERIC)?;
             if let Some(mut r) = value.checked_mul(mantissa) {
                 if !p.positive {
                     r = -r;
+                }
+                // Comparing or adding scales this far apart would build 10^scale.
+                if i64::from(scale).abs() > MAX_DIGITS {
+                    if r != 0 {
+                        return Err(ERR_NUMERIC.into());
+                    }
+                    scale = 0;
                 }
                 return Ok(Quantity {
                     amount: Amount::Int { value: r, scale },
@@ -394,7 +406,7 @@ pub fn parse(s: &str) -> Result<Quantity, String> {
     }
     let (mut u, mut sc) = parse_dec(p.value).ok_or(ERR_NUMERIC)?;
     if base == 10 {
-        sc -= exponent;
+        sc = sc.wrapping_sub(exponent);
     } else {
         u *= num_traits::pow(BigInt::from(2), exponent as usize);
     }
@@ -406,11 +418,24 @@ pub fn parse(s: &str) -> Result<Quantity, String> {
     if !u.is_zero() {
         // Round up (away from zero) to nano units.
         if sc > 9 {
-            let d = pow10((sc - 9) as u32);
-            let (q, r) = (&u / &d, &u % &d);
-            u = if r.is_zero() { q } else { q + 1 };
+            let k = (sc - 9) as u32;
+            if u64::from(k) >= u.bits() {
+                // 0 < u < 2^bits <= 10^k: the value is below one nano unit and rounds up to
+                // it (10^k is never built: k comes from the input and can be two billion).
+                u = BigInt::from(1);
+            } else {
+                let d = pow10(k);
+                let (q, r) = (&u / &d, &u % &d);
+                u = if r.is_zero() { q } else { q + 1 };
+            }
         } else {
-            u *= pow10((9 - sc) as u32);
+            // Go keeps such a value unnormalized (and hangs comparing or printing it); a
+            // value of more than MAX_DIGITS digits is refused instead of built.
+            let k = 9 - i64::from(sc);
+            if k > MAX_DIGITS {
+                return Err(ERR_NUMERIC.into());
+            }
+            u *= pow10(k as u32);
         }
         sc = 9;
     }
@@ -422,6 +447,9 @@ pub fn parse(s: &str) -> Result<Quantity, String> {
         if !u.is_zero() && dec_cmp(&(u.clone(), sc), &(BigInt::from(1), 0)) == Ordering::Less {
             format = Format::DecimalSI;
         }
+    }
+    if u.is_zero() && i64::from(sc).abs() > MAX_DIGITS {
+        sc = 0;
     }
     if negative {
         u = -u;

@@ -385,3 +385,25 @@ fn semver_costs() {
     assert_eq!(actual("semver('1.0.0').patch()"), 2);
     assert_eq!(actual("semver('1.0.0').compareTo(semver('1.0.0'))"), 3);
 }
+
+#[test]
+fn quantity_exponents_never_overflow_or_explode() {
+    // Go wraps int32 exponents; comparing or adding scales two billion apart would build
+    // 10^2000000000: refused at parse (it panicked, or hung).
+    yes("quantity('1e-2000000000') == quantity('1n')");
+    yes("quantity('0e2000000000') == quantity('0')");
+    yes("quantity('1e100000').isGreaterThan(quantity('1'))");
+    // (Go reads 1.5e-2147483648 as 15e2147483647, its exponent wrapped.)
+    for q in [
+        "1.5e-2147483648",
+        "1e2000000000",
+        "15e2147483647",
+        "1.5e2000000000",
+        "1e100001",
+    ] {
+        err(
+            &format!("quantity('{q}').isGreaterThan(quantity('1'))"),
+            "unable to parse numeric part of quantity",
+        );
+    }
+}

@@ -389,7 +389,15 @@ async fn serve_tcp(
     watcher: hyper_util::server::graceful::Watcher,
 ) {
     let mut first = [0u8; 3];
-    let h2 = matches!(stream.peek(&mut first).await, Ok(3) if &first == b"PRI");
+    // A peer that connects and sends nothing must not hold a task forever.
+    let peeked = tokio::time::timeout(HEADER_READ_TIMEOUT, stream.peek(&mut first)).await;
+    let h2 = match peeked {
+        Ok(n) => matches!(n, Ok(3) if &first == b"PRI"),
+        Err(_) => {
+            tracing::debug!("connection sent nothing: closed");
+            return;
+        }
+    };
     serve_connection(app, stream, h2, watcher);
 }
 
@@ -420,6 +428,11 @@ async fn serve_tls(
 
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long an HTTP/1.1 client may take to send a request's headers, the first or the next on
+/// a kept-alive connection (kube-apiserver's `ReadHeaderTimeout`): a connection that sends
+/// nothing, or half a request, is closed instead of held forever.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
+
 /// HTTP/2 streams one connection may carry at once (kube-apiserver's
 /// --http2-max-streams-per-connection default): a client's informers share one connection.
 const HTTP2_MAX_STREAMS: u32 = 1000;
@@ -448,7 +461,10 @@ fn serve_connection<S>(
             let _ = watcher.watch(conn).await;
         });
     } else {
-        let conn = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .serve_connection(io, service);
         tokio::spawn(async move {
             let _ = watcher.watch(conn).await;
         });

@@ -107,3 +107,63 @@ fn the_ca_survives_restarts_so_old_kubeconfigs_stay_valid() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok");
     server.kubectl_ok(&["get", "namespaces"]);
 }
+
+/// Seconds until the server closes `conn` while the client sends nothing (None: still open
+/// after `limit` seconds).
+fn seconds_until_closed(conn: &mut impl std::io::Read, limit: u64) -> Option<u64> {
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 64];
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) if started.elapsed().as_secs() < limit => {
+                return Some(started.elapsed().as_secs())
+            }
+            Ok(_) => continue,
+            Err(_) => return None,
+        }
+    }
+}
+
+#[test]
+fn silent_clients_are_disconnected() {
+    use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
+    use std::net::TcpStream;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let server = Server::start_with(&["--tls"]);
+    let addr = server.base.trim_start_matches("https://").to_string();
+    let limit = 45;
+
+    // No ClientHello at all: the handshake times out.
+    let mut raw = TcpStream::connect(&addr).expect("connect");
+    raw.set_read_timeout(Some(Duration::from_secs(limit)))
+        .expect("timeout");
+    let closed = seconds_until_closed(&mut raw, limit);
+    assert!(closed.is_some_and(|s| s <= 12), "no handshake: {closed:?}");
+
+    // A finished handshake and then no request: the header read timeout closes it.
+    let ca = CertificateDer::from_pem_file(server.dir.join("pki/ca.crt")).expect("ca.crt");
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca).expect("root");
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let name = ServerName::try_from("localhost").expect("name");
+    let conn = rustls::ClientConnection::new(Arc::new(config), name).expect("client");
+    let mut sock = TcpStream::connect(&addr).expect("connect");
+    sock.set_read_timeout(Some(Duration::from_secs(limit)))
+        .expect("timeout");
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    while tls.conn.is_handshaking() {
+        tls.conn
+            .complete_io(&mut tls.sock)
+            .expect("TLS handshake with the server");
+    }
+    let closed = seconds_until_closed(&mut tls, limit);
+    assert!(closed.is_some(), "an idle TLS connection stays open");
+}

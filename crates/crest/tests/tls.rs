@@ -155,7 +155,7 @@ fn silent_clients_are_disconnected() {
     .with_no_client_auth();
     let name = ServerName::try_from("localhost").expect("name");
     let conn = rustls::ClientConnection::new(Arc::new(config), name).expect("client");
-    let mut sock = TcpStream::connect(&addr).expect("connect");
+    let sock = TcpStream::connect(&addr).expect("connect");
     sock.set_read_timeout(Some(Duration::from_secs(limit)))
         .expect("timeout");
     let mut tls = rustls::StreamOwned::new(conn, sock);

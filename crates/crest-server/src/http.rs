@@ -180,6 +180,8 @@ async fn route(
                 "the server does not allow this method on the requested resource",
             ));
         }
+        // Read-your-writes, as every read: a CRD just created is published.
+        app.registry.sync().await?;
         return crate::openapi::serve(&app, &req, path, accept);
     }
     let Some(api_path) = parse_api_path(path) else {

@@ -8,6 +8,8 @@
 use std::sync::{Arc, OnceLock};
 
 use crest_cel::env::Env;
+/// Go's `strconv.Quote`, as the libraries' error messages print values.
+pub use crest_schema::gofmt::go_quote;
 
 pub mod cost;
 pub mod format;
@@ -49,38 +51,6 @@ pub fn base_env() -> Env {
 pub fn runtime_costs() -> Arc<cost::LibraryCosts> {
     static COSTS: OnceLock<Arc<cost::LibraryCosts>> = OnceLock::new();
     COSTS.get_or_init(|| Arc::new(cost::LibraryCosts)).clone()
-}
-
-/// Go's `strconv.Quote`.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c if c.is_control() => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32))
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32))
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Go's `strconv.Atoi`: an optional sign, then decimal digits.

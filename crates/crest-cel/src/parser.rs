@@ -105,7 +105,8 @@ pub(crate) const STACK_CHUNK: usize = 1024 * 1024;
 /// What may follow `{` (cel-go's expected set there).
 const MAP_START: &str = "{'[', '{', '}', '(', '.', ',', '-', '!', '?', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
 
-const RESERVED: &[&str] = &[
+/// Identifiers CEL reserves (besides the literal keywords `true`, `false`, `null` and `in`).
+pub const RESERVED: &[&str] = &[
     "as",
     "break",
     "const",

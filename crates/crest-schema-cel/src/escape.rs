@@ -2,30 +2,7 @@
 //! name can be written as an identifier once `__`, `.`, `-` and `/` are spelled out and CEL's
 //! reserved words are wrapped in underscores.
 
-/// CEL's reserved words that may not be identifiers (and `namespace`, common in Kubernetes).
-const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
+use crest_cel::parser::RESERVED;
 
 /// The identifier a property is accessed by, or None when the name is not accessible.
 pub fn escape(ident: &str) -> Option<String> {
@@ -33,7 +10,8 @@ pub fn escape(ident: &str) -> Option<String> {
     if first.is_ascii_digit() {
         return None;
     }
-    if RESERVED.contains(&ident) {
+    // apiserver's celReservedSymbols: the literal keywords and the parser's reserved words.
+    if matches!(ident, "true" | "false" | "null" | "in") || RESERVED.contains(&ident) {
         return Some(format!("__{ident}__"));
     }
     let b = ident.as_bytes();

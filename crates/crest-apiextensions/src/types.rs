@@ -8,6 +8,7 @@
 //! Field names, `omitempty` behaviour (`skip_serializing_if`) and always-present fields follow
 //! the Go types, so serializing a typed value looks like kube-apiserver's output.
 
+use crest_schema::gofmt::json_kind;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -360,17 +361,6 @@ pub fn decode(obj: &Value) -> Result<CustomResourceDefinition, DecodeError> {
 struct Ctx {
     go_struct: &'static str,
     path: String,
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 impl Ctx {

@@ -106,6 +106,33 @@ pub fn go_number(n: &Number) -> String {
     }
 }
 
+/// The JSON kind `encoding/json` names in `json: cannot unmarshal KIND into Go ...`
+/// (`UnmarshalTypeError.Value`).
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Go's `%T` of a JSON value decoded into `interface{}` (numbers as Kubernetes decodes them:
+/// int64, else float64).
+pub fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
 /// Go's `strconv.Quote`.
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

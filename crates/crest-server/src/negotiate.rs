@@ -2,6 +2,7 @@
 //! is decoded (Content-Type), as kube-apiserver's negotiation package decides.
 
 use crest_api::ApiError;
+use crest_schema::gofmt::json_kind;
 use serde_json::Value;
 
 /// What a response is rendered as.
@@ -169,21 +170,10 @@ pub fn decode_object(body: &[u8], yaml: bool) -> Result<Value, ApiError> {
         let snippet = String::from_utf8_lossy(&body[..body.len().min(200)]).to_string();
         return Err(ApiError::bad_request(format!(
             "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}: {snippet}",
-            go_type_name(&v)
+            json_kind(&v)
         )));
     }
     Ok(v)
-}
-
-fn go_type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 pub fn json_error_message(e: &serde_json::Error) -> String {

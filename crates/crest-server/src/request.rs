@@ -3,6 +3,7 @@
 use crate::negotiate::{body_format, decode_object, BodyFormat};
 use crate::registry::Preconditions;
 use crest_api::{ApiError, FieldError, FieldPath};
+use crest_schema::gofmt::json_kind;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -381,17 +382,6 @@ impl DeleteOptions {
             "",
             &errs,
         ))
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

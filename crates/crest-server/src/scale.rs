@@ -4,7 +4,7 @@
 //! resource strategy runs on every write (`ValidateScaleSpec` / `ValidateScaleStatus`).
 
 use crest_api::{meta, ApiError, FieldError, FieldErrors, FieldPath};
-use crest_schema::gofmt::go_float;
+use crest_schema::gofmt::{go_float, go_type, json_kind};
 use serde_json::{json, Map, Value};
 
 /// `Scale.spec.replicas` of a custom resource whose spec replicas path holds nothing: a PATCH
@@ -285,17 +285,6 @@ pub fn decode(obj: &Value) -> Result<RequestedScale, String> {
     Ok(out)
 }
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// `strings.Split(strings.TrimPrefix(path, "."), ".")`.
 fn fields(path: &str) -> Vec<&str> {
     path.strip_prefix('.').unwrap_or(path).split('.').collect()
@@ -388,19 +377,6 @@ fn set_nested(obj: &mut Value, path: &str, value: Value) -> Result<(), String> {
         map.insert(last.to_string(), value);
     }
     Ok(())
-}
-
-/// Go's `%T` of a decoded JSON value.
-fn go_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.as_i64().is_some() => "int64",
-        Value::Number(_) => "float64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
 }
 
 /// Go's `%v` of a decoded JSON value.

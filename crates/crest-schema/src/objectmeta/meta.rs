@@ -2,6 +2,7 @@
 //! known field must have its Go type, unknown fields are ignored, and the result is written back
 //! the way the typed object serializes (empty fields omitted, timestamps normalized to UTC).
 
+use crate::gofmt::{go_type, json_kind};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
@@ -104,29 +105,6 @@ fn known_field(k: &str) -> Option<Field> {
         "managedFields" => Field::ManagedFields,
         _ => return None,
     })
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-fn go_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_i64() => "int64",
-        Value::Number(_) => "float64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
 }
 
 fn mismatch(v: &Value, field: &str, go: &str) -> String {

@@ -211,13 +211,11 @@ fn eval_field<'a>(input: &[Item<'a>], name: &str) -> Vec<Item<'a>> {
 
 fn go_type(i: &Item<'_>) -> &'static str {
     match i {
-        Item::Json(Value::Object(_)) => "map[string]interface {}",
-        Item::Json(Value::Array(_)) => "[]interface {}",
-        Item::Json(Value::String(_)) | Item::Text(_) => "string",
-        Item::Json(Value::Bool(_)) | Item::Bool(_) => "bool",
-        Item::Json(Value::Number(n)) if n.is_i64() => "int64",
+        Item::Json(v) => crest_schema::gofmt::go_type(v),
+        Item::Text(_) => "string",
+        Item::Bool(_) => "bool",
         Item::Int(_) => "int",
-        _ => "float64",
+        Item::Float(_) => "float64",
     }
 }
 

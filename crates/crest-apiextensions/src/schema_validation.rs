@@ -1010,7 +1010,7 @@ fn path_step<'a>(cur: Option<Schema<'a>>, name: &str) -> Result<Option<Schema<'a
 /// `cel.ValidFieldPath` over the structural view of `schema` (array notation allowed).
 fn valid_field_path(json_path: &str, schema: Schema<'_>) -> Result<(), String> {
     let mut current = Some(schema);
-    crest_schema_cel::fieldpath::walk(json_path, |name| {
+    crest_schema_cel::fieldpath::walk(json_path, true, |name| {
         current = path_step(current, name)?;
         Ok(())
     })

@@ -945,37 +945,6 @@ fn validate_column(col: &CustomResourceColumnDefinition, path: &FieldPath, errs:
     }
 }
 
-/// Splits a field path into `.`, `[`, `]` and the text between them (single-quoted text kept
-/// whole), as the scanner of upstream's `ValidFieldPath`.
-fn field_path_tokens(s: &str) -> Vec<&str> {
-    let mut out = vec![];
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\'' {
-            let mut j = i + 1;
-            while j < b.len() && !(b[j] == b'\'' && b[j - 1] != b'\\') {
-                j += 1;
-            }
-            let end = (j + 1).min(b.len());
-            out.push(&s[i..end]);
-            i = end;
-            continue;
-        }
-        if matches!(b[i], b'.' | b'[' | b']') {
-            out.push(&s[i..i + 1]);
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < b.len() && !matches!(b[i], b'.' | b'[' | b']') {
-            i += 1;
-        }
-        out.push(&s[start..i]);
-    }
-    out
-}
-
 /// `cel.ValidFieldPath` without array notation: resolves a `.a.b` path against the schema's
 /// properties / additionalProperties. Returns the path's segments (map keys as `[k]`) and the
 /// schema found.
@@ -985,31 +954,21 @@ fn valid_field_path<'a>(
 ) -> Result<(Vec<String>, Option<&'a Value>), String> {
     let mut segments: Vec<String> = vec![];
     let mut current = schema;
-    let tokens = field_path_tokens(json_path);
-    let mut it = tokens.into_iter();
-    while let Some(tok) = it.next() {
-        match tok {
-            "[" => return Err("array notation is not allowed".to_string()),
-            "." => {
-                let Some(name) = it.next() else {
-                    return Err("unexpected end of JSON path".to_string());
-                };
-                let s = current
-                    .and_then(Value::as_object)
-                    .ok_or("does not refer to a valid field")?;
-                if let Some(props) = s.get("properties").and_then(Value::as_object) {
-                    current = Some(props.get(name).ok_or("does not refer to a valid field")?);
-                    segments.push(name.to_string());
-                } else if let Some(ap) = s.get("additionalProperties").filter(|v| !v.is_null()) {
-                    current = ap.is_object().then_some(ap);
-                    segments.push(format!("[{name}]"));
-                } else {
-                    return Err("does not refer to a valid field".to_string());
-                }
-            }
-            other => return Err(format!("expected [ or . but got: {other}")),
+    crest_schema_cel::fieldpath::walk(json_path, false, |name| {
+        let s = current
+            .and_then(Value::as_object)
+            .ok_or("does not refer to a valid field")?;
+        if let Some(props) = s.get("properties").and_then(Value::as_object) {
+            current = Some(props.get(name).ok_or("does not refer to a valid field")?);
+            segments.push(name.to_string());
+        } else if let Some(ap) = s.get("additionalProperties").filter(|v| !v.is_null()) {
+            current = ap.is_object().then_some(ap);
+            segments.push(format!("[{name}]"));
+        } else {
+            return Err("does not refer to a valid field".to_string());
         }
-    }
+        Ok(())
+    })?;
     Ok((segments, current))
 }
 

@@ -249,6 +249,6 @@ pub fn valid_field_path(json_path: &str, schema: &Structural) -> Result<String, 
         }
         Ok(())
     };
-    crate::fieldpath::walk(json_path, |name| step(name, &mut cur))?;
+    crate::fieldpath::walk(json_path, true, |name| step(name, &mut cur))?;
     Ok(path)
 }

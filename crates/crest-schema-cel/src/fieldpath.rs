@@ -2,15 +2,18 @@
 //! by the CRD-write checks over raw schemas and the compiled rules over structural ones.
 
 /// Walks `json_path`, calling `step` with each property name in order; fails with upstream's
-/// messages on malformed paths (what a step reports is returned as is).
+/// messages on malformed paths, or on `['key']` steps unless `allow_array_notation` (what a
+/// step reports is returned as is).
 pub fn walk(
     json_path: &str,
+    allow_array_notation: bool,
     mut step: impl FnMut(&str) -> Result<(), String>,
 ) -> Result<(), String> {
     let tokens = path_tokens(json_path);
     let mut it = tokens.into_iter();
     while let Some(tok) = it.next() {
         match tok {
+            "[" if !allow_array_notation => return Err("array notation is not allowed".into()),
             "[" => {
                 let tok = it.next().ok_or("unexpected end of JSON path")?;
                 if tok.len() < 2 || !tok.starts_with('\'') || !tok.ends_with('\'') {

@@ -1025,6 +1025,78 @@ impl Parser {
         self.call(off, "@not_strictly_false", vec![e])
     }
 
+    /// The init, condition, step and result of `all`, `exists` and `exists_one`/`existsOne`
+    /// (with one iteration variable or two: the body alone differs).
+    fn quantifier(
+        &mut self,
+        open: usize,
+        name: &str,
+        body: Expr,
+    ) -> PResult<(Expr, Expr, Expr, Expr)> {
+        let accu = |p: &mut Self| p.ident(open, ACCU_VAR);
+        Ok(match name {
+            "all" => {
+                let init = self.lit_bool(open, true)?;
+                let a = accu(self)?;
+                let cond = self.not_strictly_false(open, a)?;
+                let a = accu(self)?;
+                let step = self.call(open, "_&&_", vec![a, body])?;
+                (init, cond, step, accu(self)?)
+            }
+            "exists" => {
+                let init = self.lit_bool(open, false)?;
+                let a = accu(self)?;
+                let not = self.call(open, "!_", vec![a])?;
+                let cond = self.not_strictly_false(open, not)?;
+                let a = accu(self)?;
+                let step = self.call(open, "_||_", vec![a, body])?;
+                (init, cond, step, accu(self)?)
+            }
+            _ => {
+                let init = self.mk(open, ExprKind::Literal(Literal::Int(0)))?;
+                let cond = self.lit_bool(open, true)?;
+                let a = accu(self)?;
+                let one = self.mk(open, ExprKind::Literal(Literal::Int(1)))?;
+                let inc = self.call(open, "_+_", vec![a, one])?;
+                let a = accu(self)?;
+                let step = self.call(open, "_?_:_", vec![body, inc, a])?;
+                let a = accu(self)?;
+                let one = self.mk(open, ExprKind::Literal(Literal::Int(1)))?;
+                let result = self.call(open, "_==_", vec![a, one])?;
+                (init, cond, step, result)
+            }
+        })
+    }
+
+    fn list_of(&mut self, open: usize, elements: Vec<Expr>) -> PResult<Expr> {
+        self.mk(
+            open,
+            ExprKind::List {
+                elements,
+                optional_indices: vec![],
+            },
+        )
+    }
+
+    /// The step of the list-building macros: `accu + [value]`, under `filter` if any.
+    fn append_step(&mut self, open: usize, value: Expr, filter: Option<Expr>) -> PResult<Expr> {
+        let a = self.ident(open, ACCU_VAR)?;
+        let single = self.list_of(open, vec![value])?;
+        let add = self.call(open, "_+_", vec![a, single])?;
+        self.filtered_step(open, add, filter)
+    }
+
+    /// `filter ? step : accu`, or `step` without a filter.
+    fn filtered_step(&mut self, open: usize, step: Expr, filter: Option<Expr>) -> PResult<Expr> {
+        match filter {
+            Some(f) => {
+                let a = self.ident(open, ACCU_VAR)?;
+                self.call(open, "_?_:_", vec![f, step, a])
+            }
+            None => Ok(step),
+        }
+    }
+
     fn single_var_macro(
         &mut self,
         open: usize,
@@ -1043,44 +1115,9 @@ impl Parser {
         let body = args.pop().ok_or(Fail)?;
         let accu = |p: &mut Self| p.ident(open, ACCU_VAR);
         let (init, cond, step, result) = match name {
-            "all" => {
-                let init = self.lit_bool(open, true)?;
-                let a = accu(self)?;
-                let cond = self.not_strictly_false(open, a)?;
-                let a = accu(self)?;
-                let step = self.call(open, "_&&_", vec![a, body])?;
-                (init, cond, step, accu(self)?)
-            }
-            "exists" => {
-                let init = self.lit_bool(open, false)?;
-                let a = accu(self)?;
-                let not = self.call(open, "!_", vec![a])?;
-                let cond = self.not_strictly_false(open, not)?;
-                let a = accu(self)?;
-                let step = self.call(open, "_||_", vec![a, body])?;
-                (init, cond, step, accu(self)?)
-            }
-            "exists_one" | "existsOne" => {
-                let init = self.mk(open, ExprKind::Literal(Literal::Int(0)))?;
-                let cond = self.lit_bool(open, true)?;
-                let a = accu(self)?;
-                let one = self.mk(open, ExprKind::Literal(Literal::Int(1)))?;
-                let inc = self.call(open, "_+_", vec![a, one])?;
-                let a = accu(self)?;
-                let step = self.call(open, "_?_:_", vec![body, inc, a])?;
-                let a = accu(self)?;
-                let one = self.mk(open, ExprKind::Literal(Literal::Int(1)))?;
-                let result = self.call(open, "_==_", vec![a, one])?;
-                (init, cond, step, result)
-            }
+            "all" | "exists" | "exists_one" | "existsOne" => self.quantifier(open, name, body)?,
             "map" | "filter" => {
-                let init = self.mk(
-                    open,
-                    ExprKind::List {
-                        elements: vec![],
-                        optional_indices: vec![],
-                    },
-                )?;
+                let init = self.list_of(open, vec![])?;
                 let cond = self.lit_bool(open, true)?;
                 let (filter, value) = if name == "filter" {
                     let v = self.ident(open, &var)?;
@@ -1091,22 +1128,7 @@ impl Parser {
                 } else {
                     (None, body)
                 };
-                let a = accu(self)?;
-                let single = self.mk(
-                    open,
-                    ExprKind::List {
-                        elements: vec![value],
-                        optional_indices: vec![],
-                    },
-                )?;
-                let add = self.call(open, "_+_", vec![a, single])?;
-                let step = match filter {
-                    Some(f) => {
-                        let a = accu(self)?;
-                        self.call(open, "_?_:_", vec![f, add, a])?
-                    }
-                    None => add,
-                };
+                let step = self.append_step(open, value, filter)?;
                 (init, cond, step, accu(self)?)
             }
             _ => return self.error(open, format!("unknown macro {name}")),
@@ -1138,61 +1160,11 @@ impl Parser {
         let filter = if args.len() == 3 { args.pop() } else { None };
         let accu = |p: &mut Self| p.ident(open, ACCU_VAR);
         let (init, cond, step, result) = match name {
-            "all" => {
-                let init = self.lit_bool(open, true)?;
-                let a = accu(self)?;
-                let cond = self.not_strictly_false(open, a)?;
-                let a = accu(self)?;
-                let step = self.call(open, "_&&_", vec![a, body])?;
-                (init, cond, step, accu(self)?)
-            }
-            "exists" => {
-                let init = self.lit_bool(open, false)?;
-                let a = accu(self)?;
-                let not = self.call(open, "!_", vec![a])?;
-                let cond = self.not_strictly_false(open, not)?;
-                let a = accu(self)?;
-                let step = self.call(open, "_||_", vec![a, body])?;
-                (init, cond, step, accu(self)?)
-            }
-            "existsOne" | "exists_one" => {
-                let init = self.mk(open, ExprKind::Literal(Literal::Int(0)))?;
-                let cond = self.lit_bool(open, true)?;
-                let a = accu(self)?;
-                let one = self.mk(open, ExprKind::Literal(Literal::Int(1)))?;
-                let inc = self.call(open, "_+_", vec![a, one])?;
-                let a = accu(self)?;
-                let step = self.call(open, "_?_:_", vec![body, inc, a])?;
-                let a = accu(self)?;
-                let one = self.mk(open, ExprKind::Literal(Literal::Int(1)))?;
-                let result = self.call(open, "_==_", vec![a, one])?;
-                (init, cond, step, result)
-            }
+            "all" | "exists" | "exists_one" | "existsOne" => self.quantifier(open, name, body)?,
             "transformList" => {
-                let init = self.mk(
-                    open,
-                    ExprKind::List {
-                        elements: vec![],
-                        optional_indices: vec![],
-                    },
-                )?;
+                let init = self.list_of(open, vec![])?;
                 let cond = self.lit_bool(open, true)?;
-                let a = accu(self)?;
-                let single = self.mk(
-                    open,
-                    ExprKind::List {
-                        elements: vec![body],
-                        optional_indices: vec![],
-                    },
-                )?;
-                let add = self.call(open, "_+_", vec![a, single])?;
-                let step = match filter {
-                    Some(f) => {
-                        let a = accu(self)?;
-                        self.call(open, "_?_:_", vec![f, add, a])?
-                    }
-                    None => add,
-                };
+                let step = self.append_step(open, body, filter)?;
                 (init, cond, step, accu(self)?)
             }
             "transformMap" | "transformMapEntry" => {
@@ -1205,13 +1177,7 @@ impl Parser {
                 } else {
                     self.call(open, "cel.@mapInsert", vec![a, body])?
                 };
-                let step = match filter {
-                    Some(f) => {
-                        let a = accu(self)?;
-                        self.call(open, "_?_:_", vec![f, add, a])?
-                    }
-                    None => add,
-                };
+                let step = self.filtered_step(open, add, filter)?;
                 (init, cond, step, accu(self)?)
             }
             _ => return self.error(open, format!("unknown macro {name}")),

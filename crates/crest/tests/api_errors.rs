@@ -25,14 +25,7 @@ fn assert_status(v: &Value, code: u16, reason: &str) {
 #[tokio::test]
 async fn statuses_codes_and_negotiation() {
     let s = Server::start();
-    let (code, v) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&crd()),
-        )
-        .await;
+    let (code, v) = s.post_crd(&crd()).await;
     assert_eq!(code, 201, "{v}");
     assert_eq!(v["status"]["acceptedNames"]["kind"], "CronTab");
     let conds = v["status"]["conditions"].as_array().expect("conditions");
@@ -327,14 +320,7 @@ async fn statuses_codes_and_negotiation() {
         "metadata": {"name": "wrong.example.com"},
         "spec": {"group": "example.com", "scope": "Sideways", "names": {"plural": "foos", "kind": "Foo"},
                  "versions": [{"name": "V1", "served": true, "storage": false, "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
-    let (code, v) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&bad),
-        )
-        .await;
+    let (code, v) = s.post_crd(&bad).await;
     assert_eq!(code, 422, "{v}");
     assert_status(&v, 422, "Invalid");
     let fields: Vec<&str> = v["details"]["causes"]
@@ -359,14 +345,7 @@ async fn statuses_codes_and_negotiation() {
 #[tokio::test]
 async fn namespace_deletion_removes_contents() {
     let s = Server::start();
-    let (code, _) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&crd()),
-        )
-        .await;
+    let (code, _) = s.post_crd(&crd()).await;
     assert_eq!(code, 201);
     let (code, ns) = s
         .http_json(
@@ -395,20 +374,7 @@ async fn namespace_deletion_removes_contents() {
         .await;
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["status"]["phase"], "Terminating");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let (code, _) = s
-            .http_json("GET", "/api/v1/namespaces/team", "", None)
-            .await;
-        if code == 404 {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "namespace was not deleted"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    s.wait_gone("/api/v1/namespaces/team").await;
     let (_, list) = s.http_json("GET", path, "", None).await;
     assert_eq!(list["items"], json!([]));
     for ns in ["default", "kube-system", "kube-public"] {

@@ -36,17 +36,6 @@ spec:
     )
 }
 
-fn establish(s: &Server, crd_yaml: &str, name: &str) {
-    s.apply_yaml(crd_yaml);
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        &format!("crd/{name}"),
-    ]);
-}
-
 /// Applies a Widget with `spec` (and the given name); returns (ok, stderr).
 fn apply_widget(s: &Server, name: &str, spec: Value) -> (bool, String) {
     let obj = json!({
@@ -101,11 +90,7 @@ const REPLICA_RULES: &str = r#"          type: object
 #[test]
 fn seed_replica_rules_with_kubectl() {
     let s = Server::start();
-    establish(
-        &s,
-        &crontab_crd_with_schema(REPLICA_RULES),
-        "crontabs.stable.example.com",
-    );
+    s.install_crd(&crontab_crd_with_schema(REPLICA_RULES));
     let invalid = r#"apiVersion: "stable.example.com/v1"
 kind: CronTab
 metadata:
@@ -345,7 +330,7 @@ fn valid_table_spec() -> Value {
 #[test]
 fn seed_rule_table_examples_with_kubectl() {
     let s = Server::start();
-    establish(&s, &widget_crd(TABLE), "widgets.cel.example.com");
+    s.install_crd(&widget_crd(TABLE));
     assert_accepted(&s, "good-1", valid_table_spec());
     let mut int_form = valid_table_spec();
     int_form["intOrString"] = json!(1000);
@@ -463,7 +448,7 @@ fn escaped_property_names_and_scopes() {
               type: object
               properties:
                 actual: {type: integer}"#;
-    establish(&s, &widget_crd(schema), "widgets.cel.example.com");
+    s.install_crd(&widget_crd(schema));
     let good = json!({"namespace": 1, "x-prop": 1, "redact__d": 1, "if": "yes", "maxDesired": 5, "string": "kube-x"});
     assert_accepted(&s, "w", good.clone());
     for (field, value, want) in [
@@ -564,7 +549,7 @@ const TRANSITIONS: &str = r#"          type: object
 #[test]
 fn transition_rules_and_optional_old_self() {
     let s = Server::start();
-    establish(&s, &widget_crd(TRANSITIONS), "widgets.cel.example.com");
+    s.install_crd(&widget_crd(TRANSITIONS));
     let base = json!({
         "immutable": "a", "once": "x", "level": "low", "counter": 5,
         "tags": ["a"], "items": [{"name": "i", "size": 3}], "optional": "new",
@@ -647,7 +632,7 @@ const MESSAGES: &str = r#"          type: object
 #[tokio::test]
 async fn message_expression_reason_and_field_path() {
     let s = Server::start();
-    establish(&s, &widget_crd(MESSAGES), "widgets.cel.example.com");
+    s.install_crd(&widget_crd(MESSAGES));
     let base = json!({"x": 1, "maxLimit": 10, "foo": {"test": {"x": 1}}});
     assert_accepted(&s, "m", base.clone());
     let cases: Vec<(Value, &str)> = vec![
@@ -711,17 +696,19 @@ async fn message_expression_reason_and_field_path() {
     );
 }
 
-#[test]
-fn ratcheting_skips_unchanged_invalid_values() {
-    let s = Server::start();
-    let loose = r#"          type: object
+/// Widgets whose `name` and `replicas` have no rules yet (the ratcheting tests tighten them).
+const LOOSE_NAME_REPLICAS: &str = r#"          type: object
           properties:
             spec:
               type: object
               properties:
                 name: {type: string}
                 replicas: {type: integer}"#;
-    establish(&s, &widget_crd(loose), "widgets.cel.example.com");
+
+#[test]
+fn ratcheting_skips_unchanged_invalid_values() {
+    let s = Server::start();
+    s.install_crd(&widget_crd(LOOSE_NAME_REPLICAS));
     assert_accepted(&s, "r", json!({"name": "UPPER", "replicas": 1}));
     let strict = r#"          type: object
           properties:
@@ -767,14 +754,7 @@ fn ratcheting_skips_unchanged_invalid_values() {
 #[tokio::test]
 async fn ratcheted_failures_are_warnings() {
     let s = Server::start();
-    let loose = r#"          type: object
-          properties:
-            spec:
-              type: object
-              properties:
-                name: {type: string}
-                replicas: {type: integer}"#;
-    establish(&s, &widget_crd(loose), "widgets.cel.example.com");
+    s.install_crd(&widget_crd(LOOSE_NAME_REPLICAS));
     assert_accepted(&s, "w", json!({"name": "UPPER", "replicas": 1}));
     let strict = r#"          type: object
           properties:
@@ -872,7 +852,7 @@ fn blocking_schema_errors_skip_rules() {
               required: [name]
               properties:
                 name: {type: string}"#;
-    establish(&s, &widget_crd(schema), "widgets.cel.example.com");
+    s.install_crd(&widget_crd(schema));
     assert_rejected(
         &s,
         "b",
@@ -1025,7 +1005,7 @@ fn runtime_cost_limits_stop_evaluation() {
                     - rule: "{rule}"
                       message: "first""#
     );
-    establish(&s, &widget_crd(&schema), "widgets.cel.example.com");
+    s.install_crd(&widget_crd(&schema));
     assert_accepted(&s, "small", json!({"items": [1, 2, 3]}));
     let items: Vec<i64> = (0..700).collect();
     assert_rejected(

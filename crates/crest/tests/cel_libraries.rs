@@ -119,14 +119,7 @@ const SCHEMA: &str = r#"          type: object
 #[test]
 fn library_rules_accept_and_reject_with_kubectl() {
     let s = Server::start();
-    s.apply_yaml(&gadget_crd(SCHEMA));
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/gadgets.lib.example.com",
-    ]);
+    s.install_crd(&gadget_crd(SCHEMA));
     let valid = json!({
         "names": ["a", "b", "c"],
         "tags": ["b", "a"],
@@ -276,14 +269,7 @@ fn semver_rules_with_kubectl() {
                   maxLength: 64
                   x-kubernetes-validations:
                     - rule: "semver(self).isLessThan(semver('2.0.0')) && semver(self).patch() >= 0""#;
-    s.apply_yaml(&gadget_crd(schema));
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/gadgets.lib.example.com",
-    ]);
+    s.install_crd(&gadget_crd(schema));
     let valid = json!({"version": "v1.2", "minVersion": "1.2.0-rc.1", "strict": "1.9.9-alpha+b1"});
     let (ok, err) = apply(&s, "ok", valid.clone());
     assert!(ok, "{err}");

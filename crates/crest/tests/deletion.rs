@@ -43,18 +43,6 @@ fn assert_failure(v: &Value, code: u16, reason: &str, message: &str) {
     assert_eq!(v["message"], message, "{v}");
 }
 
-async fn wait_gone(s: &Server, path: &str) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let (code, v) = get_json(s, path).await;
-        if code == 404 {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{path} still exists: {v}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn kubectl_finalizer_lifecycle_and_watch() {
     let s = Server::start();
@@ -239,11 +227,7 @@ async fn delete_answers_preconditions_and_options() {
         "{v}"
     );
     assert!(v["metadata"]["deletionTimestamp"].is_string(), "{v}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while get_json(&s, &format!("{CT}/b")).await.0 != 404 {
-        assert!(std::time::Instant::now() < deadline, "b was never removed");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    s.wait_gone(&format!("{CT}/b")).await;
 
     // Invalid options: 422 for DeleteOptions, 400 for what does not decode.
     let c = create(&s, CT, &crontab("c", &[HOLD])).await;
@@ -510,7 +494,7 @@ async fn namespace_deletion_waits_for_finalizers() {
         "-p",
         r#"{"metadata":{"finalizers":null}}"#,
     ]);
-    wait_gone(&s, "/api/v1/namespaces/team").await;
+    s.wait_gone("/api/v1/namespaces/team").await;
 }
 
 #[tokio::test]

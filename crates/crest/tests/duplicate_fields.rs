@@ -7,17 +7,6 @@ use serde_json::Value;
 
 const COLLECTION: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
 
-fn establish(s: &Server) {
-    s.apply_yaml(CRONTAB_CRD);
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/crontabs.stable.example.com",
-    ]);
-}
-
 fn crontab(name: &str) -> Vec<u8> {
     format!(
         r#"{{"apiVersion":"stable.example.com/v1","kind":"CronTab",
@@ -45,7 +34,7 @@ const JSON: [(&str, &str); 1] = [("Content-Type", "application/json")];
 #[tokio::test]
 async fn custom_resource_duplicates_strict_warn_ignore() {
     let s = Server::start();
-    establish(&s);
+    s.install_crd(CRONTAB_CRD);
 
     // Strict: 400, duplicates first, then the unknown fields; nothing stored.
     let path = format!("{COLLECTION}?fieldValidation=Strict");

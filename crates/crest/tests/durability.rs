@@ -11,14 +11,7 @@ const CT: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
 
 async fn install_crd(s: &Server) {
     let crd: Value = serde_yaml_ng::from_str(CRONTAB_CRD).expect("crd");
-    let (code, v) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&crd),
-        )
-        .await;
+    let (code, v) = s.post_crd(&crd).await;
     assert_eq!(code, 201, "{v}");
 }
 

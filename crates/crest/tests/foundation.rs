@@ -8,14 +8,7 @@ use serde_json::Value;
 #[test]
 fn api_resources_namespaces_and_deletecollection() {
     let s = Server::start();
-    s.apply_yaml(CRONTAB_CRD);
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/crontabs.stable.example.com",
-    ]);
+    s.install_crd(CRONTAB_CRD);
     let out = s.kubectl_ok(&["api-resources", "--no-headers"]);
     let rows: Vec<Vec<&str>> = out
         .lines()

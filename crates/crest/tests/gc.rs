@@ -4,18 +4,12 @@
 
 mod common;
 
-use common::{Server, CRONTAB_CRD};
-use std::time::{Duration, Instant};
+use common::{wait_until, Server, CRONTAB_CRD};
+use std::time::Duration;
 
 fn setup() -> Server {
     let server = Server::start();
-    server.apply_yaml(CRONTAB_CRD);
-    server.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "crd/crontabs.stable.example.com",
-    ]);
+    server.install_crd(CRONTAB_CRD);
     server
 }
 
@@ -63,14 +57,9 @@ fn exists(server: &Server, name: &str) -> bool {
 }
 
 fn wait_gone(server: &Server, name: &str) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while exists(server, name) {
-        assert!(
-            Instant::now() < deadline,
-            "{name} was not garbage collected within 15s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(&format!("{name} was not garbage collected"), || {
+        !exists(server, name)
+    });
 }
 
 fn jsonpath(server: &Server, name: &str, path: &str) -> String {
@@ -101,11 +90,9 @@ fn foreground_deletion_waits_for_blocking_dependents() {
         "--wait=false",
     ]);
     // The owner stays, marked, while its blocking dependent is being deleted.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while jsonpath(&server, "child", "{.metadata.deletionTimestamp}").is_empty() {
-        assert!(Instant::now() < deadline, "the dependent was not deleted");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until("the dependent was not deleted", || {
+        !jsonpath(&server, "child", "{.metadata.deletionTimestamp}").is_empty()
+    });
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(
         jsonpath(&server, "owner", "{.metadata.finalizers}"),
@@ -179,14 +166,9 @@ fn dependents_of_absent_owners_are_collected_and_other_owners_keep_them() {
     let b = create(&server, "b");
     create_dependent(&server, "shared", &[("a", &a), ("b", &b)], false, false);
     server.kubectl_ok(&["delete", "crontab", "a"]);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while jsonpath(&server, "shared", "{.metadata.ownerReferences[*].name}") != "b" {
-        assert!(
-            Instant::now() < deadline,
-            "the reference to the deleted owner was not removed"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until("the reference to the deleted owner was not removed", || {
+        jsonpath(&server, "shared", "{.metadata.ownerReferences[*].name}") == "b"
+    });
     assert!(exists(&server, "shared"), "a remaining owner keeps it");
     server.kubectl_ok(&["delete", "crontab", "b"]);
     wait_gone(&server, "shared");
@@ -225,20 +207,7 @@ async fn delete_options_set_the_deletion_finalizers() {
     assert_eq!(obj["metadata"]["finalizers"], serde_json::json!(["orphan"]));
     assert!(obj["metadata"]["deletionTimestamp"].is_string(), "{obj}");
     // The collector has no dependents to orphan: it drops the finalizer and the object goes.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let (code, _) = server
-            .http_json("GET", path, "application/json", None)
-            .await;
-        if code == 404 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the orphan finalizer was not removed"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    server.wait_gone(path).await;
 }
 
 /// Makes `name` a dependent of `owner` with a blocking reference (kubectl patch).

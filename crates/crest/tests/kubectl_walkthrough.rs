@@ -14,13 +14,7 @@ fn seed_walkthrough_with_kubectl() {
         ),
         "{out}"
     );
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/crontabs.stable.example.com",
-    ]);
+    s.wait_established("crontabs.stable.example.com");
 
     let out = s.apply_yaml(MY_CRONTAB);
     assert!(
@@ -106,14 +100,7 @@ fn seed_walkthrough_with_kubectl() {
     assert!(ok && out.trim().is_empty(), "{out}");
 
     // Re-creating it starts empty.
-    s.apply_yaml(CRONTAB_CRD);
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/crontabs.stable.example.com",
-    ]);
+    s.install_crd(CRONTAB_CRD);
     let (ok, out, err) = s.kubectl(&["get", "crontabs"]);
     assert!(ok, "{err}");
     assert!(out.trim().is_empty(), "{out}");

@@ -102,17 +102,6 @@ fn is_age(s: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-fn establish(s: &Server, yaml: &str, name: &str) {
-    s.apply_yaml(yaml);
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        &format!("crd/{name}"),
-    ]);
-}
-
 async fn get_as(s: &Server, path: &str, accept: &str) -> (u16, Value) {
     let (code, _, body) = s.http("GET", path, &[("Accept", accept)], None).await;
     let v = serde_json::from_slice(&body)
@@ -130,7 +119,7 @@ async fn create(s: &Server, path: &str, obj: Value) {
 #[test]
 fn seed_printer_columns_with_kubectl() {
     let s = Server::start();
-    establish(&s, SEED_CRD, "crontabs.stable.example.com");
+    s.install_crd(SEED_CRD);
     s.apply_yaml(SEED_CRONTAB);
 
     // The seed: NAME SPEC REPLICAS AGE / my-new-cron-object * * * * * 1 7s
@@ -165,7 +154,7 @@ fn seed_printer_columns_with_kubectl() {
 #[test]
 fn get_watch_prints_rows_from_watch_tables() {
     let s = Server::start();
-    establish(&s, SEED_CRD, "crontabs.stable.example.com");
+    s.install_crd(SEED_CRD);
     s.apply_yaml(SEED_CRONTAB);
     let mut watch =
         std::process::Command::new(std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()))
@@ -207,7 +196,7 @@ fn get_watch_prints_rows_from_watch_tables() {
 #[tokio::test]
 async fn watch_tables_carry_headers_once() {
     let s = Server::start();
-    establish(&s, SEED_CRD, "crontabs.stable.example.com");
+    s.install_crd(SEED_CRD);
     let (_, list) = get_as(&s, CT, "application/json").await;
     let rv0 = list["metadata"]["resourceVersion"]
         .as_str()
@@ -283,7 +272,7 @@ spec:
 #[tokio::test]
 async fn categories_in_discovery_and_kubectl_get_all() {
     let s = Server::start();
-    establish(&s, SEED_CRD, "crontabs.stable.example.com");
+    s.install_crd(SEED_CRD);
     s.apply_yaml(SEED_CRONTAB);
 
     // `kubectl get all` finds the CronTab through its category.
@@ -297,7 +286,7 @@ async fn categories_in_discovery_and_kubectl_get_all() {
     );
 
     // With two kinds in the category, rows are named kind.group/name, one table per kind.
-    establish(&s, WIDGET_CRD, "widgets.example.com");
+    s.install_crd(WIDGET_CRD);
     s.apply_yaml("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n");
     let out = s.kubectl_ok(&["get", "all"]);
     assert!(
@@ -342,7 +331,7 @@ async fn categories_in_discovery_and_kubectl_get_all() {
 #[tokio::test]
 async fn table_shapes_over_http() {
     let s = Server::start();
-    establish(&s, &loose_crd(), "crontabs.stable.example.com");
+    s.install_crd(&loose_crd());
     create(
         &s,
         CT,
@@ -504,12 +493,7 @@ async fn table_shapes_over_http() {
         .collect();
     assert_eq!(names, ["Name", "Status", "Age"]);
     assert_eq!(t["rows"][0]["cells"][1], "Active");
-    let (_, t) = get_as(
-        &s,
-        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-        TABLE_V1,
-    )
-    .await;
+    let (_, t) = get_as(&s, CRDS, TABLE_V1).await;
     assert_eq!(t["columnDefinitions"][1]["name"], "Created At");
     assert_eq!(t["columnDefinitions"][1]["type"], "date");
     assert!(t["rows"][0]["cells"][1]
@@ -521,7 +505,7 @@ async fn table_shapes_over_http() {
 #[tokio::test]
 async fn versions_without_columns_print_name_and_age() {
     let s = Server::start();
-    establish(&s, CRONTAB_CRD, "crontabs.stable.example.com");
+    s.install_crd(CRONTAB_CRD);
     s.apply_yaml(MY_CRONTAB);
     let (code, t) = get_as(&s, CT, TABLE_V1).await;
     assert_eq!(code, 200, "{t}");
@@ -562,22 +546,9 @@ async fn jsonpath_columns_evaluate_as_kubectl() {
                 {"name": "When", "type": "date", "jsonPath": ".spec.when"},
                 {"name": "Key", "type": "string", "jsonPath": ".metadata.labels['app\\.kubernetes\\.io/name']"}
             ]}]}});
-    let (code, v) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&crd),
-        )
-        .await;
+    let (code, v) = s.post_crd(&crd).await;
     assert_eq!(code, 201, "{v}");
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/things.example.com",
-    ]);
+    s.wait_established("things.example.com");
     create(&s, "/apis/example.com/v1/things", json!({"apiVersion": "example.com/v1", "kind": "Thing",
         "metadata": {"name": "t", "labels": {"app.kubernetes.io/name": "web"}},
         "spec": {"items": [{"name": "x"}, {"name": "y"}], "count": 2, "on": true,
@@ -621,28 +592,17 @@ async fn crd_writes_validate_columns_and_categories() {
                  "additionalPrinterColumns": [{"name": "A", "type": "string", "jsonPath": ".a"}]}
             ]}})
     };
-    let post = |body: Value| {
-        let s = &s;
-        async move {
-            s.http_json(
-                "POST",
-                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                "application/json",
-                Some(&body),
-            )
-            .await
-        }
-    };
-    let (code, v) = post(crd(
-        json!([
-            {"name": "T", "type": "int", "jsonPath": ".a"},
-            {"name": "F", "type": "string", "format": "uint8", "jsonPath": ".a"},
-            {"name": "P", "type": "string", "jsonPath": "spec.a"},
-            {"name": "", "type": "", "jsonPath": ""}
-        ]),
-        json!(["all", "Bad_Cat"]),
-    ))
-    .await;
+    let (code, v) = s
+        .post_crd(&crd(
+            json!([
+                {"name": "T", "type": "int", "jsonPath": ".a"},
+                {"name": "F", "type": "string", "format": "uint8", "jsonPath": ".a"},
+                {"name": "P", "type": "string", "jsonPath": "spec.a"},
+                {"name": "", "type": "", "jsonPath": ""}
+            ]),
+            json!(["all", "Bad_Cat"]),
+        ))
+        .await;
     assert_eq!(code, 422, "{v}");
     assert_eq!(v["reason"], "Invalid");
     let causes: Vec<(String, String)> = v["details"]["causes"]
@@ -693,7 +653,7 @@ async fn crd_writes_validate_columns_and_categories() {
     let same = json!([{"name": "A", "type": "strin", "jsonPath": ".a"}]);
     let mut body = crd(same.clone(), json!([]));
     body["spec"]["versions"][1]["additionalPrinterColumns"] = same;
-    let (code, v) = post(body).await;
+    let (code, v) = s.post_crd(&body).await;
     assert_eq!(code, 422, "{v}");
     assert_eq!(
         v["details"]["causes"][0]["field"],
@@ -722,7 +682,7 @@ async fn crd_writes_validate_columns_and_categories() {
 #[tokio::test]
 async fn writes_answer_with_tables_when_asked() {
     let s = Server::start();
-    establish(&s, SEED_CRD, "crontabs.stable.example.com");
+    s.install_crd(SEED_CRD);
     let body = serde_json::to_vec(
         &json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
         "metadata": {"name": "w"}, "spec": {"cronSpec": "1 * * * *", "replicas": 4}}),
@@ -796,7 +756,7 @@ async fn writes_answer_with_tables_when_asked() {
 #[tokio::test]
 async fn deletecollection_answers_with_a_table_of_the_deleted() {
     let s = Server::start();
-    establish(&s, SEED_CRD, "crontabs.stable.example.com");
+    s.install_crd(SEED_CRD);
     for n in ["d1", "d2"] {
         create(
             &s,

@@ -203,13 +203,7 @@ async fn malformed_protobuf_is_a_bad_request() {
 #[tokio::test]
 async fn protobuf_for_a_custom_resource_is_unsupported() {
     let s = Server::start();
-    s.apply_yaml(CRONTAB_CRD);
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "crd/crontabs.stable.example.com",
-    ]);
+    s.install_crd(CRONTAB_CRD);
     let body = encode_envelope("stable.example.com/v1", "CronTab", &namespace("x"));
     let (code, _, v) = send(
         &s,

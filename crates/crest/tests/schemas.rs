@@ -50,17 +50,6 @@ const NULLABLE: &str = r#"                foo:
                 baz:
                   type: string"#;
 
-fn establish(s: &Server, crd_yaml: &str) {
-    s.apply_yaml(crd_yaml);
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/crontabs.stable.example.com",
-    ]);
-}
-
 fn get_json(s: &Server, name: &str) -> Value {
     let out = s.kubectl_ok(&["get", "crontab", name, "-o", "json"]);
     serde_json::from_str(&out).expect("json")
@@ -71,7 +60,7 @@ const COLLECTION: &str = "/apis/stable.example.com/v1/namespaces/default/crontab
 #[test]
 fn seed_validation_rejects_invalid_values_with_every_error() {
     let s = Server::start();
-    establish(&s, &crd(VALIDATED));
+    s.install_crd(&crd(VALIDATED));
     let invalid = r#"apiVersion: "stable.example.com/v1"
 kind: CronTab
 metadata:
@@ -107,7 +96,7 @@ spec:
 #[test]
 fn seed_pruning_and_strict_field_validation() {
     let s = Server::start();
-    establish(&s, CRONTAB_CRD);
+    s.install_crd(CRONTAB_CRD);
     let with_unknown = r#"apiVersion: "stable.example.com/v1"
 kind: CronTab
 metadata:
@@ -142,7 +131,7 @@ spec:
 #[tokio::test]
 async fn field_validation_warn_and_ignore_over_http() {
     let s = Server::start();
-    establish(&s, CRONTAB_CRD);
+    s.install_crd(CRONTAB_CRD);
     let obj = |name: &str| {
         serde_json::to_vec(&json!({
             "apiVersion": "stable.example.com/v1", "kind": "CronTab",
@@ -209,7 +198,7 @@ async fn field_validation_warn_and_ignore_over_http() {
 #[test]
 fn seed_defaulting_and_nullable() {
     let s = Server::start();
-    establish(&s, &crd(DEFAULTED));
+    s.install_crd(&crd(DEFAULTED));
     s.apply_yaml(
         r#"apiVersion: "stable.example.com/v1"
 kind: CronTab
@@ -247,9 +236,7 @@ spec:
 #[tokio::test]
 async fn controlling_pruning_with_preserve_unknown_fields() {
     let s = Server::start();
-    establish(
-        &s,
-        &crd(r#"                json:
+    s.install_crd(&crd(r#"                json:
                   x-kubernetes-preserve-unknown-fields: true
                   type: object
                   properties:
@@ -259,8 +246,7 @@ async fn controlling_pruning_with_preserve_unknown_fields() {
                         foo:
                           type: string
                         bar:
-                          type: string"#),
-    );
+                          type: string"#));
     let (code, v) = s
         .http_json(
             "POST",
@@ -285,7 +271,7 @@ async fn controlling_pruning_with_preserve_unknown_fields() {
 #[tokio::test]
 async fn updates_ratchet_errors_in_unchanged_fields() {
     let s = Server::start();
-    establish(&s, &crd(VALIDATED));
+    s.install_crd(&crd(VALIDATED));
     let (code, v) = s
         .http_json(
             "POST",
@@ -299,7 +285,7 @@ async fn updates_ratchet_errors_in_unchanged_fields() {
         .await;
     assert_eq!(code, 201, "{v}");
     // Tighten the schema: the stored replicas 8 is now invalid.
-    establish(&s, &crd(&VALIDATED.replace("maximum: 10", "maximum: 5")));
+    s.install_crd(&crd(&VALIDATED.replace("maximum: 10", "maximum: 5")));
     let path = format!("{COLLECTION}/r");
     let merge = "application/merge-patch+json";
     let (code, v) = s
@@ -345,14 +331,7 @@ async fn crd_with_a_non_structural_schema_is_refused_with_every_violation() {
             }}}],
         },
     });
-    let (code, v) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&crd),
-        )
-        .await;
+    let (code, v) = s.post_crd(&crd).await;
     assert_eq!(code, 422, "{v}");
     assert_eq!(v["reason"], "Invalid");
     let fields: Vec<&str> = v["details"]["causes"]
@@ -374,7 +353,7 @@ async fn crd_with_a_non_structural_schema_is_refused_with_every_violation() {
 async fn reads_apply_the_current_storage_schema_without_writing_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let s = Server::start_in(dir.path());
-    establish(&s, &crd(VALIDATED));
+    s.install_crd(&crd(VALIDATED));
     let (code, created) = s
         .http_json(
             "POST",
@@ -389,7 +368,7 @@ async fn reads_apply_the_current_storage_schema_without_writing_back() {
     assert_eq!(code, 201, "{created}");
     assert!(created["spec"].get("replicas").is_none());
     // The schema gains defaults: the stored object is read with them, but not rewritten.
-    establish(&s, &crd(DEFAULTED));
+    s.install_crd(&crd(DEFAULTED));
     let path = format!("{COLLECTION}/d");
     let check = |v: &Value| {
         assert_eq!(
@@ -419,7 +398,7 @@ async fn reads_apply_the_current_storage_schema_without_writing_back() {
 #[tokio::test]
 async fn watch_events_read_objects_through_the_storage_schema() {
     let s = Server::start();
-    establish(&s, &crd(VALIDATED));
+    s.install_crd(&crd(VALIDATED));
     let (code, created) = s
         .http_json(
             "POST",
@@ -432,7 +411,7 @@ async fn watch_events_read_objects_through_the_storage_schema() {
         )
         .await;
     assert_eq!(code, 201, "{created}");
-    establish(&s, &crd(DEFAULTED));
+    s.install_crd(&crd(DEFAULTED));
     let (code, _) = s
         .http_json(
             "DELETE",
@@ -534,9 +513,7 @@ fn seed_structural_examples_with_kubectl() {
 #[tokio::test]
 async fn seed_int_or_string_and_raw_extension() {
     let s = Server::start();
-    establish(
-        &s,
-        &crd(r#"                foo:
+    s.install_crd(&crd(r#"                foo:
                   x-kubernetes-int-or-string: true
                 port:
                   x-kubernetes-int-or-string: true
@@ -547,8 +524,7 @@ async fn seed_int_or_string_and_raw_extension() {
                 embedded:
                   x-kubernetes-embedded-resource: true
                   x-kubernetes-preserve-unknown-fields: true
-                  type: object"#),
-    );
+                  type: object"#));
     let post = |name: &str, spec: Value| {
         let body = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
             "metadata": {"name": name}, "spec": spec});

@@ -77,17 +77,6 @@ spec:
 
 const SHIRTS_PATH: &str = "/apis/stable.example.com/v1/namespaces/default/shirts";
 
-fn establish(s: &Server, crd: &str, name: &str) {
-    s.apply_yaml(crd);
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        &format!("crd/{name}"),
-    ]);
-}
-
 /// The rows kubectl prints, each split on whitespace.
 fn rows(out: &str) -> Vec<Vec<String>> {
     out.lines()
@@ -138,7 +127,7 @@ fn enc(s: &str) -> String {
 #[test]
 fn seed_shirts_field_selectors_with_kubectl() {
     let s = Server::start();
-    establish(&s, SHIRT_CRD, "shirts.stable.example.com");
+    s.install_crd(SHIRT_CRD);
     s.apply_yaml(SHIRTS);
 
     let all = s.kubectl_ok(&["get", "shirts.stable.example.com"]);
@@ -234,7 +223,7 @@ fn seed_shirts_field_selectors_with_kubectl() {
 #[test]
 fn label_selectors_with_every_operator() {
     let s = Server::start();
-    establish(&s, SHIRT_CRD, "shirts.stable.example.com");
+    s.install_crd(SHIRT_CRD);
     s.apply_yaml(SHIRTS);
     s.kubectl_ok(&["label", "shirt", "example1", "tier=a", "n=1"]);
     s.kubectl_ok(&["label", "shirt", "example2", "tier=b", "n=5"]);
@@ -269,7 +258,7 @@ fn label_selectors_with_every_operator() {
 #[tokio::test]
 async fn bad_selectors_are_bad_requests() {
     let s = Server::start();
-    establish(&s, SHIRT_CRD, "shirts.stable.example.com");
+    s.install_crd(SHIRT_CRD);
     s.apply_yaml(SHIRTS);
     let get = |q: String| {
         let s = &s;
@@ -448,22 +437,9 @@ fn shirt(name: &str, labels: Value, spec: Value) -> Value {
 }
 
 async fn create_typed(s: &Server) {
-    let (code, v) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&typed_shirt_crd()),
-        )
-        .await;
+    let (code, v) = s.post_crd(&typed_shirt_crd()).await;
     assert_eq!(code, 201, "{v}");
-    s.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "--timeout=10s",
-        "crd/shirts.stable.example.com",
-    ]);
+    s.wait_established("shirts.stable.example.com");
     for (name, labels, spec) in [
         (
             "s1",
@@ -656,14 +632,7 @@ async fn invalid_selectable_fields_are_refused() {
         {"jsonPath": "spec.size"},
         {"jsonPath": ".spec['size']"},
     ]);
-    let (code, v) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&crd),
-        )
-        .await;
+    let (code, v) = s.post_crd(&crd).await;
     assert_eq!(code, 422, "{v}");
     assert_eq!(v["reason"], "Invalid", "{v}");
     let errors = [
@@ -708,14 +677,7 @@ async fn invalid_selectable_fields_are_refused() {
             .map(|i| json!({"jsonPath": format!(".spec.f{i}")}))
             .collect(),
     );
-    let (code, v) = s
-        .http_json(
-            "POST",
-            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-            "application/json",
-            Some(&crd),
-        )
-        .await;
+    let (code, v) = s.post_crd(&crd).await;
     assert_eq!(code, 422, "{v}");
     assert_eq!(
         v["message"],

@@ -51,13 +51,7 @@ fn kubectl_works_over_tls_with_the_written_kubeconfig() {
     // stdin is closed: a kubeconfig without credentials would make kubectl prompt and fail.
     let out = server.kubectl_ok(&["get", "namespaces", "-o", "name"]);
     assert!(out.contains("namespace/default"), "{out}");
-    server.apply_yaml(CRONTAB_CRD);
-    server.kubectl_ok(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "crd/crontabs.stable.example.com",
-    ]);
+    server.install_crd(CRONTAB_CRD);
     server.apply_yaml(MY_CRONTAB);
     let out = server.kubectl_ok(&["get", "crontabs", "-o", "name"]);
     assert_eq!(out.trim(), "crontab.stable.example.com/my-new-cron-object");

@@ -162,6 +162,32 @@ impl Server {
         out
     }
 
+    /// Applies a CustomResourceDefinition (YAML) with kubectl and waits until it is Established.
+    pub fn install_crd(&self, yaml: &str) {
+        let (ok, out, err) = self.kubectl_stdin(&["apply", "-o", "name", "-f", "-"], Some(yaml));
+        assert!(ok, "kubectl apply failed:\nstdout: {out}\nstderr: {err}");
+        for name in out.lines().filter(|l| !l.trim().is_empty()) {
+            self.wait_established(name.trim());
+        }
+    }
+
+    /// `kubectl wait` until the CRD (`crd/<name>`, or a `kubectl -o name` resource) is
+    /// Established.
+    pub fn wait_established(&self, crd: &str) {
+        let target = if crd.contains('/') {
+            crd.to_string()
+        } else {
+            format!("crd/{crd}")
+        };
+        self.kubectl_ok(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "--timeout=10s",
+            &target,
+        ]);
+    }
+
     /// A kube-rs client for this server.
     pub async fn client(&self) -> kube::Client {
         let mut config = kube::Config::new(self.base.parse().expect("server url"));
@@ -210,6 +236,28 @@ impl Server {
         (status, v)
     }
 
+    /// POSTs a CustomResourceDefinition (JSON) over raw HTTP; returns (status, body).
+    pub async fn post_crd(&self, crd: &serde_json::Value) -> (u16, serde_json::Value) {
+        self.http_json("POST", CRDS, "application/json", Some(crd))
+            .await
+    }
+
+    /// Polls a raw GET of `path` until it answers 404 (15 s at most).
+    pub async fn wait_gone(&self, path: &str) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let (code, v) = self.http_json("GET", path, "application/json", None).await;
+            if code == 404 {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{path} still exists after 15s: {v}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// SIGTERM and wait (clean shutdown).
     pub fn stop(mut self) {
         let _ = Command::new("kill")
@@ -243,6 +291,18 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// The collection of CustomResourceDefinitions.
+pub const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// Polls `done` every 100 ms until it holds; panics with `what` after 15 s.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} (after 15s)");
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

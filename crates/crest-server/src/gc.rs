@@ -110,13 +110,41 @@ struct OwnerRef {
     block_owner_deletion: Option<bool>,
 }
 
+/// A JSON null reads as the field's empty value, as `meta`'s accessors read it.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// The metadata the collector reads, decoded from the cached bytes without building the object.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct MetaView {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
+    name: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    namespace: String,
+    #[serde(default, deserialize_with = "null_as_default")]
     uid: String,
     #[serde(default)]
+    deletion_timestamp: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    finalizers: Vec<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
     owner_references: Vec<OwnerRef>,
+}
+
+impl MetaView {
+    fn deleting(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+
+    fn has_finalizer(&self, f: &str) -> bool {
+        self.finalizers.iter().any(|x| x == f)
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -125,8 +153,14 @@ struct ObjectView {
     metadata: MetaView,
 }
 
-fn view(o: &CachedObject) -> ObjectView {
-    serde_json::from_slice(&o.json).unwrap_or_default()
+fn try_view(o: &CachedObject) -> Option<MetaView> {
+    serde_json::from_slice::<ObjectView>(&o.json)
+        .ok()
+        .map(|v| v.metadata)
+}
+
+fn view(o: &CachedObject) -> MetaView {
+    try_view(o).unwrap_or_default()
 }
 
 fn mentions(o: &CachedObject, needle: &[u8]) -> bool {
@@ -309,8 +343,7 @@ impl Collector {
     /// Indexes one live object; queues it as an owner when it carries a GC finalizer.
     fn index(&mut self, o: &Arc<CachedObject>) {
         if mentions(o, b"\"ownerReferences\"") {
-            let v = view(o);
-            self.graph.set(&o.key, v.metadata.owner_references);
+            self.graph.set(&o.key, view(o).owner_references);
         } else {
             self.graph.remove(&o.key);
         }
@@ -338,7 +371,7 @@ impl Collector {
                 }
                 // Its dependents lost an owner.
                 if !self.graph.dependents.is_empty() {
-                    let uid = view(o).metadata.uid;
+                    let uid = view(o).uid;
                     if let Some(deps) = self.graph.dependents.get(&uid) {
                         self.dependents.extend(deps.iter().cloned());
                     }
@@ -377,7 +410,7 @@ impl Collector {
                 if has_refs {
                     let changed = !had_refs
                         || ev.prev.as_ref().is_none_or(|p| {
-                            view(p).metadata.owner_references
+                            view(p).owner_references
                                 != self
                                     .graph
                                     .owners_of
@@ -445,17 +478,13 @@ impl Collector {
         let Some(owner) = self.registry.cache.get(&key) else {
             return OwnerState::Absent;
         };
-        let Ok(v) = owner.value() else {
+        let Some(m) = try_view(&owner) else {
             return OwnerState::Unknown;
         };
-        if meta::uid(&v) != r.uid {
+        if m.uid != r.uid {
             return OwnerState::Absent;
         }
-        if meta::deletion_timestamp(&v).is_some()
-            && meta::finalizers(&v)
-                .iter()
-                .any(|f| f == FOREGROUND_FINALIZER)
-        {
+        if m.deleting() && m.has_finalizer(FOREGROUND_FINALIZER) {
             return OwnerState::Waiting;
         }
         OwnerState::Solid
@@ -467,24 +496,21 @@ impl Collector {
         let Some(o) = self.registry.cache.get(key) else {
             return Ok(());
         };
-        let v = o.value()?;
-        let deleting = meta::deletion_timestamp(&v).is_some();
-        let foreground = meta::finalizers(&v)
-            .iter()
-            .any(|f| f == FOREGROUND_FINALIZER);
-        if deleting && !foreground {
+        let m = view(&o);
+        let deleting = m.deleting();
+        if deleting && !m.has_finalizer(FOREGROUND_FINALIZER) {
             return Ok(());
         }
-        let refs = view(&o).metadata.owner_references;
+        let refs = &m.owner_references;
         if refs.is_empty() {
             return Ok(());
         }
         let res = self.registry.resources();
-        let Some((def, ns, name)) = locate(&res, key, &v) else {
+        let Some((def, ns, name)) = locate(&res, key, &m) else {
             return Ok(());
         };
         let (mut solid, mut gone, mut waiting) = (0, vec![], vec![]);
-        for r in &refs {
+        for r in refs {
             match self.owner_state(&res, r, ns.as_deref()) {
                 OwnerState::Solid | OwnerState::Unknown => solid += 1,
                 OwnerState::Waiting => waiting.push(r.uid.clone()),
@@ -498,7 +524,7 @@ impl Collector {
             // Another owner keeps it: only the references to the absent and waiting owners go.
             let drop: HashSet<String> = gone.into_iter().chain(waiting).collect();
             return self
-                .remove_owner_refs(&def, ns.as_deref(), &name, meta::uid(&v), &drop)
+                .remove_owner_refs(&def, ns.as_deref(), &name, &m.uid, &drop)
                 .await;
         }
         if deleting {
@@ -506,7 +532,7 @@ impl Collector {
         }
         // Dependents of a foreground deletion that own objects themselves go in the foreground
         // too, so the chain is deleted bottom-up; otherwise in the background.
-        let own_dependents = self.graph.dependents.get(meta::uid(&v));
+        let own_dependents = self.graph.dependents.get(&m.uid);
         let propagation = if !waiting.is_empty() && own_dependents.is_some() {
             // A cycle (one of its own dependents is waiting for its dependents in the
             // foreground, as its owner is): its references stop blocking, or each would wait
@@ -514,18 +540,15 @@ impl Collector {
             let cycle = own_dependents.is_some_and(|deps| {
                 deps.iter().any(|d| {
                     self.registry.cache.get(d).is_some_and(|o| {
-                        mentions(&o, b"\"deletionTimestamp\"")
-                            && o.value().is_ok_and(|dv| {
-                                meta::deletion_timestamp(&dv).is_some()
-                                    && meta::finalizers(&dv)
-                                        .iter()
-                                        .any(|f| f == FOREGROUND_FINALIZER)
-                            })
+                        mentions(&o, b"\"deletionTimestamp\"") && {
+                            let dm = view(&o);
+                            dm.deleting() && dm.has_finalizer(FOREGROUND_FINALIZER)
+                        }
                     })
                 })
             });
             if cycle && refs.iter().any(|r| r.block_owner_deletion == Some(true)) {
-                self.unblock_owner_refs(&def, ns.as_deref(), &name, meta::uid(&v))
+                self.unblock_owner_refs(&def, ns.as_deref(), &name, &m.uid)
                     .await?;
             }
             Propagation::Foreground
@@ -538,7 +561,7 @@ impl Collector {
             propagation: Some(propagation),
         };
         let pre = Preconditions {
-            uid: Some(meta::uid(&v).to_string()),
+            uid: Some(m.uid.clone()),
             resource_version: None,
         };
         match self
@@ -559,36 +582,33 @@ impl Collector {
         let Some(o) = self.registry.cache.get(key) else {
             return Ok(());
         };
-        let v = o.value()?;
-        if meta::deletion_timestamp(&v).is_none() {
+        let m = view(&o);
+        if !m.deleting() {
             return Ok(());
         }
-        let finalizers = meta::finalizers(&v);
-        let orphan = finalizers.iter().any(|f| f == ORPHAN_FINALIZER);
-        let foreground = finalizers.iter().any(|f| f == FOREGROUND_FINALIZER);
-        if !orphan && !foreground {
+        let orphan = m.has_finalizer(ORPHAN_FINALIZER);
+        if !orphan && !m.has_finalizer(FOREGROUND_FINALIZER) {
             return Ok(());
         }
-        let uid = meta::uid(&v).to_string();
         let res = self.registry.resources();
-        let Some((def, ns, name)) = locate(&res, key, &v) else {
+        let Some((def, ns, name)) = locate(&res, key, &m) else {
             return Ok(());
         };
         let deps: Vec<Arc<str>> = self
             .graph
             .dependents
-            .get(&uid)
+            .get(&m.uid)
             .map(|d| d.iter().cloned().collect())
             .unwrap_or_default();
         let done = if orphan {
-            let drop: HashSet<String> = [uid.clone()].into();
+            let drop: HashSet<String> = [m.uid.clone()].into();
             for dep in &deps {
                 let Some(d) = self.registry.cache.get(dep) else {
                     continue;
                 };
-                let dv = d.value()?;
-                if let Some((ddef, dns, dname)) = locate(&res, dep, &dv) {
-                    self.remove_owner_refs(&ddef, dns.as_deref(), &dname, meta::uid(&dv), &drop)
+                let dm = view(&d);
+                if let Some((ddef, dns, dname)) = locate(&res, dep, &dm) {
+                    self.remove_owner_refs(&ddef, dns.as_deref(), &dname, &dm.uid, &drop)
                         .await?;
                 }
             }
@@ -605,11 +625,11 @@ impl Collector {
                 };
                 let blocks = self.graph.owners_of.get(dep).is_some_and(|refs| {
                     refs.iter()
-                        .any(|r| r.uid == uid && r.block_owner_deletion == Some(true))
+                        .any(|r| r.uid == m.uid && r.block_owner_deletion == Some(true))
                 });
                 blocking |= blocks;
-                let dv = d.value()?;
-                if meta::deletion_timestamp(&dv).is_none() {
+                // The byte search spares decoding dependents that cannot be deleting.
+                if !(mentions(&d, b"\"deletionTimestamp\"") && view(&d).deleting()) {
                     self.dependents.insert(dep.clone());
                 }
             }
@@ -620,19 +640,33 @@ impl Collector {
             }
             FOREGROUND_FINALIZER
         };
-        let uid_check = uid.clone();
+        self.update_if_uid(&def, ns.as_deref(), &name, m.uid, move |obj| {
+            let kept: Vec<Value> = meta::finalizers(obj)
+                .into_iter()
+                .filter(|f| f != done)
+                .map(Value::String)
+                .collect();
+            meta::set(obj, "finalizers", Value::Array(kept));
+        })
+        .await
+    }
+
+    /// Changes the object if it is still the one with `uid`; an object gone meanwhile needs
+    /// nothing.
+    async fn update_if_uid(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        uid: String,
+        f: impl Fn(&mut Value),
+    ) -> Result<(), crest_api::ApiError> {
         match self
             .registry
-            .update_with(&def, ns.as_deref(), &name, UpdateMode::Main, move |obj| {
-                if meta::uid(obj) != uid_check {
-                    return;
+            .update_with(def, ns, name, UpdateMode::Main, move |obj| {
+                if meta::uid(obj) == uid {
+                    f(obj)
                 }
-                let kept: Vec<Value> = meta::finalizers(obj)
-                    .into_iter()
-                    .filter(|f| f != done)
-                    .map(Value::String)
-                    .collect();
-                meta::set(obj, "finalizers", Value::Array(kept));
             })
             .await
         {
@@ -650,31 +684,14 @@ impl Collector {
         name: &str,
         uid: &str,
     ) -> Result<(), crest_api::ApiError> {
-        let uid = uid.to_string();
-        match self
-            .registry
-            .update_with(def, ns, name, UpdateMode::Main, move |obj| {
-                if meta::uid(obj) != uid {
-                    return;
+        self.update_if_uid(def, ns, name, uid.to_string(), |obj| {
+            for r in owner_refs_mut(obj).into_iter().flatten() {
+                if let Some(b) = r.get_mut("blockOwnerDeletion").filter(|b| **b == true) {
+                    *b = Value::Bool(false);
                 }
-                let Some(refs) = obj
-                    .pointer_mut("/metadata/ownerReferences")
-                    .and_then(Value::as_array_mut)
-                else {
-                    return;
-                };
-                for r in refs {
-                    if let Some(b) = r.get_mut("blockOwnerDeletion").filter(|b| **b == true) {
-                        *b = Value::Bool(false);
-                    }
-                }
-            })
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if e.code == 404 => Ok(()),
-            Err(e) => Err(e),
-        }
+            }
+        })
+        .await
     }
 
     async fn remove_owner_refs(
@@ -685,58 +702,45 @@ impl Collector {
         uid: &str,
         drop: &HashSet<String>,
     ) -> Result<(), crest_api::ApiError> {
-        let uid = uid.to_string();
-        let drop = drop.clone();
-        match self
-            .registry
-            .update_with(def, ns, name, UpdateMode::Main, move |obj| {
-                if meta::uid(obj) != uid {
-                    return;
-                }
-                let Some(refs) = obj
-                    .pointer_mut("/metadata/ownerReferences")
-                    .and_then(Value::as_array_mut)
-                else {
-                    return;
-                };
-                refs.retain(|r| {
-                    !r.get("uid")
-                        .and_then(Value::as_str)
-                        .is_some_and(|u| drop.contains(u))
-                });
-                if refs.is_empty() {
-                    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                        m.remove("ownerReferences");
-                    }
-                }
-            })
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if e.code == 404 => Ok(()),
-            Err(e) => Err(e),
-        }
+        self.update_if_uid(def, ns, name, uid.to_string(), |obj| {
+            let Some(refs) = owner_refs_mut(obj) else {
+                return;
+            };
+            refs.retain(|r| {
+                !r.get("uid")
+                    .and_then(Value::as_str)
+                    .is_some_and(|u| drop.contains(u))
+            });
+            if refs.is_empty() {
+                meta::remove(obj, "ownerReferences");
+            }
+        })
+        .await
     }
+}
+
+fn owner_refs_mut(obj: &mut Value) -> Option<&mut Vec<Value>> {
+    obj.pointer_mut("/metadata/ownerReferences")
+        .and_then(Value::as_array_mut)
 }
 
 /// The served definition (storage version), namespace and name of a cached object.
 fn locate(
     res: &Resources,
     key: &str,
-    v: &Value,
+    m: &MetaView,
 ) -> Option<(Arc<ResourceDef>, Option<String>, String)> {
     let def = res
         .storage_defs()
         .into_iter()
         .filter(|d| key.starts_with(d.key_prefix.as_str()))
         .max_by_key(|d| d.key_prefix.len())?;
-    let ns = def.api.namespaced.then(|| meta::namespace(v).to_string());
-    Some((def, ns, meta::name(v).to_string()))
+    let ns = def.api.namespaced.then(|| m.namespace.clone());
+    Some((def, ns, m.name.clone()))
 }
 
 fn namespace_of(res: &Resources, key: &str, o: &CachedObject) -> Option<String> {
-    let v = o.value().ok()?;
-    locate(res, key, &v).and_then(|(_, ns, _)| ns)
+    locate(res, key, &view(o)).and_then(|(_, ns, _)| ns)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crest_schema::Structural;
 
 use crate::compile::{ErrorKind, NodeEnv, Rule};
 use crate::escape::escape;
-use crate::model::{DeclType, Types};
+use crate::model::{node_type, DeclType, Types};
 use crate::validator::map_is_correlatable;
 
 /// Largest static cost of one expression (upstream `StaticEstimatedCostLimit`).
@@ -107,15 +107,7 @@ impl Walk {
         if depth > 300 || !crate::validator::has_rules(s) {
             return;
         }
-        // A node the parent's type does not describe is typed from its own schema.
-        let (decl, types) = match decl {
-            Some(d) => (Some(d), types.clone()),
-            None => {
-                let mut t = Types::default();
-                let d = t.declare(s, s.extensions.x_embedded_resource, "selfType");
-                (d, Arc::new(t))
-            }
-        };
+        let (decl, types) = node_type(s, decl, types);
         let types = &types;
         let rules = Rule::list(s);
         if !rules.is_empty() && !self.has_schema_error_under(path) {
@@ -134,37 +126,19 @@ impl Walk {
             (!map_is_correlatable(s.extensions.x_map_type.as_deref())).then(|| path.clone())
         });
         for (name, ps) in &s.properties {
-            let child_path = path.child("properties").key(name);
-            match escape(name) {
-                Some(e) => {
-                    let child = decl
-                        .as_ref()
-                        .and_then(|d| d.field(&e))
-                        .map(|f| f.ty.clone());
-                    self.node(
-                        ps,
-                        &child_path,
-                        child,
-                        types,
-                        cardinality,
-                        unc_props.as_ref(),
-                        depth + 1,
-                    );
-                }
-                None => {
-                    let mut t = Types::default();
-                    let d = t.declare(ps, ps.extensions.x_embedded_resource, "selfType");
-                    self.node(
-                        ps,
-                        &child_path,
-                        d,
-                        &Arc::new(t),
-                        cardinality,
-                        unc_props.as_ref(),
-                        depth + 1,
-                    );
-                }
-            }
+            // No type from the parent (a name CEL cannot access): typed from its own schema.
+            let child = escape(name)
+                .and_then(|e| decl.as_ref()?.field(&e))
+                .map(|f| f.ty.clone());
+            self.node(
+                ps,
+                &path.child("properties").key(name),
+                child,
+                types,
+                cardinality,
+                unc_props.as_ref(),
+                depth + 1,
+            );
         }
         let elem = decl.as_ref().and_then(|d| d.elem().cloned());
         if let Some(items) = s.items.as_deref() {

@@ -138,6 +138,23 @@ impl TypeProvider for Types {
     }
 }
 
+/// The type of a node with rules and the message types it compiles with: `decl`, from the
+/// parent's type, with the parent's types; without one, the node typed from its own schema.
+pub(crate) fn node_type(
+    s: &Structural,
+    decl: Option<Arc<DeclType>>,
+    types: &Arc<Types>,
+) -> (Option<Arc<DeclType>>, Arc<Types>) {
+    match decl {
+        Some(d) => (Some(d), types.clone()),
+        None => {
+            let mut t = Types::default();
+            let d = t.declare(s, s.extensions.x_embedded_resource, "selfType");
+            (d, Arc::new(t))
+        }
+    }
+}
+
 impl Types {
     /// The declaration of `s` (None when it has no CEL type: no `type` and not int-or-string),
     /// registering its object types under names rooted at `name`. `resource_root` adds

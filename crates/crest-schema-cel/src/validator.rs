@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 
 use crate::compile::{CompiledRule, NodeEnv, Rule, PER_CALL_LIMIT};
 use crate::escape::escape;
-use crate::model::{DeclType, Types};
+use crate::model::{node_type, DeclType, Types};
 use crate::values::to_cel;
 
 /// The runtime cost budget of one request (apiserver `RuntimeCELCostBudget`).
@@ -128,15 +128,7 @@ fn build(
     if depth > 300 || !has_rules(s) {
         return None;
     }
-    // A node the parent's type does not describe is typed from its own schema.
-    let (decl, types) = match decl {
-        Some(d) => (Some(d), types.clone()),
-        None => {
-            let mut t = Types::default();
-            let d = t.declare(s, s.extensions.x_embedded_resource, "selfType");
-            (d, Arc::new(t))
-        }
-    };
+    let (decl, types) = node_type(s, decl, types);
     let types = &types;
     let rules = Rule::list(s);
     let compiled = match &decl {

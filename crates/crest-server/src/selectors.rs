@@ -10,6 +10,7 @@ use crate::request::Query;
 use crate::resources::ResourceDef;
 use crest_api::field::{aggregate, FieldError, FieldPath};
 use crest_api::{meta, ApiError};
+use crest_schema::gofmt::{go_float, go_quote};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -688,32 +689,6 @@ impl FieldRequirement {
 // Go formatting
 // ---------------------------------------------------------------------------------------------
 
-/// Go's `strconv.Quote` (`%q`) for the strings selectors report.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// Go's `fmt.Sprint` of a value decoded from JSON into `interface{}` (null prints as empty, as
 /// upstream maps an absent or null selectable field to "").
 fn go_sprint(v: &Value) -> String {
@@ -747,49 +722,6 @@ fn go_sprint_nested(v: &Value) -> String {
     match v {
         Value::Null => "<nil>".to_string(),
         other => go_sprint(other),
-    }
-}
-
-/// Go's `%v` of a float64 (`strconv` 'g', shortest): the shortest round-trip digits, in exponent
-/// form when the decimal exponent is below -4 or at least 6.
-fn go_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_string();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    // Rust's `{:e}` is the shortest round-trip digits: `d.ddde<exp>`.
-    let e = format!("{:e}", f.abs());
-    let (mantissa, exp) = e.split_once('e').unwrap_or((e.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if f < 0.0 { "-" } else { "" };
-    if !(-4..6).contains(&exp) {
-        let (first, rest) = digits.split_at(1);
-        let frac = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{frac}e{esign}{:02}", exp.abs());
-    }
-    // Fixed notation: the decimal point after exp+1 digits.
-    let point = exp + 1;
-    if point <= 0 {
-        format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
-    } else if point as usize >= digits.len() {
-        format!(
-            "{sign}{digits}{}",
-            "0".repeat(point as usize - digits.len())
-        )
-    } else {
-        let (int, frac) = digits.split_at(point as usize);
-        format!("{sign}{int}.{frac}")
     }
 }
 

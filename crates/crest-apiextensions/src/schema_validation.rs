@@ -320,16 +320,24 @@ pub fn validate_custom_resource_validation(
     // else is wrong: the OpenAPI checks below usually say the same more precisely.
     let mut conversion_errs = vec![];
     // CEL rules are checked only in structural schemas with valid defaults.
-    let mut cel_enabled = false;
+    let mut cel_schema = None;
     if opts.require_structural_schema {
         match structural_violations(schema, &root) {
             Err(msg) => conversion_errs.push(FieldError::invalid(&root, "", msg)),
             Ok(v) if !v.is_empty() => errs.extend(v),
-            Ok(_) => {
-                let default_errs = validate_defaults(schema, &root, opts.require_pruned_defaults);
-                cel_enabled = default_errs.is_empty();
-                errs.extend(default_errs);
-            }
+            Ok(_) => match Structural::from_json(schema) {
+                Err(e) => errs.push(FieldError::invalid(&root, "", e)),
+                Ok(mut st) => {
+                    // The root is a resource: its apiVersion, kind and metadata defaults are
+                    // checked as such (and CEL types it so too).
+                    st.extensions.x_embedded_resource = true;
+                    let default_errs = validate_defaults(&st, &root, opts.require_pruned_defaults);
+                    if default_errs.is_empty() {
+                        cel_schema = Some(st);
+                    }
+                    errs.extend(default_errs);
+                }
+            },
         }
     }
     let ssv = Ssv {
@@ -340,15 +348,10 @@ pub fn validate_custom_resource_validation(
     };
     let schema_errs_start = errs.len();
     openapi_schema(s, &root, &ssv, true, opts, 0, &mut errs);
-    if cel_enabled {
-        if let Ok(st) = Structural::from_json(schema) {
-            let cel_errs = crest_schema_cel::crd::validate_schema_rules(
-                &st,
-                &root,
-                &errs[schema_errs_start..],
-            );
-            errs.extend(cel_errs);
-        }
+    if let Some(st) = &cel_schema {
+        let cel_errs =
+            crest_schema_cel::crd::validate_schema_rules(st, &root, &errs[schema_errs_start..]);
+        errs.extend(cel_errs);
     }
     if errs.is_empty() {
         errs.extend(conversion_errs);
@@ -1541,15 +1544,10 @@ enum Step {
 /// `ValidateDefaults` for the root of a CRD schema (a resource root): every `default` must
 /// validate against its schema, survive pruning unchanged when `require_pruned` (it must not
 /// have unknown fields), and defaults of `apiVersion`, `kind` and `metadata` fields must give
-/// valid metadata in the surrounding object.
-fn validate_defaults(schema: &Value, path: &FieldPath, require_pruned: bool) -> FieldErrors {
-    let mut s = match Structural::from_json(schema) {
-        Ok(s) => s,
-        Err(e) => return vec![FieldError::invalid(path, "", e)],
-    };
-    s.extensions.x_embedded_resource = true;
+/// valid metadata in the surrounding object. `s` is the root marked as an embedded resource.
+fn validate_defaults(s: &Structural, path: &FieldPath, require_pruned: bool) -> FieldErrors {
     let mut errs = vec![];
-    defaults_at(path, &s, &s, &[], false, require_pruned, 0, &mut errs);
+    defaults_at(path, s, s, &[], false, require_pruned, 0, &mut errs);
     errs
 }
 

@@ -8,31 +8,12 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-/// A CRD `widgets.cel.example.com` (kind Widget) whose root schema is `schema` (YAML indented
-/// for `openAPIV3Schema`).
+/// A CRD `widgets.cel.example.com` (kind Widget, with the status subresource) whose root schema
+/// is `schema` (YAML indented for `openAPIV3Schema`).
 fn widget_crd(schema: &str) -> String {
-    format!(
-        r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.cel.example.com
-spec:
-  group: cel.example.com
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      subresources:
-        status: {{}}
-      schema:
-        openAPIV3Schema:
-{schema}
-  scope: Namespaced
-  names:
-    plural: widgets
-    singular: widget
-    kind: Widget
-"#
+    crd_with_schema("cel.example.com", "widgets", "Widget", schema).replace(
+        "      storage: true\n",
+        "      storage: true\n      subresources:\n        status: {}\n",
     )
 }
 

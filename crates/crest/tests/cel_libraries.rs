@@ -7,27 +7,7 @@ use common::*;
 use serde_json::{json, Value};
 
 fn gadget_crd(schema: &str) -> String {
-    format!(
-        r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.lib.example.com
-spec:
-  group: lib.example.com
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-{schema}
-  scope: Namespaced
-  names:
-    plural: gadgets
-    singular: gadget
-    kind: Gadget
-"#
-    )
+    crd_with_schema("lib.example.com", "gadgets", "Gadget", schema)
 }
 
 fn apply(s: &Server, name: &str, spec: Value) -> (bool, String) {

@@ -339,15 +339,17 @@ spec:
     - ct
 "#;
 
-/// The seed's CronTab CRD whose whole `openAPIV3Schema` is `schema` (YAML, indented 10 spaces).
-pub fn crontab_crd_with_schema(schema: &str) -> String {
+/// A namespaced CRD `<plural>.<group>` (kind `kind`, singular its lowercase) with one served
+/// and stored version `v1` whose whole `openAPIV3Schema` is `schema` (YAML, indented 10 spaces).
+pub fn crd_with_schema(group: &str, plural: &str, kind: &str, schema: &str) -> String {
+    let singular = kind.to_lowercase();
     format!(
         r#"apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: crontabs.stable.example.com
+  name: {plural}.{group}
 spec:
-  group: stable.example.com
+  group: {group}
   versions:
     - name: v1
       served: true
@@ -357,13 +359,17 @@ spec:
 {schema}
   scope: Namespaced
   names:
-    plural: crontabs
-    singular: crontab
-    kind: CronTab
-    shortNames:
-    - ct
+    plural: {plural}
+    singular: {singular}
+    kind: {kind}
 "#
     )
+}
+
+/// The seed's CronTab CRD whose whole `openAPIV3Schema` is `schema` (YAML, indented 10 spaces).
+pub fn crontab_crd_with_schema(schema: &str) -> String {
+    crd_with_schema("stable.example.com", "crontabs", "CronTab", schema)
+        + "    shortNames:\n    - ct\n"
 }
 
 pub const MY_CRONTAB: &str = r#"apiVersion: "stable.example.com/v1"

@@ -230,6 +230,9 @@ fn write_go_json_string(s: &mut String, t: &str) {
             '\n' => s.push_str("\\n"),
             '\r' => s.push_str("\\r"),
             '\t' => s.push_str("\\t"),
+            // Go 1.22 and later (Kubernetes 1.32 is built with 1.23).
+            '\u{8}' => s.push_str("\\b"),
+            '\u{c}' => s.push_str("\\f"),
             '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
                 let _ = write!(s, "\\u{:04x}", c as u32);
             }

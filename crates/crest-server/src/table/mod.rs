@@ -13,6 +13,7 @@ pub use jsonpath::{Item, JsonPath};
 use crate::resources::TableStyle;
 use bytes::Bytes;
 use crest_api::ApiError;
+use crest_schema::gofmt::{go_float, go_json, go_json_float};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -291,10 +292,10 @@ fn cell<'a>(col: &'a Column, obj: &'a Value, now_ms: i64) -> Cell<'a> {
             Item::Json(&Value::Bool(b)) | Item::Bool(b) => Cow::Borrowed(bool_str(b)),
             Item::Json(Value::Number(n)) => Cow::Owned(match n.as_i64() {
                 Some(i) => i.to_string(),
-                None => go_float(n.as_f64().unwrap_or(0.0), FloatStyle::Print),
+                None => go_float(n.as_f64().unwrap_or(0.0)),
             }),
             Item::Int(i) => Cow::Owned(i.to_string()),
-            Item::Float(f) => Cow::Owned(go_float(f, FloatStyle::Print)),
+            Item::Float(f) => Cow::Owned(go_float(f)),
         });
     }
     // cellForJSONValue: values of another type are omitted. Template literals are Go ints,
@@ -567,140 +568,7 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *out, s);
 }
 
-// ---- Go's number and JSON text ----
-
-#[derive(Clone, Copy, PartialEq)]
-enum FloatStyle {
-    /// encoding/json: %f, or %e below 1e-6 and from 1e21 (exponent without leading 0).
-    Json,
-    /// fmt's %v: shortest %g (%e below 1e-4 and from 1e6).
-    Print,
-}
-
-/// Shortest round-trip digits of |f| and the decimal point position (f = 0.DIGITS × 10^dp).
-fn shortest_digits(f: f64) -> (String, i32) {
-    let s = format!("{:e}", f.abs());
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    (digits, exp.parse::<i32>().unwrap_or(0) + 1)
-}
-
-fn go_float(f: f64, style: FloatStyle) -> String {
-    if !f.is_finite() {
-        return if f.is_nan() {
-            "NaN".into()
-        } else if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    let neg = if f.is_sign_negative() && f != 0.0 {
-        "-"
-    } else {
-        ""
-    };
-    if f == 0.0 {
-        return "0".into();
-    }
-    let (digits, dp) = shortest_digits(f);
-    let exp = dp - 1;
-    let use_e = match style {
-        FloatStyle::Json => f.abs() < 1e-6 || f.abs() >= 1e21,
-        // strconv's shortest %g decides with a precision of 6: 123456, 1.234567e+06.
-        FloatStyle::Print => !(-4..6).contains(&exp),
-    };
-    if use_e {
-        let mut m = digits[..1].to_string();
-        if digits.len() > 1 {
-            m.push('.');
-            m.push_str(&digits[1..]);
-        }
-        let (sign, e) = if exp < 0 { ('-', -exp) } else { ('+', exp) };
-        let e = if style == FloatStyle::Json || e >= 10 {
-            e.to_string()
-        } else {
-            format!("0{e}")
-        };
-        return format!("{neg}{m}e{sign}{e}");
-    }
-    let nd = digits.len() as i32;
-    let body = if dp <= 0 {
-        format!("0.{}{digits}", "0".repeat((-dp) as usize))
-    } else if dp >= nd {
-        format!("{digits}{}", "0".repeat((dp - nd) as usize))
-    } else {
-        format!("{}.{}", &digits[..dp as usize], &digits[dp as usize..])
-    };
-    format!("{neg}{body}")
-}
-
-fn go_json_float(f: f64) -> String {
-    go_float(f, FloatStyle::Json)
-}
-
-/// Go's `json.Marshal` of an unstructured value: sorted keys, HTML-safe escaping, int64 and
-/// float64 numbers.
-pub fn go_json(v: &Value) -> String {
-    let mut out = String::new();
-    go_json_into(&mut out, v);
-    out
-}
-
-fn go_json_into(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(bool_str(*b)),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => out.push_str(&i.to_string()),
-            None => out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0))),
-        },
-        Value::String(s) => go_json_str(out, s),
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_json_into(out, x);
-            }
-            out.push(']');
-        }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_json_str(out, k);
-                out.push(':');
-                go_json_into(out, x);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn go_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+// ---- Go's number and JSON text: crest_schema::gofmt ----
 
 /// `k8s.io/apimachinery/pkg/util/duration.HumanDuration`.
 pub fn human_duration(seconds: i64) -> String {

@@ -84,10 +84,10 @@ fn go_floats() {
     assert_eq!(go_json_float(1e20), "100000000000000000000");
     assert_eq!(go_json_float(1e-7), "1e-7");
     assert_eq!(go_json_float(-0.000001), "-0.000001");
-    assert_eq!(go_float(100000.0, FloatStyle::Print), "100000");
-    assert_eq!(go_float(1e6, FloatStyle::Print), "1e+06");
-    assert_eq!(go_float(0.0001, FloatStyle::Print), "0.0001");
-    assert_eq!(go_float(1e100, FloatStyle::Print), "1e+100");
+    assert_eq!(go_float(100000.0), "100000");
+    assert_eq!(go_float(1e6), "1e+06");
+    assert_eq!(go_float(0.0001), "0.0001");
+    assert_eq!(go_float(1e100), "1e+100");
 }
 
 #[test]

@@ -324,34 +324,26 @@ impl Node {
                 } else {
                     None
                 };
-                if let Some(node) = &self.additional {
-                    for (k, v) in m {
-                        node.validate(
-                            &path.key(k),
-                            v,
-                            old_map.and_then(|o| o.get(k)),
-                            ratchet.key(k),
-                            budget,
-                            out,
-                        );
-                        if *budget < 0 {
-                            return;
-                        }
-                    }
-                }
-                for (k, node) in &self.properties {
-                    if let Some(v) = m.get(k) {
-                        node.validate(
-                            &path.child(k),
-                            v,
-                            old_map.and_then(|o| o.get(k)),
-                            ratchet.key(k),
-                            budget,
-                            out,
-                        );
-                        if *budget < 0 {
-                            return;
-                        }
+                // Map values first, then the properties with rules.
+                let values = self.additional.iter().flat_map(|node| {
+                    m.iter()
+                        .map(move |(k, v)| (node.as_ref(), path.key(k), k, v))
+                });
+                let properties = self
+                    .properties
+                    .iter()
+                    .filter_map(|(k, node)| Some((node, path.child(k), k, m.get(k)?)));
+                for (node, child_path, k, v) in values.chain(properties) {
+                    node.validate(
+                        &child_path,
+                        v,
+                        old_map.and_then(|o| o.get(k)),
+                        ratchet.key(k),
+                        budget,
+                        out,
+                    );
+                    if *budget < 0 {
+                        return;
                     }
                 }
             }

@@ -666,17 +666,8 @@ impl Ctx<'_> {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        let updated = self
-            .app
-            .registry
-            .patch(&self.def, ns, name, UpdateMode::Main, &opts, |cur| {
-                let mut cr = cur.clone();
-                paths.apply(&requested, &mut cr)?;
-                Ok(cr)
-            })
-            .await?;
-        self.add_warnings(&opts);
-        self.scale_response(&paths, &updated, out)
+        self.write_scale(ns, name, &paths, &opts, out, |_| Ok(requested.clone()))
+            .await
     }
 
     /// PATCH .../NAME/scale: the patch applies to the object's Scale; the result is written as a
@@ -693,30 +684,47 @@ impl Ctx<'_> {
         let opts = self.write_options("PatchOptions")?;
         let patch = self.decode_patch(&body, fmt)?;
         let dups = self.duplicates(&body, fmt)?;
+        self.write_scale(ns, name, &paths, &opts, out, |cur| {
+            let current = paths.scale_to_patch(cur)?;
+            let patched = apply_patch(fmt, &patch, &current)?;
+            self.scale_field_validation(&patched, &dups, true)?;
+            scale::decode(&patched).map_err(|e| {
+                let errs = [FieldError::invalid(
+                    &FieldPath::new("patch"),
+                    patched.to_string(),
+                    e,
+                )];
+                let mut err = ApiError::invalid(&GroupKind::new("", ""), "", &errs);
+                err.message = format!(" \"\" is invalid: {}", errs[0]);
+                err
+            })
+        })
+        .await
+    }
+
+    /// Writes the Scale `requested` computes from the current object into that object, as an
+    /// update of the object (strategy, validation, conflicts), and answers the resulting Scale.
+    async fn write_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        paths: &ScalePaths,
+        opts: &WriteOptions,
+        out: Output,
+        requested: impl Fn(&Value) -> Result<scale::RequestedScale, ApiError>,
+    ) -> Result<Response<Body>, ApiError> {
         let updated = self
             .app
             .registry
-            .patch(&self.def, ns, name, UpdateMode::Main, &opts, |cur| {
-                let current = paths.scale_to_patch(cur)?;
-                let patched = apply_patch(fmt, &patch, &current)?;
-                self.scale_field_validation(&patched, &dups, true)?;
-                let requested = scale::decode(&patched).map_err(|e| {
-                    let errs = [FieldError::invalid(
-                        &FieldPath::new("patch"),
-                        patched.to_string(),
-                        e,
-                    )];
-                    let mut err = ApiError::invalid(&GroupKind::new("", ""), "", &errs);
-                    err.message = format!(" \"\" is invalid: {}", errs[0]);
-                    err
-                })?;
+            .patch(&self.def, ns, name, UpdateMode::Main, opts, |cur| {
+                let requested = requested(cur)?;
                 let mut cr = cur.clone();
                 paths.apply(&requested, &mut cr)?;
                 Ok(cr)
             })
             .await?;
-        self.add_warnings(&opts);
-        self.scale_response(&paths, &updated, out)
+        self.add_warnings(opts);
+        self.scale_response(paths, &updated, out)
     }
 
     async fn delete(

@@ -290,10 +290,7 @@ impl ActualCostEstimator for LibraryCosts {
         result: &Value,
     ) -> Option<u64> {
         let size = |i: usize| args.get(i).map_or(1, actual_size);
-        let opaque = |v: &Value| match v {
-            Value::Opaque(o) => Some(o.type_name().to_string()),
-            _ => None,
-        };
+        let opaque = |v: Option<&Value>| matches!(v, Some(Value::Opaque(_)));
         match function {
             "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" => {
                 Some(args.first().map_or(0, traversal))
@@ -314,7 +311,7 @@ impl ActualCostEstimator for LibraryCosts {
             {
                 Some(factor(size(0), STRING_TRAVERSAL))
             }
-            "ip" if overload_id == "cidr_ip" || opaque(args.first()?).is_some() => Some(1),
+            "ip" if overload_id == "cidr_ip" || opaque(args.first()) => Some(1),
             "ip" => Some(factor(size(0), STRING_TRAVERSAL)),
             "ip.isCanonical" => Some(factor(size(0), 2.0 * STRING_TRAVERSAL)),
             "masked"
@@ -351,14 +348,14 @@ impl ActualCostEstimator for LibraryCosts {
             | "isLessThan" | "compareTo" | "add" | "sub" | "major" | "minor" | "patch"
                 if overload_id.starts_with("quantity_")
                     || overload_id.starts_with("semver_")
-                    || args.first().and_then(opaque).is_some() =>
+                    || opaque(args.first()) =>
             {
                 Some(1)
             }
             "getScheme" | "getHostname" | "getHost" | "getPort" | "getEscapedPath" | "getQuery" => {
                 Some(1)
             }
-            "_==_" if args.first().and_then(opaque).is_some() => Some(1),
+            "_==_" if opaque(args.first()) => Some(1),
             _ => None,
         }
     }

@@ -7,7 +7,7 @@ pub use meta::{get_object_meta, ObjectMetaRead};
 
 use crate::structural::Structural;
 use crest_api::field::{FieldError, FieldErrors, FieldPath};
-use crest_api::validation::{is_dns1035_label, is_valid_path_segment_name, validate_object_meta};
+use crest_api::validation::{is_dns1035_label, name_is_path_segment, validate_object_meta};
 use serde_json::Value;
 
 /// Normalizes `apiVersion`, `kind` and `metadata` of every embedded resource in `obj` (and of the
@@ -210,7 +210,7 @@ pub fn validate_embedded_resource(path: &FieldPath, x: &Value) -> FieldErrors {
                     errs.extend(validate_object_meta(
                         &meta,
                         namespaced,
-                        path_segment_name,
+                        name_is_path_segment,
                         &path.child("metadata"),
                     ));
                 }
@@ -219,17 +219,4 @@ pub fn validate_embedded_resource(path: &FieldPath, x: &Value) -> FieldErrors {
         }
     }
     errs
-}
-
-/// `path.ValidatePathSegmentName`: a prefix (generateName) only may not contain `/` or `%`.
-fn path_segment_name(name: &str, prefix: bool) -> Vec<String> {
-    if prefix {
-        ["/", "%"]
-            .iter()
-            .filter(|c| name.contains(*c))
-            .map(|c| format!("may not contain '{c}'"))
-            .collect()
-    } else {
-        is_valid_path_segment_name(name)
-    }
 }

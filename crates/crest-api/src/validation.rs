@@ -356,12 +356,11 @@ pub fn validate_kube_finalizer_names(meta: &Map<String, Value>, path: &FieldPath
     errs
 }
 
-/// The warnings a custom resource gets for finalizers it adds (those in `new` and not in `old`,
-/// sorted): invalid names, and names without a domain.
-pub fn finalizer_warnings(
-    new: &Map<String, Value>,
+/// The finalizers in `new` and not in `old`, sorted, each once.
+fn added_finalizers<'a>(
+    new: &'a Map<String, Value>,
     old: Option<&Map<String, Value>>,
-) -> Vec<String> {
+) -> Vec<&'a str> {
     let old_f: Vec<&str> = old.map(finalizer_names).unwrap_or_default();
     let mut added: Vec<&str> = finalizer_names(new)
         .into_iter()
@@ -369,8 +368,17 @@ pub fn finalizer_warnings(
         .collect();
     added.sort_unstable();
     added.dedup();
+    added
+}
+
+/// The warnings a custom resource gets for finalizers it adds (those in `new` and not in `old`,
+/// sorted): invalid names, and names without a domain.
+pub fn finalizer_warnings(
+    new: &Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+) -> Vec<String> {
     let mut out = vec![];
-    for f in added {
+    for f in added_finalizers(new, old) {
         for m in is_qualified_name(f) {
             out.push(format!("metadata.finalizers: {f:?}: {m}"));
         }
@@ -510,13 +518,7 @@ pub fn validate_object_meta_update(
 ) -> FieldErrors {
     let mut errs = vec![];
     if is_set(old, "deletionTimestamp") {
-        let old_f = finalizer_names(old);
-        let mut added: Vec<&str> = finalizer_names(new)
-            .into_iter()
-            .filter(|f| !old_f.contains(f))
-            .collect();
-        added.sort_unstable();
-        added.dedup();
+        let added = added_finalizers(new, Some(old));
         if !added.is_empty() {
             errs.push(FieldError::forbidden(
                 &path.child("finalizers"),

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crest_cel::cost::{CallArg, CostEstimate, CostEstimator, SizeEstimate};
 use crest_cel::decls::CallEstimate;
 use crest_cel::types::{Type, TypeProvider};
+use crest_cel::value::ListKind;
 use crest_schema::Structural;
 use indexmap::IndexMap;
 
@@ -25,14 +26,6 @@ const MIN_DURATION_SIZE_JSON: u64 = 3;
 const JSON_DATE_SIZE: u64 = 12;
 const MAX_DATETIME_SIZE_JSON: u64 = 32;
 const MIN_DATETIME_SIZE_JSON: u64 = 12;
-
-/// How `x-kubernetes-list-type` makes a list behave.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ListType {
-    Atomic,
-    Set,
-    Map(Vec<String>),
-}
 
 #[derive(Debug, Clone)]
 pub enum DeclKind {
@@ -50,7 +43,9 @@ pub enum DeclKind {
     Dyn,
     List {
         elem: Arc<DeclType>,
-        list_type: ListType,
+        /// How `x-kubernetes-list-type` makes the list's values behave (map-list keys
+        /// escaped as the element maps hold them).
+        list_type: ListKind,
     },
     Map {
         elem: Arc<DeclType>,
@@ -201,9 +196,15 @@ impl Types {
                     None => (MAX_REQUEST_SIZE_BYTES - 2) / (elem.min_serialized_size + 1),
                 };
                 let list_type = match s.list_type() {
-                    Some("set") => ListType::Set,
-                    Some("map") => ListType::Map(s.extensions.x_list_map_keys.clone()),
-                    _ => ListType::Atomic,
+                    Some("set") => ListKind::Set,
+                    Some("map") => ListKind::Map(
+                        s.extensions
+                            .x_list_map_keys
+                            .iter()
+                            .map(|k| escape(k).unwrap_or_else(|| k.clone()).into())
+                            .collect(),
+                    ),
+                    _ => ListKind::Ordered,
                 };
                 DeclType::simple(DeclKind::List { elem, list_type }, 2, max)
             }

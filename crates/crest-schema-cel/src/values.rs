@@ -9,17 +9,11 @@ use std::sync::Arc;
 
 use base64::Engine;
 use chrono::{DateTime, NaiveDate, Utc};
-use crest_cel::value::{Key, ListKind, ListValue, MapValue, Value};
+use crest_cel::value::{Key, ListValue, MapValue, Value};
 use indexmap::IndexMap;
 use serde_json::Value as Json;
 
-use crate::escape::escape;
-use crate::model::{DeclKind, DeclType, ListType};
-
-/// A map-list key as the element maps hold it (escaped like every property name).
-fn escape_key(k: &str) -> String {
-    escape(k).unwrap_or_else(|| k.to_string())
-}
+use crate::model::{DeclKind, DeclType};
 
 pub fn to_cel(v: &Json, t: &DeclType) -> Value {
     match (&t.kind, v) {
@@ -50,14 +44,7 @@ pub fn to_cel(v: &Json, t: &DeclType) -> Value {
         }
         (DeclKind::List { elem, list_type }, Json::Array(a)) => {
             let items = a.iter().map(|x| to_cel(x, elem)).collect();
-            let kind = match list_type {
-                ListType::Atomic => ListKind::Ordered,
-                ListType::Set => ListKind::Set,
-                ListType::Map(keys) => {
-                    ListKind::Map(keys.iter().map(|k| Arc::from(escape_key(k))).collect())
-                }
-            };
-            Value::List(Arc::new(ListValue::with_kind(items, kind)))
+            Value::List(Arc::new(ListValue::with_kind(items, list_type.clone())))
         }
         (DeclKind::Int, Json::Number(n)) => match n.as_i64() {
             Some(i) => Value::Int(i),

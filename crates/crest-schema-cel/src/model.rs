@@ -52,8 +52,8 @@ pub enum DeclKind {
     },
     Object {
         name: String,
-        /// Escaped name -> field, in schema order.
-        fields: IndexMap<String, Field>,
+        /// Escaped name (shared by every value's map key) -> field, in schema order.
+        fields: IndexMap<Arc<str>, Field>,
     },
 }
 
@@ -283,7 +283,7 @@ impl Types {
                 min += prop.len() as u64 + ft.min_serialized_size + 4;
             }
             fields.insert(
-                escaped,
+                escaped.into(),
                 Field {
                     json_name: prop.clone(),
                     ty: ft,
@@ -302,7 +302,7 @@ impl Types {
             let mut meta_fields = IndexMap::new();
             for f in ["name", "generateName"] {
                 meta_fields.insert(
-                    f.to_string(),
+                    f.into(),
                     Field {
                         json_name: f.to_string(),
                         ty: string(),
@@ -324,7 +324,7 @@ impl Types {
                 ("metadata", meta),
             ] {
                 fields.insert(
-                    f.to_string(),
+                    f.into(),
                     Field {
                         json_name: f.to_string(),
                         ty,

@@ -24,10 +24,9 @@ pub fn to_cel(v: &Json, t: &DeclType) -> Value {
                 match m.get(&f.json_name) {
                     None | Some(Json::Null) => {}
                     Some(fv) => {
-                        let k: Arc<str> = escaped.as_str().into();
                         entries.insert(
-                            Key::String(k.clone()),
-                            (Value::String(k), to_cel(fv, &f.ty)),
+                            Key::String(escaped.clone()),
+                            (Value::String(escaped.clone()), to_cel(fv, &f.ty)),
                         );
                     }
                 }

@@ -46,27 +46,43 @@ struct Encoder {
 }
 
 impl Encoder {
-    /// A Table of one object's row.
-    fn table(&self, v: &Value, v1beta1: bool) -> Value {
+    /// Appends one event line whose object is the Table of `obj` (served bytes) with resourceVersion
+    /// `rv`; nothing when the object does not decode.
+    fn push_table(&self, buf: &mut Vec<u8>, kind: &str, obj: &[u8], rv: &str, v1beta1: bool) {
+        let start = buf.len();
+        buf.extend_from_slice(b"{\"type\":\"");
+        buf.extend_from_slice(kind.as_bytes());
+        buf.extend_from_slice(b"\",\"object\":");
+        let mut list_meta = serde_json::Map::new();
+        list_meta.insert("resourceVersion".into(), rv.into());
         let headers = self
             .headers
             .swap(false, std::sync::atomic::Ordering::Relaxed);
-        let row = table::row(&self.def.table, v, self.include, v1beta1);
-        table::table_with(
+        let written = table::write_table(
+            buf,
             &self.def.table,
-            vec![row],
-            json!({"resourceVersion": meta::resource_version(v)}),
+            &[obj],
+            &list_meta,
+            self.include,
             v1beta1,
             headers,
-        )
+        );
+        if written.is_ok() {
+            buf.extend_from_slice(b"}\n");
+        } else {
+            buf.truncate(start);
+        }
     }
 
     /// Appends one event line. `obj` is the cached (storage-version) object; `rv` overrides its
     /// resourceVersion (deletes carry the deletion's revision).
     fn push(&self, buf: &mut Vec<u8>, kind: &str, obj: &CachedObject, rv: Option<Revision>) {
-        let plain = matches!(self.out, Output::Json | Output::Yaml);
-        if plain && rv.is_none() {
+        if rv.is_none() && !matches!(self.out, Output::Metadata { .. }) {
             if let Ok(b) = self.app.registry.serve(&self.def, obj) {
+                if let Output::Table { v1beta1 } = self.out {
+                    let rv = obj.mod_revision.to_string();
+                    return self.push_table(buf, kind, &b, &rv, v1beta1);
+                }
                 buf.extend_from_slice(b"{\"type\":\"");
                 buf.extend_from_slice(kind.as_bytes());
                 buf.extend_from_slice(b"\",\"object\":");
@@ -81,7 +97,13 @@ impl Encoder {
         }
         let v = self.app.registry.convert(&self.def, v);
         let object = match self.out {
-            Output::Table { v1beta1 } => self.table(&v, v1beta1),
+            Output::Table { v1beta1 } => {
+                let Ok(b) = serde_json::to_vec(&v) else {
+                    return;
+                };
+                let rv = meta::resource_version(&v).to_string();
+                return self.push_table(buf, kind, &b, &rv, v1beta1);
+            }
             Output::Metadata { v1beta1 } => table::partial_object_metadata(&v, v1beta1),
             _ => v,
         };
@@ -100,7 +122,12 @@ impl Encoder {
         });
         // Upstream transforms every event's object but Status, bookmarks included.
         match self.out {
-            Output::Table { v1beta1 } => object = self.table(&object, v1beta1),
+            Output::Table { v1beta1 } => {
+                if let Ok(b) = serde_json::to_vec(&object) {
+                    self.push_table(buf, "BOOKMARK", &b, &rv.to_string(), v1beta1);
+                }
+                return;
+            }
             Output::Metadata { v1beta1 } => {
                 object = table::partial_object_metadata(&object, v1beta1)
             }

@@ -11,7 +11,6 @@ mod jsonpath;
 pub use jsonpath::{Item, JsonPath};
 
 use crate::resources::TableStyle;
-use bytes::Bytes;
 use crest_api::ApiError;
 use crest_schema::gofmt::{go_float, go_json, go_json_float};
 use serde_json::value::RawValue;
@@ -441,22 +440,11 @@ pub fn partial_object_metadata(obj: &Value, v1beta1: bool) -> Value {
 
 /// A Table of `rows` (built with [`row`]).
 pub fn table(style: &TableStyle, rows: Vec<Value>, list_meta: Value, v1beta1: bool) -> Value {
-    table_with(style, rows, list_meta, v1beta1, true)
-}
-
-/// A Table; without `headers` its `columnDefinitions` is null (watch events after the first).
-pub fn table_with(
-    style: &TableStyle,
-    rows: Vec<Value>,
-    list_meta: Value,
-    v1beta1: bool,
-    headers: bool,
-) -> Value {
     json!({
         "kind": "Table",
         "apiVersion": if v1beta1 { "meta.k8s.io/v1beta1" } else { "meta.k8s.io/v1" },
         "metadata": list_meta,
-        "columnDefinitions": if headers { Value::Array(column_definitions(style)) } else { Value::Null },
+        "columnDefinitions": column_definitions(style),
         "rows": rows,
     })
 }
@@ -465,23 +453,44 @@ pub fn table_with(
 /// once for its cells; with `includeObject=Object` its bytes are copied as they are.
 pub fn list_table(
     style: &TableStyle,
-    items: &[Bytes],
+    items: &[impl AsRef<[u8]>],
     list_meta: &Map<String, Value>,
     include: IncludeObject,
     v1beta1: bool,
 ) -> Result<Vec<u8>, ApiError> {
-    let now_ms = now();
     let per_row = items.first().map_or(0, |b| match include {
-        IncludeObject::Object => b.len() + 128,
-        _ => b.len() / 2 + 64,
+        IncludeObject::Object => b.as_ref().len() + 128,
+        _ => b.as_ref().len() / 2 + 64,
     });
     let mut out = Vec::with_capacity(1024 + per_row * items.len());
+    write_table(&mut out, style, items, list_meta, include, v1beta1, true)?;
+    Ok(out)
+}
+
+/// Appends the Table of `items` (object bytes) to `out`; without `headers` its
+/// `columnDefinitions` is null (watch events after the first). On error `out` may hold part of
+/// the table.
+#[allow(clippy::too_many_arguments)]
+pub fn write_table(
+    out: &mut Vec<u8>,
+    style: &TableStyle,
+    items: &[impl AsRef<[u8]>],
+    list_meta: &Map<String, Value>,
+    include: IncludeObject,
+    v1beta1: bool,
+    headers: bool,
+) -> Result<(), ApiError> {
+    let now_ms = now();
     out.extend_from_slice(b"{\"kind\":\"Table\",\"apiVersion\":");
     out.extend_from_slice(meta_api_version(v1beta1).as_bytes());
     out.extend_from_slice(b",\"metadata\":");
-    write_list_meta(&mut out, list_meta);
+    write_list_meta(out, list_meta);
     out.extend_from_slice(b",\"columnDefinitions\":");
-    write_definitions(style, &mut out);
+    if headers {
+        write_definitions(style, out);
+    } else {
+        out.extend_from_slice(b"null");
+    }
     out.extend_from_slice(b",\"rows\":[");
     let need = match style {
         // A column reading anywhere (`..x`) needs the whole object.
@@ -489,6 +498,7 @@ pub fn list_table(
         _ => None,
     };
     for (i, b) in items.iter().enumerate() {
+        let b = b.as_ref();
         if i > 0 {
             out.push(b',');
         }
@@ -506,34 +516,16 @@ pub fn list_table(
                 }
                 let meta = top.get("metadata").map(|r| r.get());
                 let obj = Value::Object(obj);
-                write_row(
-                    &mut out,
-                    style,
-                    &obj,
-                    Some(b),
-                    meta,
-                    include,
-                    v1beta1,
-                    now_ms,
-                );
+                write_row(out, style, &obj, Some(b), meta, include, v1beta1, now_ms);
                 continue;
             }
         }
         let obj: Value =
             serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
-        write_row(
-            &mut out,
-            style,
-            &obj,
-            Some(b),
-            None,
-            include,
-            v1beta1,
-            now_ms,
-        );
+        write_row(out, style, &obj, Some(b), None, include, v1beta1, now_ms);
     }
     out.extend_from_slice(b"]}");
-    Ok(out)
+    Ok(())
 }
 
 /// ListMeta in Go's field order.

@@ -1,5 +1,6 @@
 use super::*;
 use crate::resources::TableStyle;
+use bytes::Bytes;
 use std::sync::Arc;
 
 fn style(cols: Value) -> TableStyle {

@@ -257,38 +257,28 @@ impl Types {
             if resource_root && matches!(prop.as_str(), "apiVersion" | "kind" | "metadata") {
                 continue;
             }
-            let Some(escaped) = escape(prop) else {
-                // Not accessible, but still part of the minimum size when required.
-                if let Some(ft) = self.declare_at(
-                    ps,
-                    ps.extensions.x_embedded_resource,
-                    &format!("{name}.{prop}"),
-                    depth + 1,
-                ) {
-                    if required.contains(prop) && ps.generic.default.is_none() {
-                        min += prop.len() as u64 + ft.min_serialized_size + 4;
-                    }
-                }
-                continue;
-            };
+            let escaped = escape(prop);
             let Some(ft) = self.declare_at(
                 ps,
                 ps.extensions.x_embedded_resource,
-                &format!("{name}.{escaped}"),
+                &format!("{name}.{}", escaped.as_deref().unwrap_or(prop)),
                 depth + 1,
             ) else {
                 continue;
             };
+            // An inaccessible property still counts in the minimum size when required.
             if required.contains(prop) && ps.generic.default.is_none() {
                 min += prop.len() as u64 + ft.min_serialized_size + 4;
             }
-            fields.insert(
-                escaped.into(),
-                Field {
-                    json_name: prop.clone(),
-                    ty: ft,
-                },
-            );
+            if let Some(escaped) = escaped {
+                fields.insert(
+                    escaped.into(),
+                    Field {
+                        json_name: prop.clone(),
+                        ty: ft,
+                    },
+                );
+            }
         }
         if resource_root {
             let string = || {

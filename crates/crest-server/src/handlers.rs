@@ -346,16 +346,19 @@ impl Ctx<'_> {
         match out {
             Output::Table { v1beta1 } => {
                 let include = IncludeObject::parse(self.query.get("includeObject"))?;
-                let v: Value = serde_json::from_slice(&bytes)
-                    .map_err(|e| ApiError::internal(e.to_string()))?;
-                let row = table::row(&self.def.table, &v, include, v1beta1);
-                let t = table::table(
-                    &self.def.table,
-                    vec![row],
-                    json!({"resourceVersion": meta::resource_version(&v)}),
-                    v1beta1,
+                let mut list_meta = serde_json::Map::new();
+                list_meta.insert(
+                    "resourceVersion".into(),
+                    obj.mod_revision.to_string().into(),
                 );
-                self.render(200, Payload::Value(t), Output::Json)
+                let t = table::list_table(
+                    &self.def.table,
+                    std::slice::from_ref(&bytes),
+                    &list_meta,
+                    include,
+                    v1beta1,
+                )?;
+                self.render(200, Payload::Json(Bytes::from(t)), Output::Json)
             }
             Output::Metadata { v1beta1 } => {
                 let v: Value = serde_json::from_slice(&bytes)

@@ -225,9 +225,9 @@ fn references(e: &Expr, name: &str) -> bool {
 pub fn valid_field_path(json_path: &str, schema: &Structural) -> Result<String, String> {
     let mut path = String::new();
     let mut cur = schema;
-    let mut step = |name: &str, cur: &mut &Structural| -> Result<(), String> {
+    crate::fieldpath::walk(json_path, true, |name| {
         if !cur.properties.is_empty() {
-            let next = cur
+            cur = cur
                 .properties
                 .get(name)
                 .ok_or("does not refer to a valid field")?;
@@ -235,20 +235,18 @@ pub fn valid_field_path(json_path: &str, schema: &Structural) -> Result<String, 
                 path.push('.');
             }
             path.push_str(name);
-            *cur = next;
         } else if let Some(ap) = cur.generic.additional_properties.as_ref() {
+            cur = ap
+                .structural
+                .as_deref()
+                .ok_or("does not refer to a valid field")?;
             path.push('[');
             path.push_str(name);
             path.push(']');
-            match ap.structural.as_deref() {
-                Some(s) => *cur = s,
-                None => return Err("does not refer to a valid field".into()),
-            }
         } else {
             return Err("does not refer to a valid field".into());
         }
         Ok(())
-    };
-    crate::fieldpath::walk(json_path, true, |name| step(name, &mut cur))?;
+    })?;
     Ok(path)
 }

@@ -607,50 +607,41 @@ fn core(args: &Args, rt: &tokio::runtime::Runtime, out: &mut Vec<Row>) {
     out.append(&mut rows);
 }
 
-/// Raises this process's soft RLIMIT_NOFILE to the hard limit (children inherit it).
-#[cfg(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "x86",
-        target_arch = "arm",
-        target_arch = "riscv64"
-    )
-))]
+/// Raises this process's soft RLIMIT_NOFILE to the hard limit (children inherit it; a no-op
+/// where the struct and constant below are not the platform's).
 fn raise_nofile_limit() {
-    // libc's struct rlimit; declared here rather than adding the libc crate for two calls.
-    #[repr(C)]
-    struct Rlimit {
-        cur: std::ffi::c_ulong,
-        max: std::ffi::c_ulong,
-    }
-    extern "C" {
-        fn getrlimit(resource: std::ffi::c_int, rlim: *mut Rlimit) -> std::ffi::c_int;
-        fn setrlimit(resource: std::ffi::c_int, rlim: *const Rlimit) -> std::ffi::c_int;
-    }
-    const RLIMIT_NOFILE: std::ffi::c_int = 7;
-    let mut lim = Rlimit { cur: 0, max: 0 };
-    // SAFETY: `lim` is a valid, writable struct rlimit for the duration of the calls.
-    unsafe {
-        if getrlimit(RLIMIT_NOFILE, &mut lim) == 0 && lim.cur < lim.max {
-            lim.cur = lim.max;
-            setrlimit(RLIMIT_NOFILE, &lim);
+    #[cfg(all(
+        target_os = "linux",
+        any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "x86",
+            target_arch = "arm",
+            target_arch = "riscv64"
+        )
+    ))]
+    {
+        // libc's struct rlimit; declared here rather than adding the libc crate for two calls.
+        #[repr(C)]
+        struct Rlimit {
+            cur: std::ffi::c_ulong,
+            max: std::ffi::c_ulong,
+        }
+        extern "C" {
+            fn getrlimit(resource: std::ffi::c_int, rlim: *mut Rlimit) -> std::ffi::c_int;
+            fn setrlimit(resource: std::ffi::c_int, rlim: *const Rlimit) -> std::ffi::c_int;
+        }
+        const RLIMIT_NOFILE: std::ffi::c_int = 7;
+        let mut lim = Rlimit { cur: 0, max: 0 };
+        // SAFETY: `lim` is a valid, writable struct rlimit for the duration of the calls.
+        unsafe {
+            if getrlimit(RLIMIT_NOFILE, &mut lim) == 0 && lim.cur < lim.max {
+                lim.cur = lim.max;
+                setrlimit(RLIMIT_NOFILE, &lim);
+            }
         }
     }
 }
-
-#[cfg(not(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "x86",
-        target_arch = "arm",
-        target_arch = "riscv64"
-    )
-)))]
-fn raise_nofile_limit() {}
 
 /// The soft limit on open files of process `pid` (from /proc; `None` if unknown).
 fn max_open_files(pid: &str) -> Option<u64> {

@@ -251,18 +251,23 @@ const VALIDATED_CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"C
 
 const VALIDATED_COLLECTION: &str = "/apis/validated.example.com/v1/namespaces/default/crontabs";
 
-async fn create_crd(client: &reqwest::Client, base: &str) -> Duration {
-    let t0 = Instant::now();
+/// POSTs a CustomResourceDefinition (JSON), which must succeed.
+async fn post_crd(client: &reqwest::Client, base: &str, crd: &'static str) {
     let r = client
         .post(format!(
             "{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         ))
         .header("Content-Type", "application/json")
-        .body(CRD)
+        .body(crd)
         .send()
         .await
         .expect("crd create");
     assert!(r.status().is_success(), "CRD create: {}", r.status());
+}
+
+async fn create_crd(client: &reqwest::Client, base: &str) -> Duration {
+    let t0 = Instant::now();
+    post_crd(client, base, CRD).await;
     loop {
         let r = client
             .post(format!("{base}{COLLECTION}"))
@@ -525,17 +530,7 @@ fn core(args: &Args, rt: &tokio::runtime::Runtime, out: &mut Vec<Row>) {
     let validated_dir = tempfile::tempdir().expect("tempdir");
     let (sv, _) = start(&args.binary, validated_dir.path());
     let validated = rt.block_on(async {
-        let r = reqwest::Client::new()
-            .post(format!(
-                "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                sv.base
-            ))
-            .header("Content-Type", "application/json")
-            .body(VALIDATED_CRD)
-            .send()
-            .await
-            .expect("crd create");
-        assert!(r.status().is_success(), "CRD create: {}", r.status());
+        post_crd(&reqwest::Client::new(), &sv.base, VALIDATED_CRD).await;
         load(&sv.base, args.clients, args.seconds, args.objects, |i| {
             let body =
                 crontab(&format!("v-{i}")).replace("stable.example.com", "validated.example.com");

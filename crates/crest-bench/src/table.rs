@@ -2,7 +2,7 @@
 //! (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io,...`), with the seed's three printer
 //! columns (Spec, Replicas, Age), end to end: request to the last byte of the Table.
 
-use crate::{load, start, Row};
+use crate::{load, post_crd, start, Row};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -31,16 +31,7 @@ pub async fn table_list(binary: &Path) -> Row {
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
     let client = reqwest::Client::new();
-    let r = client
-        .post(format!(
-            "{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-        ))
-        .header("Content-Type", "application/json")
-        .body(CRD)
-        .send()
-        .await
-        .expect("crd create");
-    assert!(r.status().is_success(), "CRD create: {}", r.status());
+    post_crd(&client, &base, CRD).await;
     loop {
         let r = client
             .get(format!("{base}{COLLECTION}"))

@@ -13,6 +13,7 @@
 use bytes::Bytes;
 use crest_storage::{EventType, Revision};
 use serde_json::Value;
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
@@ -377,32 +378,19 @@ impl Cache {
             remaining: 0,
         };
         loop {
-            let next = match (current.peek(), undone.peek()) {
+            // Keys in order; where a key changed after `revision`, its undone state wins.
+            let order = match (current.peek(), undone.peek()) {
                 (None, None) => break,
-                (Some((ck, cv)), Some((uk, uv))) => {
-                    if ck.as_ref() < uk.as_ref() {
-                        let v = Some((*cv).clone());
-                        current.next();
-                        v
-                    } else {
-                        if ck.as_ref() == uk.as_ref() {
-                            current.next();
-                        }
-                        let v = (*uv).clone();
-                        undone.next();
-                        v
-                    }
-                }
-                (Some((_, cv)), None) => {
-                    let v = Some((*cv).clone());
-                    current.next();
-                    v
-                }
-                (None, Some((_, uv))) => {
-                    let v = (*uv).clone();
-                    undone.next();
-                    v
-                }
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some((ck, _)), Some((uk, _))) => ck.as_ref().cmp(uk.as_ref()),
+            };
+            if order == Ordering::Equal {
+                current.next();
+            }
+            let next = match order {
+                Ordering::Less => current.next().map(|(_, v)| v.clone()),
+                _ => undone.next().and_then(|(_, v)| v.clone()),
             };
             let Some(obj) = next else { continue };
             if limit == 0 || page.objects.len() < limit {

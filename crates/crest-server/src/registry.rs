@@ -591,9 +591,10 @@ impl Registry {
                 WriteOutcome::Conflict(_) => Err(conflict_error(&gr, name, from_patch)),
             };
         }
-        let mut old_cmp = old.clone();
-        meta::remove(&mut old_cmp, "resourceVersion");
-        if obj == old_cmp || opts.dry_run {
+        // `old` is not needed after this comparison: no copy for it.
+        let mut old = old;
+        meta::remove(&mut old, "resourceVersion");
+        if obj == old || opts.dry_run {
             // Nothing changed: like kube-apiserver, no write and the resourceVersion stays.
             meta::set(
                 &mut obj,

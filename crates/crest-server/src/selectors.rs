@@ -11,8 +11,10 @@ use crate::resources::ResourceDef;
 use crest_api::field::{aggregate, FieldError, FieldPath};
 use crest_api::{meta, ApiError};
 use crest_schema::gofmt::{go_float, go_quote};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 // ---------------------------------------------------------------------------------------------
 // Label selectors
@@ -775,12 +777,33 @@ impl ListFilter {
             .map(|f| f.value.as_str())
     }
 
+    /// Whether the object (JSON bytes) is selected; only the top-level fields the selectors read
+    /// (`metadata`, and what the field selectors name) are parsed.
     pub fn matches_bytes(&self, b: &[u8]) -> Result<bool, ApiError> {
         if self.is_empty() {
             return Ok(true);
         }
-        let v: Value = serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
-        Ok(self.matches(&v))
+        let internal = |e: serde_json::Error| ApiError::internal(e.to_string());
+        // Keys with escapes cannot be borrowed: such objects are parsed whole.
+        let Ok(top) = serde_json::from_slice::<HashMap<&str, &RawValue>>(b) else {
+            let v: Value = serde_json::from_slice(b).map_err(internal)?;
+            return Ok(self.matches(&v));
+        };
+        let read = self.fields.iter().filter_map(|f| match &f.source {
+            FieldSource::Phase => Some("status"),
+            FieldSource::Path(p) => p.first().map(String::as_str),
+            FieldSource::Name | FieldSource::Namespace => None,
+        });
+        let mut obj = serde_json::Map::new();
+        for k in std::iter::once("metadata").chain(read) {
+            if let Some(raw) = top.get(k) {
+                obj.insert(
+                    k.to_string(),
+                    serde_json::from_str(raw.get()).map_err(internal)?,
+                );
+            }
+        }
+        Ok(self.matches(&Value::Object(obj)))
     }
 
     pub fn matches(&self, obj: &Value) -> bool {

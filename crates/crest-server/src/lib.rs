@@ -263,22 +263,11 @@ async fn feed_cache(
                             })
                     });
                     let object = match ev.event_type {
-                        crest_storage::EventType::Put => {
-                            let o = CachedObject::from_stored(
-                                ev.kv.key.clone(),
-                                &ev.kv.value,
-                                ev.kv.create_revision,
-                                rev,
-                            );
-                            // Written through another version: read it as the storage version.
-                            let o = match resources.stored_schema(&ev.kv.key) {
-                                Some(ss) if ss.multi_version && ss.schema.normalizes() => {
-                                    o.normalized(&ss.schema).unwrap_or(o)
-                                }
-                                _ => o,
-                            };
-                            Arc::new(o)
-                        }
+                        // Written through another version: read it as the storage version.
+                        crest_storage::EventType::Put => Arc::new(crate::resources::read_stored(
+                            &ev.kv,
+                            resources.stored_schema(&ev.kv.key),
+                        )),
                         crest_storage::EventType::Delete => prev.clone().unwrap_or_else(|| {
                             Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
                         }),

@@ -108,6 +108,26 @@ pub struct StoredSchema {
     pub crd_revision: i64,
 }
 
+/// A stored key-value as the cache holds it: served bytes, read as the storage version when
+/// the object may have been written through another version (`stored` is its resource's).
+pub fn read_stored(
+    kv: &crest_storage::KeyValue,
+    stored: Option<&StoredSchema>,
+) -> crate::cache::CachedObject {
+    let o = crate::cache::CachedObject::from_stored(
+        kv.key.clone(),
+        &kv.value,
+        kv.create_revision,
+        kv.mod_revision,
+    );
+    match stored {
+        Some(ss) if ss.multi_version && ss.schema.normalizes() => {
+            o.normalized(&ss.schema).unwrap_or(o)
+        }
+        _ => o,
+    }
+}
+
 /// A served version's `selectableFields[*].jsonPath`, named as field selectors name them
 /// (upstream trims the leading `.`).
 fn selectable_fields(version: &Value) -> Vec<String> {

@@ -404,21 +404,7 @@ impl Watcher {
 /// A storage event in the cache's form (served bytes, read as the storage version).
 fn storage_event(ev: crest_storage::Event, stored: Option<&StoredSchema>) -> CacheEvent {
     let rev = ev.kv.mod_revision;
-    let read = |kv: &crest_storage::KeyValue| {
-        let o = CachedObject::from_stored(
-            kv.key.clone(),
-            &kv.value,
-            kv.create_revision,
-            kv.mod_revision,
-        );
-        let o = match stored {
-            Some(ss) if ss.multi_version && ss.schema.normalizes() => {
-                o.normalized(&ss.schema).unwrap_or(o)
-            }
-            _ => o,
-        };
-        Arc::new(o)
-    };
+    let read = |kv: &crest_storage::KeyValue| Arc::new(crate::resources::read_stored(kv, stored));
     let prev = ev.prev_kv.as_ref().map(read);
     let object = match ev.event_type {
         EventType::Put => read(&ev.kv),

@@ -184,7 +184,7 @@ fn owner_key(
     Some((def, key))
 }
 
-pub struct Collector {
+pub(crate) struct Collector {
     registry: Arc<Registry>,
     graph: Graph,
     /// Dependents to look at (delete when their owners are gone, drop dangling references).
@@ -220,7 +220,7 @@ fn retry_delay(failures: u32) -> Duration {
 }
 
 /// Runs the collector until `shutdown` fires.
-pub async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
     let mut events = registry.cache.subscribe();
     let mut c = Collector {
         registry,

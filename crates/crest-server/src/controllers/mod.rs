@@ -20,7 +20,7 @@ use tokio::sync::broadcast::error::RecvError;
 const RESYNC: Duration = Duration::from_secs(2);
 
 /// Runs the controllers until `shutdown` fires.
-pub async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
     let mut events = registry.cache.subscribe();
     let mut resync = tokio::time::interval(RESYNC);
     loop {

@@ -21,7 +21,7 @@ use hyper::body::Incoming;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-pub async fn resource(
+pub(crate) async fn resource(
     app: Arc<App>,
     req: Request<Incoming>,
     rp: ResourcePath,

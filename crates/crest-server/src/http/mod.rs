@@ -22,7 +22,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 /// Shared state of a running server.
-pub struct App {
+pub(crate) struct App {
     pub registry: Arc<Registry>,
     pub openapi: views::openapi::OpenApiCache,
     /// `host:port` clients reach the server at.
@@ -48,7 +48,10 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 }
 
 /// Entry point for every request.
-pub async fn serve(app: Arc<App>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+pub(crate) async fn serve(
+    app: Arc<App>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
     let path = req.uri().path().to_string();
     let query = Query::parse(req.uri().query());
     let pretty = query.bool("pretty").unwrap_or(false);

@@ -107,7 +107,7 @@ fn status_only(code: StatusCode) -> Response<Body> {
     r
 }
 
-pub fn serve(
+pub(crate) fn serve(
     app: &App,
     req: &Request<Incoming>,
     path: &str,

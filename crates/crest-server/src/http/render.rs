@@ -11,22 +11,22 @@ use serde_json::Value;
 use std::convert::Infallible;
 
 /// Request bodies larger than this are refused with 413, as kube-apiserver does (3 MiB).
-pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
-pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-pub fn full(b: impl Into<Bytes>) -> Body {
+pub(crate) fn full(b: impl Into<Bytes>) -> Body {
     Full::new(b.into()).boxed_unsync()
 }
 
 /// A response payload: an object tree, or JSON bytes that need no re-encoding.
-pub enum Payload {
+pub(crate) enum Payload {
     Value(Value),
     Json(Bytes),
 }
 
 /// Renders a payload per the negotiated output (JSON, pretty JSON or YAML).
-pub fn render(
+pub(crate) fn render(
     status: StatusCode,
     payload: Payload,
     output: Output,
@@ -68,7 +68,7 @@ pub fn render(
 }
 
 /// The Status response of an error (JSON, or YAML when that is what the client takes).
-pub fn error_response(e: &ApiError, output: Output) -> Response<Body> {
+pub(crate) fn error_response(e: &ApiError, output: Output) -> Response<Body> {
     let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let output = if output == Output::Yaml {
         Output::Yaml
@@ -84,7 +84,7 @@ pub fn error_response(e: &ApiError, output: Output) -> Response<Body> {
 }
 
 /// Reads the request body, enforcing the size limit.
-pub async fn read_body(body: Incoming) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body(body: Incoming) -> Result<Bytes, ApiError> {
     match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(c) => Ok(c.to_bytes()),
         Err(e)

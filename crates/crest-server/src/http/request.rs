@@ -2,7 +2,7 @@
 
 /// What a resource path addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResourcePath {
+pub(crate) struct ResourcePath {
     pub group: String,
     pub version: String,
     pub namespace: Option<String>,
@@ -13,7 +13,7 @@ pub struct ResourcePath {
 
 /// A parsed API path.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ApiPath {
+pub(crate) enum ApiPath {
     /// `/api` or `/apis`.
     Root {
         core: bool,
@@ -35,7 +35,7 @@ fn decode_segment(s: &str) -> String {
 }
 
 /// Parses `/api/...` and `/apis/...` paths; `None` for anything else.
-pub fn parse_api_path(path: &str) -> Option<ApiPath> {
+pub(crate) fn parse_api_path(path: &str) -> Option<ApiPath> {
     let trimmed = path.trim_end_matches('/');
     let parts: Vec<String> = trimmed.split('/').skip(1).map(decode_segment).collect();
     let (group, version, rest) = match parts.first().map(String::as_str) {

@@ -436,7 +436,7 @@ fn timeout(query: &Query) -> Result<Option<Duration>, ApiError> {
     }
 }
 
-pub async fn serve(
+pub(crate) async fn serve(
     app: Arc<App>,
     def: Arc<ResourceDef>,
     ns: Option<String>,

@@ -9,14 +9,14 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// A custom resource of one CRD version.
-pub struct CustomResourceStrategy {
+pub(crate) struct CustomResourceStrategy {
     status: bool,
     scale: Option<ScalePaths>,
     schema: Option<Arc<CrSchema>>,
 }
 
 impl CustomResourceStrategy {
-    pub fn new(_api: &ApiResource, version: &Value, schema: Option<Arc<CrSchema>>) -> Self {
+    pub(crate) fn new(_api: &ApiResource, version: &Value, schema: Option<Arc<CrSchema>>) -> Self {
         CustomResourceStrategy {
             status: version
                 .pointer("/subresources/status")

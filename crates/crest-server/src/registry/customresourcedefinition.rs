@@ -10,11 +10,11 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// apiextensions.k8s.io/v1 CustomResourceDefinition.
-pub struct CrdStrategy {
+pub(crate) struct CrdStrategy {
     pub cache: Arc<Cache>,
 }
 
-pub const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+pub(crate) const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 impl CrdStrategy {
     fn other_crds(&self, name: &str) -> Vec<Value> {

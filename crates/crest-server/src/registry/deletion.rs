@@ -5,27 +5,27 @@ use crest_api::meta;
 use serde_json::Value;
 
 /// `metav1.FinalizerOrphanDependents`.
-pub const ORPHAN_FINALIZER: &str = "orphan";
+pub(crate) const ORPHAN_FINALIZER: &str = "orphan";
 /// `metav1.FinalizerDeleteDependents`.
-pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+pub(crate) const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 
 /// How a DELETE asked for dependents to be handled (`DeleteOptions.propagationPolicy` and the
 /// deprecated `orphanDependents`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Cascade {
+pub(crate) struct Cascade {
     pub orphan_dependents: Option<bool>,
     pub propagation: Option<Propagation>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Propagation {
+pub(crate) enum Propagation {
     Orphan,
     Background,
     Foreground,
 }
 
 impl Propagation {
-    pub fn parse(policy: &str) -> Option<Self> {
+    pub(crate) fn parse(policy: &str) -> Option<Self> {
         match policy {
             "Orphan" => Some(Propagation::Orphan),
             "Background" => Some(Propagation::Background),
@@ -38,7 +38,7 @@ impl Propagation {
 /// Sets the `orphan` / `foregroundDeletion` finalizers of an object being deleted as the API
 /// server does (`deletionFinalizersForGarbageCollection`); returns whether they changed. With
 /// neither option, an object keeps the policy a previous DELETE chose, else Background.
-pub fn apply_deletion_finalizers(obj: &mut Value, cascade: Cascade) -> bool {
+pub(crate) fn apply_deletion_finalizers(obj: &mut Value, cascade: Cascade) -> bool {
     let current = meta::finalizers(obj);
     let has = |f: &str| current.iter().any(|c| c == f);
     let orphan = match (cascade.orphan_dependents, cascade.propagation) {

@@ -26,7 +26,7 @@ const EXPIRED: &str = "The resourceVersion for the provided list is too old.";
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 /// Parses a non-zero resourceVersion parameter.
-pub fn parse_rv(rv: &str) -> Result<Revision, ApiError> {
+pub(crate) fn parse_rv(rv: &str) -> Result<Revision, ApiError> {
     match rv.parse::<i64>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(ApiError::bad_request(format!(
@@ -36,7 +36,7 @@ pub fn parse_rv(rv: &str) -> Result<Revision, ApiError> {
 }
 
 /// Waits (briefly) until the cache has reached `rev`; 504 "Too large resource version" otherwise.
-pub async fn wait_fresh(registry: &Registry, rev: Revision) -> Result<(), ApiError> {
+pub(crate) async fn wait_fresh(registry: &Registry, rev: Revision) -> Result<(), ApiError> {
     if registry.cache.revision() >= rev {
         return Ok(());
     }
@@ -44,7 +44,7 @@ pub async fn wait_fresh(registry: &Registry, rev: Revision) -> Result<(), ApiErr
 }
 
 /// kube-apiserver's ListOptions validation (WatchList enabled), answered with 422 Invalid.
-pub fn validate_options(q: &Query, watch: bool) -> Result<(), ApiError> {
+pub(crate) fn validate_options(q: &Query, watch: bool) -> Result<(), ApiError> {
     let rv = q.get("resourceVersion").unwrap_or("");
     let rvm = q.get("resourceVersionMatch").unwrap_or("");
     let cont = q.get("continue").unwrap_or("");
@@ -121,7 +121,7 @@ pub fn validate_options(q: &Query, watch: bool) -> Result<(), ApiError> {
 }
 
 /// GET with resourceVersion: unset reads the latest state, "0" any, N at least N.
-pub async fn get(
+pub(crate) async fn get(
     registry: &Registry,
     def: &ResourceDef,
     ns: Option<&str>,
@@ -140,7 +140,7 @@ pub async fn get(
 }
 
 /// One response of a list.
-pub struct ListPage {
+pub(crate) struct ListPage {
     pub revision: Revision,
     pub items: Vec<Bytes>,
     pub continue_token: Option<String>,
@@ -207,7 +207,7 @@ fn decode_continue(token: &str, prefix: &str) -> Result<(String, Revision), ApiE
 }
 
 /// LIST with resourceVersion, resourceVersionMatch, limit and continue.
-pub async fn list(
+pub(crate) async fn list(
     registry: &Registry,
     def: &ResourceDef,
     ns: Option<&str>,

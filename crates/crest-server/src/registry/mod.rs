@@ -35,7 +35,7 @@ use strategy::{spec_part, DeleteStep, Strategy};
 /// How many times a patch or generateName create is retried on a write race.
 const MAX_RETRIES: usize = 8;
 
-pub struct Registry {
+pub(crate) struct Registry {
     pub storage: Arc<dyn Storage>,
     pub cache: Arc<Cache>,
     resources: RwLock<Arc<Resources>>,
@@ -44,7 +44,7 @@ pub struct Registry {
 
 /// Which part of an object an update may change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UpdateMode {
+pub(crate) enum UpdateMode {
     /// The main resource: everything but what the strategy protects (e.g. status).
     Main,
     /// `/status`: only `status`.
@@ -54,7 +54,7 @@ pub enum UpdateMode {
 }
 
 impl UpdateMode {
-    pub fn from_subresource(sub: Option<&str>) -> Self {
+    pub(crate) fn from_subresource(sub: Option<&str>) -> Self {
         match sub {
             Some("status") => UpdateMode::Status,
             Some("finalize") => UpdateMode::Finalize,
@@ -65,7 +65,7 @@ impl UpdateMode {
 
 /// Options of one write.
 #[derive(Debug, Default)]
-pub struct WriteOptions {
+pub(crate) struct WriteOptions {
     /// `dryRun=All`: every stage runs, nothing is persisted.
     pub dry_run: bool,
     /// Warnings the write produced (Warning headers of the response).
@@ -75,7 +75,7 @@ pub struct WriteOptions {
 }
 
 impl WriteOptions {
-    pub fn new(dry_run: bool) -> Self {
+    pub(crate) fn new(dry_run: bool) -> Self {
         WriteOptions {
             dry_run,
             warnings: Default::default(),
@@ -91,25 +91,25 @@ impl WriteOptions {
     }
 
     /// Takes the warnings collected so far.
-    pub fn take_warnings(&self) -> Vec<String> {
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
 /// `DeleteOptions.preconditions`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Preconditions {
+pub(crate) struct Preconditions {
     pub uid: Option<String>,
     pub resource_version: Option<String>,
 }
 
 /// The result of a delete: the object, and whether it is gone (false: finalization pending).
-pub struct Deleted {
+pub(crate) struct Deleted {
     pub object: Value,
     pub gone: bool,
 }
 
-pub fn storage_error(e: StorageError) -> ApiError {
+pub(crate) fn storage_error(e: StorageError) -> ApiError {
     match e {
         StorageError::Compacted { requested, compacted } => ApiError::gone(format!(
             "The resourceVersion for the provided list is too old (requested {requested}, compacted {compacted})."
@@ -172,7 +172,7 @@ fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<(usize, 
 }
 
 /// A written object as the client receives it.
-pub enum Served {
+pub(crate) enum Served {
     /// A tree (dry run, conversion, or an object without metadata).
     Tree(Value),
     /// JSON ready to send: the stored bytes with the resourceVersion spliced in.
@@ -180,7 +180,7 @@ pub enum Served {
 }
 
 impl Registry {
-    pub fn new(storage: Arc<dyn Storage>, cache: Arc<Cache>) -> Arc<Self> {
+    pub(crate) fn new(storage: Arc<dyn Storage>, cache: Arc<Cache>) -> Arc<Self> {
         let crd_strategy: Arc<dyn Strategy> = Arc::new(CrdStrategy {
             cache: cache.clone(),
         });
@@ -193,7 +193,7 @@ impl Registry {
         })
     }
 
-    pub fn resources(&self) -> Arc<Resources> {
+    pub(crate) fn resources(&self) -> Arc<Resources> {
         self.resources
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -202,7 +202,7 @@ impl Registry {
 
     /// Rebuilds the served resources from the CRDs in the cache (called by the cache feeder
     /// whenever a CRD changes, before the change becomes visible to readers).
-    pub fn rebuild_resources(&self) {
+    pub(crate) fn rebuild_resources(&self) {
         let previous = self.resources();
         // CRDs unchanged since the previous build are not decoded again (500 CRDs installed).
         let crds: Vec<Value> = self
@@ -225,7 +225,7 @@ impl Registry {
     /// does on every read from etcd (pruning and defaulting; not written back). Only objects the
     /// current schema may not have seen are visited: those of CRDs with several versions, and
     /// those written before the CRD last changed. `only`: restrict to these key prefixes.
-    pub fn normalize_stored(&self, only: Option<&[String]>) {
+    pub(crate) fn normalize_stored(&self, only: Option<&[String]>) {
         let resources = self.resources();
         for (prefix, stored) in resources.stored_schemas() {
             if !stored.schema.normalizes() || only.is_some_and(|o| !o.contains(prefix)) {
@@ -245,13 +245,13 @@ impl Registry {
     }
 
     /// Waits until the cache reflects every write acknowledged so far.
-    pub async fn sync(&self) -> Result<(), ApiError> {
+    pub(crate) async fn sync(&self) -> Result<(), ApiError> {
         self.cache.wait_for(self.storage.current_revision()).await
     }
 
     /// Looks a resource up, catching up with recent writes first when it is not (yet) known, so a
     /// request right after a CRD create finds the new resource.
-    pub async fn lookup(
+    pub(crate) async fn lookup(
         &self,
         group: &str,
         version: &str,
@@ -266,7 +266,7 @@ impl Registry {
 
     /// Converts a cached object to the served version (custom resources may be stored in another
     /// version); returns the cached bytes untouched when nothing changes.
-    pub fn serve(&self, def: &ResourceDef, obj: &CachedObject) -> Result<Bytes, ApiError> {
+    pub(crate) fn serve(&self, def: &ResourceDef, obj: &CachedObject) -> Result<Bytes, ApiError> {
         if def.crd_name.is_none() || def.storage_api_version == def.api.api_version() {
             return Ok(obj.json.clone());
         }
@@ -275,7 +275,7 @@ impl Registry {
     }
 
     /// The served-version object (`None` conversion: only apiVersion changes).
-    pub fn convert(&self, def: &ResourceDef, mut v: Value) -> Value {
+    pub(crate) fn convert(&self, def: &ResourceDef, mut v: Value) -> Value {
         if def.crd_name.is_some() {
             if let Some(o) = v.as_object_mut() {
                 o.insert("apiVersion".into(), def.api.api_version().into());
@@ -284,7 +284,11 @@ impl Registry {
         v
     }
 
-    pub async fn list(&self, def: &ResourceDef, ns: Option<&str>) -> Result<Snapshot, ApiError> {
+    pub(crate) async fn list(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+    ) -> Result<Snapshot, ApiError> {
         self.sync().await?;
         Ok(self.cache.list(&def.list_prefix(ns)))
     }
@@ -323,7 +327,7 @@ impl Registry {
     }
 
     /// Create: assigns system metadata, validates, stores if absent.
-    pub async fn create(
+    pub(crate) async fn create(
         &self,
         def: &ResourceDef,
         ns: Option<&str>,
@@ -433,7 +437,7 @@ impl Registry {
     }
 
     /// Update (PUT): replaces the object, conditioned on its resourceVersion.
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         def: &ResourceDef,
         ns: Option<&str>,
@@ -603,7 +607,7 @@ impl Registry {
 
     /// Patch: applies `patch_fn` to the current served object and updates, retrying when another
     /// write raced (unless the patch itself pinned a resourceVersion).
-    pub async fn patch<F>(
+    pub(crate) async fn patch<F>(
         &self,
         def: &ResourceDef,
         ns: Option<&str>,
@@ -660,7 +664,7 @@ impl Registry {
     }
 
     /// Reads, changes and writes an object, retrying on races (controllers' updates).
-    pub async fn update_with<F>(
+    pub(crate) async fn update_with<F>(
         &self,
         def: &ResourceDef,
         ns: Option<&str>,
@@ -683,7 +687,7 @@ impl Registry {
     /// decides (an object with finalizers is marked for deletion and stays, any other is
     /// removed), delete admission runs, and the change is written (a dry run writes nothing and
     /// answers with what would have been).
-    pub async fn delete(
+    pub(crate) async fn delete(
         &self,
         def: &ResourceDef,
         ns: Option<&str>,
@@ -776,7 +780,7 @@ impl Registry {
     /// Deletes every object of `def` in `ns` (all namespaces for `None`) that `filter` selects,
     /// each as a DELETE with the same options would (objects gone meanwhile are skipped). Returns
     /// the objects as listed before the deletes, and the list's revision, as upstream answers.
-    pub async fn delete_collection<F>(
+    pub(crate) async fn delete_collection<F>(
         &self,
         def: &ResourceDef,
         ns: Option<&str>,
@@ -857,7 +861,7 @@ fn conflict_error(gr: &GroupResource, name: &str, from_patch: bool) -> ApiError 
 }
 
 /// The name and namespace in a body must match the URL.
-pub fn check_identity(
+pub(crate) fn check_identity(
     def: &ResourceDef,
     ns: Option<&str>,
     name: &str,
@@ -872,7 +876,11 @@ pub fn check_identity(
     check_namespace(def, ns, obj)
 }
 
-pub fn check_namespace(def: &ResourceDef, ns: Option<&str>, obj: &Value) -> Result<(), ApiError> {
+pub(crate) fn check_namespace(
+    def: &ResourceDef,
+    ns: Option<&str>,
+    obj: &Value,
+) -> Result<(), ApiError> {
     let body_ns = meta::namespace(obj);
     if def.api.namespaced && !body_ns.is_empty() && Some(body_ns) != ns {
         return Err(ApiError::bad_request(

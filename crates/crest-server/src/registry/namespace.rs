@@ -8,7 +8,7 @@ use crest_api::{meta, ApiError, GroupResource};
 use serde_json::{json, Value};
 
 /// core/v1 Namespace.
-pub struct NamespaceStrategy;
+pub(crate) struct NamespaceStrategy;
 
 const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
@@ -96,7 +96,7 @@ impl Strategy for NamespaceStrategy {
 }
 
 /// The namespaces NamespaceLifecycle admission never lets be deleted.
-pub const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+pub(crate) const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 /// Whether a namespace's `spec.finalizers` still lists a finalizer.
 fn spec_finalizers_pending(obj: &Value) -> bool {

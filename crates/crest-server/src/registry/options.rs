@@ -10,13 +10,13 @@ use std::collections::HashMap;
 
 /// Query parameters (last value wins, as Go's `url.Values.Get` returns the first; kube uses the first).
 #[derive(Clone, Debug, Default)]
-pub struct Query {
+pub(crate) struct Query {
     values: HashMap<String, Vec<String>>,
 }
 
 impl Query {
     /// The list's `labelSelector` and `fieldSelector`, checked against the resource.
-    pub fn list_filter(
+    pub(crate) fn list_filter(
         &self,
         def: &crate::registry::resources::ResourceDef,
     ) -> Result<crest_selectors::ListFilter, ApiError> {
@@ -27,7 +27,7 @@ impl Query {
         )
     }
 
-    pub fn parse(q: Option<&str>) -> Self {
+    pub(crate) fn parse(q: Option<&str>) -> Self {
         let mut values: HashMap<String, Vec<String>> = HashMap::new();
         if let Some(q) = q {
             for (k, v) in form_urlencoded::parse(q.as_bytes()) {
@@ -40,19 +40,19 @@ impl Query {
         Query { values }
     }
 
-    pub fn get(&self, k: &str) -> Option<&str> {
+    pub(crate) fn get(&self, k: &str) -> Option<&str> {
         self.values
             .get(k)
             .and_then(|v| v.first())
             .map(String::as_str)
     }
 
-    pub fn all(&self, k: &str) -> &[String] {
+    pub(crate) fn all(&self, k: &str) -> &[String] {
         self.values.get(k).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Go's `strconv.ParseBool` on a parameter (absent = false).
-    pub fn bool(&self, k: &str) -> Result<bool, ApiError> {
+    pub(crate) fn bool(&self, k: &str) -> Result<bool, ApiError> {
         match self.get(k) {
             None | Some("") => Ok(false),
             Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Ok(true),
@@ -64,7 +64,7 @@ impl Query {
     }
 
     /// `dryRun`: only `All` is defined.
-    pub fn dry_run(&self, kind: &str) -> Result<bool, ApiError> {
+    pub(crate) fn dry_run(&self, kind: &str) -> Result<bool, ApiError> {
         let vals = self.all("dryRun");
         if vals.is_empty() {
             return Ok(false);
@@ -87,7 +87,7 @@ impl Query {
     }
 
     /// `fieldValidation`: Ignore, Warn (default) or Strict.
-    pub fn field_validation(&self) -> Result<&str, ApiError> {
+    pub(crate) fn field_validation(&self) -> Result<&str, ApiError> {
         match self.get("fieldValidation") {
             None | Some("") => Ok("Warn"),
             Some(v @ ("Ignore" | "Warn" | "Strict")) => Ok(v),
@@ -102,7 +102,7 @@ impl Query {
 /// the body when there is one (JSON, or YAML by Content-Type), otherwise from the query
 /// parameters, then validated (`ValidateDeleteOptions`).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct DeleteOptions {
+pub(crate) struct DeleteOptions {
     pub grace_period_seconds: Option<i64>,
     pub preconditions: Preconditions,
     pub orphan_dependents: Option<bool>,
@@ -127,7 +127,11 @@ const META_SCHEME: &str = "k8s.io/apimachinery/pkg/apis/meta/internalversion/sch
 
 impl DeleteOptions {
     /// Decodes and validates the options of a DELETE request.
-    pub fn parse(body: &[u8], content_type: Option<&str>, query: &Query) -> Result<Self, ApiError> {
+    pub(crate) fn parse(
+        body: &[u8],
+        content_type: Option<&str>,
+        query: &Query,
+    ) -> Result<Self, ApiError> {
         let opts = if body.iter().all(u8::is_ascii_whitespace) {
             Self::from_query(query)?
         } else {
@@ -137,7 +141,7 @@ impl DeleteOptions {
         Ok(opts)
     }
 
-    pub fn is_dry_run(&self) -> bool {
+    pub(crate) fn is_dry_run(&self) -> bool {
         !self.dry_run.is_empty()
     }
 
@@ -280,7 +284,7 @@ impl DeleteOptions {
     }
 
     /// How dependents of the deleted object go.
-    pub fn cascade(&self) -> crate::registry::deletion::Cascade {
+    pub(crate) fn cascade(&self) -> crate::registry::deletion::Cascade {
         crate::registry::deletion::Cascade {
             orphan_dependents: self.orphan_dependents,
             propagation: self

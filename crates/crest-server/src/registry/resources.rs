@@ -9,7 +9,7 @@ use super::strategy::Strategy;
 use crest_api::gvk::all_verbs;
 use crest_api::{ApiResource, GroupVersion};
 use crest_apiextensions::customresource::CrSchema;
-pub use crest_table::TableStyle;
+pub(crate) use crest_table::TableStyle;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use crate::store::keys;
 pub(crate) use crate::store::keys::{CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX};
 
 /// One served resource in one version.
-pub struct ResourceDef {
+pub(crate) struct ResourceDef {
     pub api: ApiResource,
     /// Storage keys: `<prefix><namespace>/<name>` or `<prefix><name>`; ends with `/`.
     pub key_prefix: String,
@@ -40,7 +40,7 @@ pub struct ResourceDef {
 }
 
 impl ResourceDef {
-    pub fn key(&self, namespace: Option<&str>, name: &str) -> String {
+    pub(crate) fn key(&self, namespace: Option<&str>, name: &str) -> String {
         keys::object_key(
             &self.key_prefix,
             namespace.filter(|_| self.api.namespaced),
@@ -49,7 +49,7 @@ impl ResourceDef {
     }
 
     /// The fields a field selector may name (the resource's field label conversion).
-    pub fn field_labels(&self) -> crest_selectors::FieldLabels<'_> {
+    pub(crate) fn field_labels(&self) -> crest_selectors::FieldLabels<'_> {
         if self.crd_name.is_some() {
             crest_selectors::FieldLabels::CustomResource {
                 namespaced: self.api.namespaced,
@@ -63,20 +63,20 @@ impl ResourceDef {
     }
 
     /// The prefix of a list: one namespace, or everything.
-    pub fn list_prefix(&self, namespace: Option<&str>) -> String {
+    pub(crate) fn list_prefix(&self, namespace: Option<&str>) -> String {
         keys::list_prefix(&self.key_prefix, namespace.filter(|_| self.api.namespaced))
     }
 }
 
 /// A served API group with its versions, most preferred first.
 #[derive(Clone, Debug, Default)]
-pub struct GroupInfo {
+pub(crate) struct GroupInfo {
     pub name: String,
     pub versions: Vec<String>,
 }
 
 #[derive(Default)]
-pub struct Resources {
+pub(crate) struct Resources {
     by_path: HashMap<(String, String, String), Arc<ResourceDef>>,
     /// Per group-version, the resources in discovery order.
     by_gv: BTreeMap<GroupVersion, Vec<Arc<ResourceDef>>>,
@@ -102,7 +102,7 @@ struct CrdContribution {
 
 /// The schema objects of one custom resource are stored under.
 #[derive(Clone)]
-pub struct StoredSchema {
+pub(crate) struct StoredSchema {
     pub schema: Arc<CrSchema>,
     /// Objects may have been written through another version, with another schema.
     pub multi_version: bool,
@@ -113,7 +113,7 @@ pub struct StoredSchema {
 
 /// A stored key-value as the cache holds it: served bytes, read as the storage version when
 /// the object may have been written through another version (`stored` is its resource's).
-pub fn read_stored(
+pub(crate) fn read_stored(
     kv: &crest_storage::KeyValue,
     stored: Option<&StoredSchema>,
 ) -> crate::store::cache::CachedObject {
@@ -148,7 +148,7 @@ fn selectable_fields(version: &Value) -> Vec<String> {
 }
 
 /// Kubernetes' version priority: GA > beta > alpha, higher numbers first, others last by name.
-pub fn version_priority_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn version_priority_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     fn parse(v: &str) -> Option<(u32, u32, u32)> {
         let rest = v.strip_prefix('v')?;
         let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
@@ -193,7 +193,7 @@ fn is_condition_true(crd: &Value, cond: &str) -> bool {
         })
 }
 
-pub fn namespace_resource() -> ApiResource {
+pub(crate) fn namespace_resource() -> ApiResource {
     ApiResource {
         group: String::new(),
         version: "v1".into(),
@@ -212,7 +212,7 @@ pub fn namespace_resource() -> ApiResource {
     }
 }
 
-pub fn crd_resource() -> ApiResource {
+pub(crate) fn crd_resource() -> ApiResource {
     ApiResource {
         group: CRD_GROUP.into(),
         version: "v1".into(),
@@ -230,20 +230,20 @@ pub fn crd_resource() -> ApiResource {
 
 impl Resources {
     /// Builds the served set from all CRDs currently stored.
-    pub fn build(crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
+    pub(crate) fn build(crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
         Resources::build_from(crds, crd_strategy, None)
     }
 
     /// Builds the served set again, reusing what unchanged CRDs contributed to `self`. A CRD
     /// for which [`Resources::has_crd_at`] holds may be given as its metadata (name and
     /// resourceVersion) alone.
-    pub fn rebuild(&self, crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
+    pub(crate) fn rebuild(&self, crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
         Resources::build_from(crds, crd_strategy, Some(self))
     }
 
     /// Whether CRD `name` at `resource_version` contributed to this set (a rebuild will reuse
     /// that, so the caller may skip decoding the CRD).
-    pub fn has_crd_at(&self, name: &str, resource_version: i64) -> bool {
+    pub(crate) fn has_crd_at(&self, name: &str, resource_version: i64) -> bool {
         self.crds
             .get(name)
             .is_some_and(|c| c.resource_version.parse() == Ok(resource_version))
@@ -332,37 +332,42 @@ impl Resources {
     }
 
     /// Every custom resource's key prefix with its storage schema.
-    pub fn stored_schemas(&self) -> impl Iterator<Item = (&String, &StoredSchema)> {
+    pub(crate) fn stored_schemas(&self) -> impl Iterator<Item = (&String, &StoredSchema)> {
         self.stored.iter()
     }
 
     /// The storage schema for a stored key (`/registry/<group>/<plural>/...`).
-    pub fn stored_schema(&self, key: &str) -> Option<&StoredSchema> {
+    pub(crate) fn stored_schema(&self, key: &str) -> Option<&StoredSchema> {
         self.stored.get(&keys::prefix_of(key)?)
     }
 
-    pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceDef>> {
+    pub(crate) fn lookup(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceDef>> {
         self.by_path
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
             .cloned()
     }
 
     /// Resources of one group-version, in discovery order.
-    pub fn group_version(&self, gv: &GroupVersion) -> Option<&[Arc<ResourceDef>]> {
+    pub(crate) fn group_version(&self, gv: &GroupVersion) -> Option<&[Arc<ResourceDef>]> {
         self.by_gv.get(gv).map(Vec::as_slice)
     }
 
-    pub fn group(&self, name: &str) -> Option<&GroupInfo> {
+    pub(crate) fn group(&self, name: &str) -> Option<&GroupInfo> {
         self.groups.iter().find(|g| g.name == name)
     }
 
     /// Every served resource definition.
-    pub fn all(&self) -> impl Iterator<Item = &Arc<ResourceDef>> {
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<ResourceDef>> {
         self.by_gv.values().flatten()
     }
 
     /// One definition per stored resource (the storage version's), for work over all objects.
-    pub fn storage_defs(&self) -> Vec<Arc<ResourceDef>> {
+    pub(crate) fn storage_defs(&self) -> Vec<Arc<ResourceDef>> {
         let mut seen = std::collections::HashSet::new();
         let mut out = vec![];
         for d in self.all() {

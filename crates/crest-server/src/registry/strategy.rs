@@ -6,7 +6,7 @@ use crest_api::{meta, ApiError, FieldErrors, GroupResource};
 use crest_apiextensions::customresource::scale::ScalePaths;
 use serde_json::{Map, Value};
 
-pub trait Strategy: Send + Sync {
+pub(crate) trait Strategy: Send + Sync {
     /// How `metadata.name` and `generateName` are validated.
     fn name_validator(&self) -> NameValidator {
         name_is_dns_subdomain
@@ -105,7 +105,7 @@ pub trait Strategy: Send + Sync {
 
 /// What a DELETE does to a stored object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeleteStep {
+pub(crate) enum DeleteStep {
     /// The object stays as it is and is returned (e.g. a namespace still being emptied).
     Unchanged,
     /// The object stays, marked for deletion (written when that changed it).
@@ -116,7 +116,7 @@ pub enum DeleteStep {
 
 /// The generic store's DELETE: an object with finalizers is marked (`markAsDeleting`), any other
 /// is removed.
-pub fn generic_delete_step(obj: &mut Value) -> DeleteStep {
+pub(crate) fn generic_delete_step(obj: &mut Value) -> DeleteStep {
     if meta::finalizers(obj).is_empty() {
         return DeleteStep::Remove;
     }
@@ -126,7 +126,7 @@ pub fn generic_delete_step(obj: &mut Value) -> DeleteStep {
 
 /// kube-apiserver's `markAsDeleting`: the first time, generation is bumped (when the resource
 /// keeps one) and deletionTimestamp set; deletionGracePeriodSeconds becomes 0.
-pub fn mark_as_deleting(obj: &mut Value) {
+pub(crate) fn mark_as_deleting(obj: &mut Value) {
     if meta::deletion_timestamp(obj).is_none() {
         let generation = obj
             .pointer("/metadata/generation")
@@ -149,7 +149,7 @@ pub(crate) fn set_deletion_timestamp(obj: &mut Value) {
 }
 
 /// Everything except `metadata` (and `status` when it is a subresource): what `generation` tracks.
-pub fn spec_part(obj: &Value, skip_status: bool) -> Map<String, Value> {
+pub(crate) fn spec_part(obj: &Value, skip_status: bool) -> Map<String, Value> {
     let mut m = obj.as_object().cloned().unwrap_or_default();
     m.remove("metadata");
     if skip_status {

@@ -22,7 +22,7 @@ use tokio::sync::{broadcast, watch};
 
 /// One object as served: its JSON with `metadata.resourceVersion` set.
 #[derive(Debug)]
-pub struct CachedObject {
+pub(crate) struct CachedObject {
     /// Shared with the cache's index, so each key is held once.
     pub key: Arc<str>,
     pub json: Bytes,
@@ -32,7 +32,7 @@ pub struct CachedObject {
 
 impl CachedObject {
     /// Builds the served form from stored bytes (stored objects carry no resourceVersion).
-    pub fn from_stored(
+    pub(crate) fn from_stored(
         key: String,
         stored: &[u8],
         create_revision: Revision,
@@ -57,7 +57,7 @@ impl CachedObject {
 
     /// The object as read through `schema` (pruned and defaulted, see
     /// [`crest_apiextensions::customresource::CrSchema::decode_stored`]); `None` when that changes nothing.
-    pub fn normalized(
+    pub(crate) fn normalized(
         &self,
         schema: &crest_apiextensions::customresource::CrSchema,
     ) -> Option<CachedObject> {
@@ -78,7 +78,7 @@ impl CachedObject {
     }
 
     /// Parses the object (callers that change it need an owned tree).
-    pub fn value(&self) -> Result<Value, crest_api::ApiError> {
+    pub(crate) fn value(&self) -> Result<Value, crest_api::ApiError> {
         serde_json::from_slice(&self.json).map_err(|e| {
             crest_api::ApiError::internal(format!(
                 "stored object {} is not valid JSON: {e}",
@@ -135,7 +135,7 @@ pub(crate) fn splice_resource_version(
 
 /// A change as the cache applied it.
 #[derive(Clone, Debug)]
-pub struct CacheEvent {
+pub(crate) struct CacheEvent {
     pub event_type: EventType,
     pub key: String,
     pub revision: Revision,
@@ -156,7 +156,7 @@ struct State {
 
 /// How much change history the cache keeps: at most `capacity` events, none older than `max_age`.
 #[derive(Clone, Copy, Debug)]
-pub struct HistoryLimits {
+pub(crate) struct HistoryLimits {
     pub capacity: usize,
     pub max_age: Duration,
 }
@@ -170,7 +170,7 @@ impl Default for HistoryLimits {
     }
 }
 
-pub struct Cache {
+pub(crate) struct Cache {
     state: RwLock<State>,
     revision_tx: watch::Sender<Revision>,
     events_tx: broadcast::Sender<Arc<CacheEvent>>,
@@ -180,12 +180,12 @@ pub struct Cache {
 /// The history no longer holds the changes after the requested revision (they start after
 /// `floor`): read from storage instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HistoryGap {
+pub(crate) struct HistoryGap {
     pub floor: Revision,
 }
 
 /// Changes after a revision, as [`Cache::events_after`] returns them.
-pub struct Changes {
+pub(crate) struct Changes {
     /// The matching events, in revision order.
     pub events: Vec<Arc<CacheEvent>>,
     /// Every change up to this revision was looked at (resume after it).
@@ -193,7 +193,7 @@ pub struct Changes {
 }
 
 /// One page of a range read, see [`Cache::range_at`].
-pub struct Page {
+pub(crate) struct Page {
     pub revision: Revision,
     pub objects: Vec<Arc<CachedObject>>,
     /// Whether keys after the page exist.
@@ -203,13 +203,13 @@ pub struct Page {
 }
 
 /// A consistent copy of the objects under one prefix.
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub revision: Revision,
     pub objects: Vec<Arc<CachedObject>>,
 }
 
 impl Cache {
-    pub fn with_history(limits: HistoryLimits) -> Arc<Self> {
+    pub(crate) fn with_history(limits: HistoryLimits) -> Arc<Self> {
         let (revision_tx, _) = watch::channel(0);
         let (events_tx, _) = broadcast::channel(4096);
         Arc::new(Cache {
@@ -228,12 +228,12 @@ impl Cache {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn revision(&self) -> Revision {
+    pub(crate) fn revision(&self) -> Revision {
         self.read().revision
     }
 
     /// Loads the initial state (startup).
-    pub fn load(&self, objects: Vec<CachedObject>, revision: Revision) {
+    pub(crate) fn load(&self, objects: Vec<CachedObject>, revision: Revision) {
         let mut st = self.write();
         for o in objects {
             st.objects.insert(o.key.clone(), Arc::new(o));
@@ -246,7 +246,11 @@ impl Cache {
 
     /// Applies one batch of storage events (in revision order), runs `before_publish` (which sees
     /// the new state), then makes the new revision visible to waiting readers and subscribers.
-    pub fn apply(&self, events: Vec<CacheEvent>, before_publish: impl FnOnce(&[Arc<CacheEvent>])) {
+    pub(crate) fn apply(
+        &self,
+        events: Vec<CacheEvent>,
+        before_publish: impl FnOnce(&[Arc<CacheEvent>]),
+    ) {
         let Some(last) = events.last().map(|e| e.revision) else {
             return;
         };
@@ -291,18 +295,18 @@ impl Cache {
     }
 
     /// Drops history older than the age limit (called periodically, so an idle server frees it).
-    pub fn expire_history(&self) {
+    pub(crate) fn expire_history(&self) {
         let mut st = self.write();
         self.trim(&mut st, Instant::now());
     }
 
     /// The oldest revision watches and lists can resume from without storage.
-    pub fn history_floor(&self) -> Revision {
+    pub(crate) fn history_floor(&self) -> Revision {
         self.read().history_floor
     }
 
     /// Up to `max` changes to keys under `prefix` after revision `after`.
-    pub fn events_after(
+    pub(crate) fn events_after(
         &self,
         prefix: &str,
         after: Revision,
@@ -334,7 +338,7 @@ impl Cache {
     /// The objects under `prefix` as of `revision` (0: the current state), in key order, from
     /// key `from` (inclusive) on, at most `limit` of them (0: all). With `count`, also counts the
     /// keys after the page. Earlier revisions are rebuilt by undoing the history's later changes.
-    pub fn range_at(
+    pub(crate) fn range_at(
         &self,
         prefix: &str,
         revision: Revision,
@@ -407,7 +411,7 @@ impl Cache {
 
     /// Replaces objects by their normalized form (no new revision, no events): only where the
     /// cache still holds the same revision of the object.
-    pub fn replace(&self, objects: Vec<CachedObject>) {
+    pub(crate) fn replace(&self, objects: Vec<CachedObject>) {
         let mut st = self.write();
         for o in objects {
             if st
@@ -421,20 +425,20 @@ impl Cache {
     }
 
     /// Marks the cache current up to `revision` without events (e.g. writes outside `/registry/`).
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<CacheEvent>> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<CacheEvent>> {
         self.events_tx.subscribe()
     }
 
     /// Waits until the cache has applied `revision`. Fails after a generous timeout rather than
     /// hanging a request forever if the storage watch broke.
-    pub async fn wait_for(&self, revision: Revision) -> Result<(), crest_api::ApiError> {
+    pub(crate) async fn wait_for(&self, revision: Revision) -> Result<(), crest_api::ApiError> {
         self.wait_for_within(revision, Duration::from_secs(10))
             .await
     }
 
     /// Waits up to `timeout` for `revision` (kube-apiserver's watch cache waits 3 s for a
     /// resourceVersion it has not seen, then answers "Too large resource version").
-    pub async fn wait_for_within(
+    pub(crate) async fn wait_for_within(
         &self,
         revision: Revision,
         timeout: Duration,
@@ -451,16 +455,16 @@ impl Cache {
     }
 
     /// Notified with the new revision after every applied batch.
-    pub fn revisions(&self) -> watch::Receiver<Revision> {
+    pub(crate) fn revisions(&self) -> watch::Receiver<Revision> {
         self.revision_tx.subscribe()
     }
 
-    pub fn get(&self, key: &str) -> Option<Arc<CachedObject>> {
+    pub(crate) fn get(&self, key: &str) -> Option<Arc<CachedObject>> {
         self.read().objects.get(key).cloned()
     }
 
     /// All objects whose key starts with `prefix`, in key order, with the revision they reflect.
-    pub fn list(&self, prefix: &str) -> Snapshot {
+    pub(crate) fn list(&self, prefix: &str) -> Snapshot {
         let st = self.read();
         let objects = st
             .objects

@@ -34,7 +34,7 @@ impl Drop for CBuf {
 }
 
 /// A long-lived copy of `data`.
-pub fn copy(data: &[u8]) -> Bytes {
+pub(super) fn copy(data: &[u8]) -> Bytes {
     if data.is_empty() {
         return Bytes::new();
     }

@@ -3,4 +3,6 @@
 
 pub(crate) mod cache;
 pub(crate) mod keys;
+// The crate's one use of `unsafe`: cached bytes on the C allocator (SAFETY comments inside).
+#[allow(unsafe_code)]
 mod longlived;

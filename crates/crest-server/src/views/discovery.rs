@@ -44,7 +44,7 @@ fn subresource_kind(def: &ResourceDef, sub: &str) -> (String, String, String) {
 }
 
 /// `/api`: APIVersions.
-pub fn api_versions(server_address: &str) -> Value {
+pub(crate) fn api_versions(server_address: &str) -> Value {
     json!({
         "kind": "APIVersions",
         "versions": ["v1"],
@@ -62,7 +62,7 @@ fn group_json(name: &str, versions: &[String]) -> Value {
 }
 
 /// `/apis`: APIGroupList (without the core group).
-pub fn api_group_list(res: &Resources) -> Value {
+pub(crate) fn api_group_list(res: &Resources) -> Value {
     let groups: Vec<Value> = res
         .groups
         .iter()
@@ -73,7 +73,7 @@ pub fn api_group_list(res: &Resources) -> Value {
 }
 
 /// `/apis/G`: APIGroup.
-pub fn api_group(res: &Resources, group: &str) -> Option<Value> {
+pub(crate) fn api_group(res: &Resources, group: &str) -> Option<Value> {
     let g = res.group(group).filter(|g| !g.name.is_empty())?;
     let mut v = group_json(&g.name, &g.versions);
     if let Some(o) = v.as_object_mut() {
@@ -84,7 +84,7 @@ pub fn api_group(res: &Resources, group: &str) -> Option<Value> {
 }
 
 /// `/api/v1`, `/apis/G/V`: APIResourceList.
-pub fn api_resource_list(res: &Resources, gv: &GroupVersion) -> Option<Value> {
+pub(crate) fn api_resource_list(res: &Resources, gv: &GroupVersion) -> Option<Value> {
     let defs = res.group_version(gv)?;
     let mut out = vec![];
     for d in defs {
@@ -163,7 +163,7 @@ fn aggregated_resource(d: &Arc<ResourceDef>) -> Value {
 }
 
 /// The aggregated discovery document for `/api` (`core = true`) or `/apis`.
-pub fn aggregated(res: &Resources, core: bool, v2beta1: bool) -> Value {
+pub(crate) fn aggregated(res: &Resources, core: bool, v2beta1: bool) -> Value {
     let mut items = vec![];
     for g in res.groups.iter().filter(|g| g.name.is_empty() == core) {
         let versions: Vec<Value> = g

@@ -20,8 +20,6 @@ mod registry;
 mod store;
 mod views;
 
-pub use views::{version_info, KUBERNETES_VERSION};
-
 use crest_storage::{RangeRequest, Storage};
 use http::App;
 use registry::Registry;

@@ -61,6 +61,16 @@ impl Strategy for CrdStrategy {
     ) -> FieldErrors {
         crest_apiextensions::validate_update(new, old)
     }
+    /// `/status`: the status alone is validated (its accepted names), as upstream's status
+    /// strategy calls `ValidateUpdateCustomResourceDefinitionStatus`.
+    fn validate_status_update(
+        &self,
+        new: &Value,
+        old: &Value,
+        _warnings: &mut Vec<String>,
+    ) -> FieldErrors {
+        crest_apiextensions::validate_status_update(new, old)
+    }
     fn custom_delete_preconditions(&self) -> bool {
         true
     }

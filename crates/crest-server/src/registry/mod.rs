@@ -451,6 +451,11 @@ impl Registry {
         opts.warn(dedup_owner_references(&mut obj, false));
         self.update_inner(def, ns, name, obj, mode, opts, false)
             .await
+            .map_err(|e| match e {
+                Attempt::Failed(e) => e,
+                // Not produced without `from_patch`; a lost race of a PUT is a stale write.
+                Attempt::Raced => ApiError::stale(&def.api.group_resource(), name),
+            })
     }
 
     /// The shared update path. `from_patch`: the resourceVersion came from the stored object, so
@@ -465,11 +470,11 @@ impl Registry {
         mode: UpdateMode,
         opts: &WriteOptions,
         from_patch: bool,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Value, Attempt> {
         let gr = def.api.group_resource();
         let key = def.key(ns, name);
         let Some(current) = self.cache.get(&key) else {
-            return Err(ApiError::not_found(&gr, name));
+            return Err(Attempt::Failed(ApiError::not_found(&gr, name)));
         };
         let old = current.value()?;
         let rv = meta::resource_version(&obj).to_string();
@@ -480,19 +485,19 @@ impl Registry {
                     "0x0",
                     "must be specified for an update",
                 )];
-                return Err(ApiError::invalid(
+                return Err(Attempt::Failed(ApiError::invalid(
                     &crest_api::GroupKind::new(&gr.group, &gr.resource),
                     name,
                     &errs,
-                ));
+                )));
             }
         } else if rv.parse::<i64>().ok() != Some(current.mod_revision) {
             if rv.parse::<i64>().is_err() {
-                return Err(ApiError::bad_request(format!(
+                return Err(Attempt::Failed(ApiError::bad_request(format!(
                     "invalid resource version: {rv:?}"
-                )));
+                ))));
             }
-            return Err(ApiError::stale(&gr, name));
+            return Err(Attempt::Failed(ApiError::stale(&gr, name)));
         }
         self.to_storage_version(def, &mut obj);
         let strategy = def.strategy.as_ref();
@@ -549,7 +554,11 @@ impl Registry {
         let mut warnings = vec![];
         let errs = validate_update(def, &obj, &old, mode, &mut warnings);
         if !errs.is_empty() {
-            return Err(ApiError::invalid(&def.api.group_kind(), name, &errs));
+            return Err(Attempt::Failed(ApiError::invalid(
+                &def.api.group_kind(),
+                name,
+                &errs,
+            )));
         }
         // Ratcheted rule failures: the write goes ahead with Warning headers.
         opts.warn(warnings);
@@ -648,15 +657,19 @@ impl Registry {
                 .update_inner(def, ns, name, patched, mode, opts, from_patch)
                 .await
             {
-                Err(e) if e.code == 409 && e.message == RETRY_MARKER => {
+                Err(Attempt::Raced) => {
                     // The attempt's warnings go with it.
                     opts.take_warnings();
                     self.sync().await?;
                     continue;
                 }
-                other => {
+                Ok(v) => {
                     opts.warn(dedup);
-                    return other;
+                    return Ok(v);
+                }
+                Err(Attempt::Failed(e)) => {
+                    opts.warn(dedup);
+                    return Err(e);
                 }
             }
         }
@@ -849,14 +862,27 @@ fn check_preconditions(
     Ok(())
 }
 
-/// Internal marker: an update lost a race the server itself created (patch retry).
-const RETRY_MARKER: &str = "\u{0}retry";
+/// Why one update attempt did not happen.
+#[derive(Debug)]
+enum Attempt {
+    /// A patch lost a race with another write after reading the object itself: read it again
+    /// and retry (the client never sees this).
+    Raced,
+    /// The update failed; the client gets this error.
+    Failed(ApiError),
+}
 
-fn conflict_error(gr: &GroupResource, name: &str, from_patch: bool) -> ApiError {
+impl From<ApiError> for Attempt {
+    fn from(e: ApiError) -> Self {
+        Attempt::Failed(e)
+    }
+}
+
+fn conflict_error(gr: &GroupResource, name: &str, from_patch: bool) -> Attempt {
     if from_patch {
-        ApiError::new(409, crest_api::Reason::Conflict, RETRY_MARKER)
+        Attempt::Raced
     } else {
-        ApiError::stale(gr, name)
+        Attempt::Failed(ApiError::stale(gr, name))
     }
 }
 

@@ -316,24 +316,30 @@ fn overflow() -> EvalError {
 }
 
 fn compare(name: &str, a: &Value, b: &Value) -> R {
-    let o = match a.compare(b) {
-        Some(o) => o,
-        None => {
-            // NaN compares false; other mismatches have no overload.
-            if matches!(a, Value::Double(d) if d.is_nan())
-                || matches!(b, Value::Double(d) if d.is_nan())
-            {
-                return Ok(Value::Bool(false));
-            }
-            return Err(no_such_overload(name, &[a.clone(), b.clone()]));
-        }
-    };
+    let o = ordering(name, a, b)?;
     Ok(Value::Bool(match name {
         "_<_" => o == Ordering::Less,
         "_<=_" => o != Ordering::Greater,
         "_>_" => o == Ordering::Greater,
         _ => o != Ordering::Less,
     }))
+}
+
+/// The order of two values for `<`, `<=`, `>` and `>=` (cel-go's `Compare`): numbers of the
+/// three kinds compared exactly (as cel-go's `compareIntDouble` and friends do with big
+/// floats), others within their kind. A NaN has no order: an error of its own ("NaN values
+/// cannot be ordered") when it is the left operand or both are numbers; other mismatches have
+/// no overload for operator `name`.
+pub fn ordering(name: &str, a: &Value, b: &Value) -> Result<Ordering, EvalError> {
+    if let Some(o) = a.compare(b) {
+        return Ok(o);
+    }
+    let nan = |v: &Value| matches!(v, Value::Double(d) if d.is_nan());
+    let number = |v: &Value| matches!(v, Value::Int(_) | Value::Uint(_) | Value::Double(_));
+    if nan(a) || (nan(b) && number(a)) {
+        return Err(err("NaN values cannot be ordered"));
+    }
+    Err(no_such_overload(name, &[a.clone(), b.clone()]))
 }
 
 pub fn add(a: &Value, b: &Value) -> R {
@@ -544,7 +550,8 @@ fn to_uint(v: &Value) -> R {
             u64::try_from(*i).map_err(|_| err("range error converting int to uint"))?
         }
         Value::Double(d) => {
-            if !(*d > -1.0 && *d < 1.844_674_407_370_955_2e19) {
+            // cel-go: below zero (-0.5 included; -0.0 is zero) or from 2^64 on is out of range.
+            if !(*d >= 0.0 && *d < 1.844_674_407_370_955_2e19) {
                 return Err(err("range error converting double to uint"));
             }
             *d as u64

@@ -8,7 +8,6 @@
 //! counts as "set": an empty string, `false` or `null` is unset, while an empty list or map is set
 //! for fields that are slices or maps in Go.
 
-use crate::goregexp;
 use crest_api::field::{aggregate, FieldError, FieldErrors, FieldPath};
 use crest_schema::Structural;
 use serde_json::{Map, Value};
@@ -1372,7 +1371,7 @@ fn value_validation(
     }
     let pattern = v.str("pattern");
     if !pattern.is_empty() {
-        if let Err(e) = goregexp::check(pattern) {
+        if let Err(e) = crest_goregexp::check(pattern) {
             errs.push(FieldError::invalid(
                 &path.child("pattern"),
                 pattern,

@@ -97,7 +97,7 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    pub fn node(&self, id: Id) -> &Node {
+    pub(crate) fn node(&self, id: Id) -> &Node {
         &self.nodes[id]
     }
 }

@@ -152,6 +152,37 @@ fn invalid_patterns_are_reported_with_go_wording() {
 }
 
 #[test]
+fn patterns_are_checked_with_go_syntax() {
+    // Valid in Go although the regex crate rejects them (and the reverse).
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "pattern": "[[]x{abc}\\Q*\\E[a-]"},
+            "b": {"type": "string", "pattern": "(?P<n>a)(?P<n>b)\\pL\\p{Greek}[[:alpha:]]"},
+            "c": {"type": "string", "pattern": "\\p{Letter}"},
+            "d": {"type": "string", "pattern": "(?=a)"},
+            "e": {"type": "string", "pattern": "a{1001}"},
+            "f": {"type": "string", "pattern": "\\8"},
+            "g": {"type": "string", "pattern": "(?P<a-b>x)"},
+            "h": {"type": "string", "pattern": "[[:word:][:foo:]]"},
+            "i": {"type": "string", "pattern": "x{2}{3}"},
+        },
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[c].pattern: Invalid value: \"\\\\p{Letter}\": must be a valid regular expression, but isn't: error parsing regexp: invalid character class range: `\\p{Letter}`",
+            "spec.validation.openAPIV3Schema.properties[d].pattern: Invalid value: \"(?=a)\": must be a valid regular expression, but isn't: error parsing regexp: invalid or unsupported Perl syntax: `(?=`",
+            "spec.validation.openAPIV3Schema.properties[e].pattern: Invalid value: \"a{1001}\": must be a valid regular expression, but isn't: error parsing regexp: invalid repeat count: `{1001}`",
+            "spec.validation.openAPIV3Schema.properties[f].pattern: Invalid value: \"\\\\8\": must be a valid regular expression, but isn't: error parsing regexp: invalid escape sequence: `\\8`",
+            "spec.validation.openAPIV3Schema.properties[g].pattern: Invalid value: \"(?P<a-b>x)\": must be a valid regular expression, but isn't: error parsing regexp: invalid named capture: `(?P<a-b>`",
+            "spec.validation.openAPIV3Schema.properties[h].pattern: Invalid value: \"[[:word:][:foo:]]\": must be a valid regular expression, but isn't: error parsing regexp: invalid character class range: `[:foo:]`",
+            "spec.validation.openAPIV3Schema.properties[i].pattern: Invalid value: \"x{2}{3}\": must be a valid regular expression, but isn't: error parsing regexp: invalid nested repetition operator: `{2}{3}`",
+        ]
+    );
+}
+
+#[test]
 fn int_or_string_patterns() {
     let ok = json!({
         "type": "object",

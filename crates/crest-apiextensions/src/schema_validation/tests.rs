@@ -586,3 +586,26 @@ fn defaults_share_one_cost_budget() {
         ["spec.validation.openAPIV3Schema.properties[spec].properties[p11].default: Invalid value: \"string\": validation failed due to running out of cost budget, no further validation rules will be run"]
     );
 }
+
+#[test]
+fn defaults_of_maps_and_lists_run_the_rules_below() {
+    let schema = with_spec(json!({
+        "m": {"type": "object", "default": {"a": 1, "b": 2},
+            "additionalProperties": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 1", "message": "small"}]}},
+        "l": {"type": "array", "default": [{"k": "x", "v": 1}, {"k": "y", "v": 5}],
+            "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+            "items": {"type": "object", "required": ["k"], "properties": {
+                "k": {"type": "string"},
+                "v": {"type": "integer", "x-kubernetes-validations": [{"rule": "self < 3", "messageExpression": "'v is ' + string(self)"}]},
+            }}},
+        "x": {"type": "object", "additionalProperties": {"type": "integer", "default": 0,
+            "x-kubernetes-validations": [{"rule": "self > 0"}]}},
+    }));
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[spec].properties[l].default[1].v: Invalid value: \"integer\": v is 5",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[m].default[a]: Invalid value: \"integer\": small",
+        ]
+    );
+}

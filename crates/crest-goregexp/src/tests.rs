@@ -730,3 +730,36 @@ fn folding_data_matches_go() {
         assert_eq!(simple_fold(r), r, "{r:#x}");
     }
 }
+
+/// Random patterns over the syntax's characters: the parser never panics, and every pattern
+/// Go accepts becomes a `regex` crate expression that compiles.
+#[test]
+fn random_patterns_parse_and_translate() {
+    const ALPHABET: &[&str] = &[
+        "a", "b", "K", "é", "\u{212A}", "☺", "(", ")", "(?", "(?:", "(?i)", "(?P<n>", "(?<", "|",
+        "*", "+", "?", "{", "}", "{2}", "{1,3}", "{0,}", ",", "[", "]", "[^", "[:", ":]",
+        "[:alpha:]", "-", "^", "$", ".", "\\", "\\d", "\\pL", "\\p{Greek}", "\\P", "\\Q", "\\E",
+        "\\x{263a}", "\\1", "\\b", "\\z", "0", "9", ">", "<", "U", "s", "m", "i",
+    ];
+    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut accepted = 0;
+    for _ in 0..20_000 {
+        let len = (next() % 12) as usize;
+        let pattern: String = (0..len)
+            .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+            .collect();
+        if check(&pattern).is_ok() {
+            accepted += 1;
+            if let Err(e) = compile(&pattern) {
+                panic!("{pattern:?} -> {:?}: {e}", translate(&pattern));
+            }
+        }
+    }
+    assert!(accepted > 1000, "{accepted}");
+}

@@ -18,7 +18,6 @@ pub mod conditions;
 pub mod customresource;
 pub mod defaults;
 mod gofmt;
-mod goregexp;
 pub mod helpers;
 pub mod naming;
 pub mod schema_validation;

@@ -48,7 +48,7 @@ pub(crate) mod tests {
     use serde_json::{json, Value};
 
     /// The CRD of the seed walkthrough (`crontabs.stable.example.com`).
-    pub fn seed_crd() -> Value {
+    pub(crate) fn seed_crd() -> Value {
         json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",

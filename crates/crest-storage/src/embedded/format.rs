@@ -65,10 +65,13 @@ fn i64_at(b: &[u8], at: usize) -> Result<i64> {
         .ok_or_else(|| corrupt("record"))
 }
 
-/// One log entry, borrowed from the table. Layout: type (1 byte: 0 put, 1 delete), key length
-/// (u32 LE), key, create_rev, version, prev index (mod_rev 0 = none), value (the rest).
+/// One log entry, borrowed from the table. Layout: flags (1 byte: bit 0 delete, bit 1 the value
+/// is compressed), key length (u32 LE), key, create_rev, version, prev index (mod_rev 0 = none),
+/// value (the rest; when compressed: its length as u32 LE, then the LZ4 block). Format 2 wrote
+/// the same layout without compression, so its entries read unchanged.
 pub(super) struct Entry<'a> {
     pub delete: bool,
+    pub compressed: bool,
     pub key: &'a str,
     pub create_revision: Revision,
     pub version: i64,
@@ -82,22 +85,73 @@ const NO_PREV: Index = Index {
     version: 0,
 };
 
+const DELETE: u8 = 1;
+const COMPRESSED: u8 = 2;
+
+/// Values shorter than this are stored as they are.
+const COMPRESS_FROM: usize = 128;
+
+/// A value as the log stores it: LZ4-compressed when that saves at least an eighth (objects are
+/// JSON, which mostly does), else as it is. Done by the writing task, off the writer thread.
+pub(super) struct StoredValue {
+    compressed: bool,
+    bytes: Vec<u8>,
+}
+
+impl StoredValue {
+    pub fn new(value: &[u8]) -> Self {
+        if value.len() >= COMPRESS_FROM && value.len() <= u32::MAX as usize {
+            let mut bytes =
+                Vec::with_capacity(4 + lz4_flex::block::get_maximum_output_size(value.len()));
+            bytes.extend_from_slice(&(value.len() as u32).to_le_bytes());
+            bytes.resize(bytes.capacity(), 0);
+            if let Ok(n) = lz4_flex::block::compress_into(value, &mut bytes[4..]) {
+                if 4 + n <= value.len() - value.len() / 8 {
+                    bytes.truncate(4 + n);
+                    return StoredValue {
+                        compressed: true,
+                        bytes,
+                    };
+                }
+            }
+        }
+        StoredValue {
+            compressed: false,
+            bytes: value.to_vec(),
+        }
+    }
+
+    pub fn empty() -> Self {
+        StoredValue {
+            compressed: false,
+            bytes: vec![],
+        }
+    }
+}
+
 pub(super) fn encode_entry(
     delete: bool,
     key: &str,
     create_revision: Revision,
     version: i64,
     prev: Option<&Index>,
-    value: &[u8],
+    value: &StoredValue,
 ) -> Vec<u8> {
-    let mut b = Vec::with_capacity(45 + key.len() + value.len());
-    b.push(u8::from(delete));
+    let mut b = Vec::with_capacity(45 + key.len() + value.bytes.len());
+    let mut flags = 0;
+    if delete {
+        flags |= DELETE;
+    }
+    if value.compressed {
+        flags |= COMPRESSED;
+    }
+    b.push(flags);
     b.extend_from_slice(&(key.len() as u32).to_le_bytes());
     b.extend_from_slice(key.as_bytes());
     b.extend_from_slice(&create_revision.to_le_bytes());
     b.extend_from_slice(&version.to_le_bytes());
     prev.unwrap_or(&NO_PREV).encode(&mut b);
-    b.extend_from_slice(value);
+    b.extend_from_slice(&value.bytes);
     b
 }
 
@@ -112,8 +166,12 @@ pub(super) fn decode_entry(b: &[u8]) -> Result<Entry<'_>> {
     let key = std::str::from_utf8(b.get(5..5 + klen).ok_or_else(bad)?).map_err(|_| bad())?;
     let at = 5 + klen;
     let prev = Index::decode(b.get(at + 16..at + 40).ok_or_else(bad)?)?;
+    if t & !(DELETE | COMPRESSED) != 0 {
+        return Err(bad());
+    }
     Ok(Entry {
-        delete: t == 1,
+        delete: t & DELETE != 0,
+        compressed: t & COMPRESSED != 0,
         key,
         create_revision: i64_at(b, at)?,
         version: i64_at(b, at + 8)?,
@@ -127,9 +185,22 @@ pub(super) fn entry_key(b: &[u8]) -> Result<&str> {
     decode_entry(b).map(|e| e.key)
 }
 
-/// The value of an entry, as stored.
+/// The value of an entry, decompressed.
 pub(super) fn entry_value(e: &Entry<'_>) -> Result<Bytes> {
-    Ok(Bytes::copy_from_slice(e.value))
+    if !e.compressed {
+        return Ok(Bytes::copy_from_slice(e.value));
+    }
+    let len = e
+        .value
+        .get(..4)
+        .and_then(|s| s.try_into().ok())
+        .map(u32::from_le_bytes)
+        .ok_or_else(|| corrupt("compressed value"))? as usize;
+    let mut out = vec![0; len];
+    match lz4_flex::block::decompress_into(&e.value[4..], &mut out) {
+        Ok(n) if n == len => Ok(Bytes::from(out)),
+        _ => Err(corrupt("compressed value")),
+    }
 }
 
 /// The value `key` got at revision `rev` (the log entry that `kv` or a `prev` points to).

@@ -2,11 +2,12 @@
 //! durable commit, and in-process watch fan-out. Reads run on tokio's blocking pool, never on an
 //! async worker.
 //!
-//! Tables (format 2):
+//! Tables (format 3):
 //! - `kv`:   key -> index (create_rev, mod_rev, version): the latest revision of every live key.
 //! - `log`:  revision -> entry (type, key, create_rev, version, the previous revision's index,
-//!   value). Every value is written once, here; `kv` points into it. Watches replay the log, and
-//!   reads at an older revision undo the entries after that revision, newest first.
+//!   value, LZ4-compressed when that pays). Every value is written once, here; `kv` points into
+//!   it. Watches replay the log, and reads at an older revision undo the entries after that
+//!   revision, newest first.
 //! - `meta`: `revision` (last committed), `compacted`, `format`.
 //!
 //! Compaction to revision C keeps, like etcd, the newest entry at or below C of every live key
@@ -29,7 +30,8 @@ use crate::api::{
 };
 use bytes::Bytes;
 use format::{
-    decode_entry, encode_entry, entry_key, event_at, internal, value_at, Index, KV, LOG, META,
+    decode_entry, encode_entry, entry_key, event_at, internal, value_at, Index, StoredValue, KV,
+    LOG, META,
 };
 use redb::{Database, ReadableDatabase, ReadableTable};
 use std::collections::BTreeMap;
@@ -41,7 +43,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc as tmpsc, oneshot};
 
 /// The on-disk layout described above; a data dir of another format is refused, not misread.
-const FORMAT: i64 = 2;
+/// Format 2 (the same without compression) is upgraded in place: its entries read unchanged.
+const FORMAT: i64 = 3;
+const UPGRADES_FROM: i64 = 2;
 
 /// Options of the embedded store.
 #[derive(Clone, Debug)]
@@ -76,11 +80,13 @@ enum Op {
     Create {
         key: String,
         value: Bytes,
+        stored: StoredValue,
     },
     Update {
         key: String,
         expected: Revision,
         value: Bytes,
+        stored: StoredValue,
     },
     Delete {
         key: String,
@@ -210,6 +216,9 @@ impl EmbeddedStore {
                 let written = meta.get("revision").map_err(internal)?.is_some();
                 match format {
                     Some(FORMAT) => {}
+                    Some(UPGRADES_FROM) => {
+                        meta.insert("format", FORMAT).map_err(internal)?;
+                    }
                     None if !written => {
                         meta.insert("format", FORMAT).map_err(internal)?;
                     }
@@ -492,6 +501,7 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
     let mut outcomes = Vec::with_capacity(batch.len());
     let mut events = vec![];
     let mut rev = shared.revision.load(Ordering::SeqCst);
+    let empty = StoredValue::empty();
     {
         let mut kv = txn.open_table(KV).map_err(internal)?;
         let mut log = txn.open_table(LOG).map_err(internal)?;
@@ -570,6 +580,10 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                 }
             };
             let prev = ev.prev_kv.as_ref().map(Index::of);
+            let stored = match &p.op {
+                Op::Create { stored, .. } | Op::Update { stored, .. } => stored,
+                _ => &empty,
+            };
             match ev.event_type {
                 EventType::Put => {
                     let mut idx = Vec::with_capacity(24);
@@ -590,7 +604,7 @@ fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
                 ev.kv.create_revision,
                 ev.kv.version,
                 prev.as_ref(),
-                &ev.kv.value,
+                stored,
             );
             log.insert(rev, entry.as_slice()).map_err(internal)?;
             events.push(ev);
@@ -862,10 +876,15 @@ impl Storage for EmbeddedStore {
     }
 
     fn create<'a>(&'a self, key: &'a str, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>> {
-        Box::pin(self.submit(Op::Create {
-            key: key.to_string(),
-            value,
-        }))
+        Box::pin(async move {
+            let stored = StoredValue::new(&value);
+            self.submit(Op::Create {
+                key: key.to_string(),
+                value,
+                stored,
+            })
+            .await
+        })
     }
 
     fn update<'a>(
@@ -874,11 +893,16 @@ impl Storage for EmbeddedStore {
         expected: Revision,
         value: Bytes,
     ) -> BoxFuture<'a, Result<WriteOutcome>> {
-        Box::pin(self.submit(Op::Update {
-            key: key.to_string(),
-            expected,
-            value,
-        }))
+        Box::pin(async move {
+            let stored = StoredValue::new(&value);
+            self.submit(Op::Update {
+                key: key.to_string(),
+                expected,
+                value,
+                stored,
+            })
+            .await
+        })
     }
 
     fn delete<'a>(
@@ -1013,6 +1037,112 @@ mod tests {
             .expect("refused");
         assert!(matches!(err, StorageError::DataDir(_)), "{err:?}");
         assert!(err.to_string().contains("format 1"), "{err}");
+    }
+
+    #[test]
+    fn values_are_compressed_when_it_pays_and_read_back_whole() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            let json = format!(r#"{{"spec":{{"payload":"{}"}}}}"#, "x".repeat(2000));
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            let noise: Vec<u8> = (0..2000)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 24) as u8
+                })
+                .collect();
+            s.create("/v/json", Bytes::from(json.clone()))
+                .await
+                .unwrap();
+            s.create("/v/noise", Bytes::from(noise.clone()))
+                .await
+                .unwrap();
+            s.create("/v/small", Bytes::from("tiny")).await.unwrap();
+            let sizes: Vec<usize> = {
+                let txn = s.shared.db.begin_read().unwrap();
+                let log = txn.open_table(LOG).unwrap();
+                log.iter()
+                    .unwrap()
+                    .map(|i| i.unwrap().1.value().len())
+                    .collect()
+            };
+            assert!(sizes[0] < 200, "compressed JSON entry: {} bytes", sizes[0]);
+            assert!(sizes[1] > 2000, "incompressible values stay as they are");
+            assert_eq!(
+                s.get("/v/json", 0).await.unwrap().unwrap().value,
+                json.as_bytes()
+            );
+            assert_eq!(s.get("/v/noise", 0).await.unwrap().unwrap().value, noise);
+            assert_eq!(s.get("/v/small", 0).await.unwrap().unwrap().value, "tiny");
+            let mut w = s.watch(WatchRequest::new("/v/", 0)).await.unwrap();
+            assert_eq!(next_change(&mut w).await.kv.value, json.as_bytes());
+            s.close().await;
+        });
+    }
+
+    /// Format 2 wrote the same entries without compression: such a data dir is upgraded in place.
+    #[test]
+    fn a_format_2_data_dir_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::create(dir.path().join("crest.redb")).unwrap();
+            let txn = db.begin_write().unwrap();
+            {
+                let mut meta = txn.open_table(META).unwrap();
+                meta.insert("format", 2).unwrap();
+                meta.insert("revision", 1).unwrap();
+                let idx = Index {
+                    create_revision: 1,
+                    mod_revision: 1,
+                    version: 1,
+                };
+                let mut b = vec![];
+                idx.encode(&mut b);
+                txn.open_table(KV)
+                    .unwrap()
+                    .insert("/old/a", b.as_slice())
+                    .unwrap();
+                // Format 2's layout: type 0, key, create, version, no prev, the value as is.
+                let mut e = vec![0u8];
+                e.extend_from_slice(&6u32.to_le_bytes());
+                e.extend_from_slice(b"/old/a");
+                e.extend_from_slice(&1i64.to_le_bytes());
+                e.extend_from_slice(&1i64.to_le_bytes());
+                e.extend_from_slice(&[0; 24]);
+                e.extend_from_slice(b"old value");
+                txn.open_table(LOG)
+                    .unwrap()
+                    .insert(1, e.as_slice())
+                    .unwrap();
+            }
+            txn.commit().unwrap();
+        }
+        rt().block_on(async {
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            assert_eq!(
+                s.get("/old/a", 0).await.unwrap().unwrap().value,
+                "old value"
+            );
+            let kv = s
+                .create("/old/b", Bytes::from("x".repeat(500)))
+                .await
+                .unwrap();
+            assert!(matches!(kv, WriteOutcome::Done(ref k) if k.mod_revision == 2));
+            s.close().await;
+        });
+        let db = Database::open(dir.path().join("crest.redb")).unwrap();
+        let txn = db.begin_read().unwrap();
+        let format = txn
+            .open_table(META)
+            .unwrap()
+            .get("format")
+            .unwrap()
+            .unwrap()
+            .value();
+        assert_eq!(format, FORMAT);
     }
 
     /// A watch from far back reads the log a chunk at a time, no further ahead than its buffer

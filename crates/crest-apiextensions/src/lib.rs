@@ -10,9 +10,12 @@
 //! - [`naming`]: accepted names, NamesAccepted / Established / API-approval conditions, stored versions.
 //! - [`conditions`]: condition constructors and `SetCRDCondition` semantics.
 //! - [`helpers`]: served/storage versions and accepted-name lookups for serving.
+//! - [`customresource`]: what happens to a custom resource between decoding and storage (prune,
+//!   default, validate with its version's compiled schema and CEL rules) and its `/scale`.
 //! - [`schema_validation`]: OpenAPI schema and structural-schema validation of `openAPIV3Schema`.
 
 pub mod conditions;
+pub mod customresource;
 pub mod defaults;
 mod gofmt;
 mod goregexp;

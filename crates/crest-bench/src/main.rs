@@ -626,6 +626,7 @@ fn core(args: &Args, rt: &tokio::runtime::Runtime, out: &mut Vec<Row>) {
 
 /// Raises this process's soft RLIMIT_NOFILE to the hard limit (children inherit it; a no-op
 /// where the struct and constant below are not the platform's).
+#[allow(unsafe_code)] // getrlimit/setrlimit through FFI (SAFETY comment inside).
 fn raise_nofile_limit() {
     #[cfg(all(
         target_os = "linux",

@@ -66,7 +66,7 @@ async fn doc_has_kind(client: &reqwest::Client, base: &str, group: &str, kind: &
     doc["components"]["schemas"][format!("{name}.v1.{kind}")].is_object()
 }
 
-pub async fn openapi(binary: &Path) -> Vec<Row> {
+pub(crate) async fn openapi(binary: &Path) -> Vec<Row> {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();

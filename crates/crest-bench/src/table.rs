@@ -26,7 +26,7 @@ fn crontab(i: usize) -> String {
     )
 }
 
-pub async fn table_list(binary: &Path) -> Row {
+pub(crate) async fn table_list(binary: &Path) -> Row {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();

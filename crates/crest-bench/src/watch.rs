@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Sizes of the watch rows.
-pub struct Params {
+pub(crate) struct Params {
     /// Watchers of the fan-out and bookmark rows.
     pub watchers: usize,
     /// Creates in the fan-out row.
@@ -450,7 +450,7 @@ async fn watch_writes(
 
 /// Watch fan-out: `watchers` watches of one collection, then paced creates; latency from just
 /// before each create is sent to each watcher having its event.
-pub async fn fanout(binary: &Path, p: &Params) -> Row {
+pub(crate) async fn fanout(binary: &Path, p: &Params) -> Row {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
@@ -508,7 +508,7 @@ pub async fn fanout(binary: &Path, p: &Params) -> Row {
 /// Writers while watchers get bookmarks and re-watch, with compaction every second: paced
 /// creates without watchers, then the same with `watchers` watches (allowWatchBookmarks,
 /// timeoutSeconds 4..=9, so each gets a bookmark 2 s before its end and re-watches from it).
-pub async fn bookmarks(binary: &Path, p: &Params) -> Row {
+pub(crate) async fn bookmarks(binary: &Path, p: &Params) -> Row {
     let dir = tempfile::tempdir().expect("tempdir");
     // History kept 5 s: the server compacts every second (retention / 5).
     let (server, _) = start_with(binary, dir.path(), &["--history-retention-seconds", "5"]);
@@ -593,7 +593,7 @@ pub async fn bookmarks(binary: &Path, p: &Params) -> Row {
 
 /// Server RSS growth for `idle` idle watches, each on its own connection; then one create,
 /// which every one of them must get.
-pub async fn idle(binary: &Path, p: &Params) -> Row {
+pub(crate) async fn idle(binary: &Path, p: &Params) -> Row {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();

@@ -10,6 +10,7 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's options (its `malloc_conf` global, read before `main`): a background thread hands
 /// freed pages back to the OS a second after a burst instead of ten, so RSS follows the live data.
+#[allow(unsafe_code)] // the symbol jemalloc reads its options from; nothing else exports it
 #[export_name = "_rjem_malloc_conf"]
 #[used]
 static JEMALLOC_CONF: &u8 =

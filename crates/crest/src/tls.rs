@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// What serving HTTPS needs: the server's configuration and the CA certificate clients trust.
-pub struct Tls {
+pub(crate) struct Tls {
     pub config: Arc<rustls::ServerConfig>,
     /// PEM of the CA that issued the serving certificate (kubeconfig certificate-authority-data).
     pub ca_pem: String,
@@ -29,7 +29,7 @@ const CA_KEY: &str = "ca.key";
 
 /// Loads the CA of `dir/pki` (creating it on first use) and issues a serving certificate for
 /// localhost, 127.0.0.1, ::1 and the listen address.
-pub fn prepare(data_dir: &Path, listen: SocketAddr) -> Result<Tls, String> {
+pub(crate) fn prepare(data_dir: &Path, listen: SocketAddr) -> Result<Tls, String> {
     let pki = data_dir.join("pki");
     std::fs::create_dir_all(&pki).map_err(|e| format!("cannot create {}: {e}", pki.display()))?;
     let key_path = pki.join(CA_KEY);

@@ -4,9 +4,7 @@
 
 mod common;
 use common::*;
-use crest_server::protobuf::{
-    encode_envelope, DeleteOptions, Namespace, ObjectMeta, Preconditions,
-};
+use crest_codec::protobuf::{encode_envelope, DeleteOptions, Namespace, ObjectMeta, Preconditions};
 use serde_json::{json, Value};
 
 const PB: &str = "application/vnd.kubernetes.protobuf";

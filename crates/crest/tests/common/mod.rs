@@ -3,13 +3,13 @@
 
 #![allow(dead_code)]
 
-pub mod watch;
+pub(crate) mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-pub struct Server {
+pub(crate) struct Server {
     pub child: Child,
     pub dir: PathBuf,
     pub base: String,
@@ -23,7 +23,7 @@ fn kubectl_path() -> String {
 
 impl Server {
     /// Starts a server on a fresh data dir.
-    pub fn start() -> Server {
+    pub(crate) fn start() -> Server {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().to_path_buf();
         let mut s = Server::start_in(&dir);
@@ -32,7 +32,7 @@ impl Server {
     }
 
     /// Starts a server on a fresh data dir with extra `crest serve` flags.
-    pub fn start_with(args: &[&str]) -> Server {
+    pub(crate) fn start_with(args: &[&str]) -> Server {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().to_path_buf();
         let mut s = Server::start_in_with(&dir, args);
@@ -41,12 +41,12 @@ impl Server {
     }
 
     /// Starts a server on `dir` (kept by the caller, e.g. for restart tests).
-    pub fn start_in(dir: &Path) -> Server {
+    pub(crate) fn start_in(dir: &Path) -> Server {
         Server::start_in_with(dir, &[])
     }
 
     /// Starts a server on `dir` with extra `crest serve` flags.
-    pub fn start_in_with(dir: &Path, args: &[&str]) -> Server {
+    pub(crate) fn start_in_with(dir: &Path, args: &[&str]) -> Server {
         let kubeconfig = dir.join("kubeconfig");
         let _ = std::fs::remove_file(&kubeconfig);
         let child = Command::new(env!("CARGO_BIN_EXE_crest"))
@@ -102,7 +102,7 @@ impl Server {
     }
 
     /// curl, trusting the server's CA when it serves HTTPS (`--tls`).
-    pub fn curl(&self, args: &[&str]) -> std::io::Result<Output> {
+    pub(crate) fn curl(&self, args: &[&str]) -> std::io::Result<Output> {
         let mut cmd = Command::new("curl");
         if self.base.starts_with("https://") {
             cmd.arg("--cacert").arg(self.dir.join("pki/ca.crt"));
@@ -110,16 +110,20 @@ impl Server {
         cmd.args(args).output()
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Runs kubectl against this server; returns (success, stdout, stderr).
-    pub fn kubectl(&self, args: &[&str]) -> (bool, String, String) {
+    pub(crate) fn kubectl(&self, args: &[&str]) -> (bool, String, String) {
         self.kubectl_stdin(args, None)
     }
 
-    pub fn kubectl_stdin(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    pub(crate) fn kubectl_stdin(
+        &self,
+        args: &[&str],
+        stdin: Option<&str>,
+    ) -> (bool, String, String) {
         use std::io::Write;
         let mut cmd = Command::new(kubectl_path());
         cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
@@ -150,20 +154,20 @@ impl Server {
     }
 
     /// kubectl that must succeed; returns stdout.
-    pub fn kubectl_ok(&self, args: &[&str]) -> String {
+    pub(crate) fn kubectl_ok(&self, args: &[&str]) -> String {
         let (ok, out, err) = self.kubectl(args);
         assert!(ok, "kubectl {args:?} failed:\nstdout: {out}\nstderr: {err}");
         out
     }
 
-    pub fn apply_yaml(&self, yaml: &str) -> String {
+    pub(crate) fn apply_yaml(&self, yaml: &str) -> String {
         let (ok, out, err) = self.kubectl_stdin(&["apply", "-f", "-"], Some(yaml));
         assert!(ok, "kubectl apply failed:\nstdout: {out}\nstderr: {err}");
         out
     }
 
     /// Applies a CustomResourceDefinition (YAML) with kubectl and waits until it is Established.
-    pub fn install_crd(&self, yaml: &str) {
+    pub(crate) fn install_crd(&self, yaml: &str) {
         let (ok, out, err) = self.kubectl_stdin(&["apply", "-o", "name", "-f", "-"], Some(yaml));
         assert!(ok, "kubectl apply failed:\nstdout: {out}\nstderr: {err}");
         for name in out.lines().filter(|l| !l.trim().is_empty()) {
@@ -173,7 +177,7 @@ impl Server {
 
     /// `kubectl wait` until the CRD (`crd/<name>`, or a `kubectl -o name` resource) is
     /// Established.
-    pub fn wait_established(&self, crd: &str) {
+    pub(crate) fn wait_established(&self, crd: &str) {
         let target = if crd.contains('/') {
             crd.to_string()
         } else {
@@ -189,14 +193,14 @@ impl Server {
     }
 
     /// A kube-rs client for this server.
-    pub async fn client(&self) -> kube::Client {
+    pub(crate) async fn client(&self) -> kube::Client {
         let mut config = kube::Config::new(self.base.parse().expect("server url"));
         config.default_namespace = "default".into();
         kube::Client::try_from(config).expect("kube client")
     }
 
     /// Raw HTTP request; returns (status, headers, body).
-    pub async fn http(
+    pub(crate) async fn http(
         &self,
         method: &str,
         path: &str,
@@ -221,7 +225,7 @@ impl Server {
         (status, headers, body)
     }
 
-    pub async fn http_json(
+    pub(crate) async fn http_json(
         &self,
         method: &str,
         path: &str,
@@ -237,13 +241,13 @@ impl Server {
     }
 
     /// POSTs a CustomResourceDefinition (JSON) over raw HTTP; returns (status, body).
-    pub async fn post_crd(&self, crd: &serde_json::Value) -> (u16, serde_json::Value) {
+    pub(crate) async fn post_crd(&self, crd: &serde_json::Value) -> (u16, serde_json::Value) {
         self.http_json("POST", CRDS, "application/json", Some(crd))
             .await
     }
 
     /// Polls a raw GET of `path` until it answers 404 (15 s at most).
-    pub async fn wait_gone(&self, path: &str) {
+    pub(crate) async fn wait_gone(&self, path: &str) {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let (code, v) = self.http_json("GET", path, "application/json", None).await;
@@ -259,7 +263,7 @@ impl Server {
     }
 
     /// SIGTERM and wait (clean shutdown).
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
@@ -281,7 +285,7 @@ impl Server {
     }
 
     /// kill -9.
-    pub fn kill9(mut self) {
+    pub(crate) fn kill9(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -295,10 +299,10 @@ impl Drop for Server {
 }
 
 /// The collection of CustomResourceDefinitions.
-pub const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+pub(crate) const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
 /// Polls `done` every 100 ms until it holds; panics with `what` after 15 s.
-pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(15);
     while !done() {
         assert!(Instant::now() < deadline, "{what} (after 15s)");
@@ -307,7 +311,7 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// The CronTab CRD of the seed walkthrough.
-pub const CRONTAB_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+pub(crate) const CRONTAB_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: crontabs.stable.example.com
@@ -341,7 +345,7 @@ spec:
 
 /// A namespaced CRD `<plural>.<group>` (kind `kind`, singular its lowercase) with one served
 /// and stored version `v1` whose whole `openAPIV3Schema` is `schema` (YAML, indented 10 spaces).
-pub fn crd_with_schema(group: &str, plural: &str, kind: &str, schema: &str) -> String {
+pub(crate) fn crd_with_schema(group: &str, plural: &str, kind: &str, schema: &str) -> String {
     let singular = kind.to_lowercase();
     format!(
         r#"apiVersion: apiextensions.k8s.io/v1
@@ -367,12 +371,12 @@ spec:
 }
 
 /// The seed's CronTab CRD whose whole `openAPIV3Schema` is `schema` (YAML, indented 10 spaces).
-pub fn crontab_crd_with_schema(schema: &str) -> String {
+pub(crate) fn crontab_crd_with_schema(schema: &str) -> String {
     crd_with_schema("stable.example.com", "crontabs", "CronTab", schema)
         + "    shortNames:\n    - ct\n"
 }
 
-pub const MY_CRONTAB: &str = r#"apiVersion: "stable.example.com/v1"
+pub(crate) const MY_CRONTAB: &str = r#"apiVersion: "stable.example.com/v1"
 kind: CronTab
 metadata:
   name: my-new-cron-object

@@ -4,10 +4,10 @@ use super::Server;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-pub const CT: &str = "/apis/stable.example.com/v1";
+pub(crate) const CT: &str = "/apis/stable.example.com/v1";
 
 /// Reads a watch response line by line.
-pub struct WatchReader {
+pub(crate) struct WatchReader {
     pub status: u16,
     resp: reqwest::Response,
     buf: Vec<u8>,
@@ -15,7 +15,7 @@ pub struct WatchReader {
 }
 
 impl WatchReader {
-    pub async fn open(s: &Server, path: &str) -> WatchReader {
+    pub(crate) async fn open(s: &Server, path: &str) -> WatchReader {
         let resp = reqwest::Client::new()
             .get(format!("{}{}", s.base, path))
             .send()
@@ -30,7 +30,7 @@ impl WatchReader {
     }
 
     /// The next event, or `None` when none arrives within `wait` or the stream ended.
-    pub async fn next(&mut self, wait: Duration) -> Option<Value> {
+    pub(crate) async fn next(&mut self, wait: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             if let Some(pos) = self.buf.iter().position(|b| *b == b'\n') {
@@ -49,7 +49,7 @@ impl WatchReader {
     }
 
     /// Every event until the stream ends (bounded by `wait`).
-    pub async fn until_end(&mut self, wait: Duration) -> Vec<Value> {
+    pub(crate) async fn until_end(&mut self, wait: Duration) -> Vec<Value> {
         let deadline = tokio::time::Instant::now() + wait;
         let mut out = vec![];
         while let Some(ev) = self
@@ -61,13 +61,13 @@ impl WatchReader {
         out
     }
 
-    pub fn has_ended(&self) -> bool {
+    pub(crate) fn has_ended(&self) -> bool {
         self.ended
     }
 }
 
 /// `(type, name)` of events.
-pub fn summary(events: &[Value]) -> Vec<(String, String)> {
+pub(crate) fn summary(events: &[Value]) -> Vec<(String, String)> {
     events
         .iter()
         .map(|e| {
@@ -82,14 +82,14 @@ pub fn summary(events: &[Value]) -> Vec<(String, String)> {
         .collect()
 }
 
-pub fn rv_of(v: &Value) -> i64 {
+pub(crate) fn rv_of(v: &Value) -> i64 {
     v["metadata"]["resourceVersion"]
         .as_str()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no resourceVersion in {v}"))
 }
 
-pub fn crontab(name: &str, labels: Value) -> Value {
+pub(crate) fn crontab(name: &str, labels: Value) -> Value {
     json!({
         "apiVersion": "stable.example.com/v1",
         "kind": "CronTab",
@@ -99,7 +99,7 @@ pub fn crontab(name: &str, labels: Value) -> Value {
 }
 
 /// Creates a CronTab; returns the created object.
-pub async fn create_ct(s: &Server, ns: &str, name: &str, labels: Value) -> Value {
+pub(crate) async fn create_ct(s: &Server, ns: &str, name: &str, labels: Value) -> Value {
     let (code, v) = s
         .http_json(
             "POST",
@@ -112,7 +112,7 @@ pub async fn create_ct(s: &Server, ns: &str, name: &str, labels: Value) -> Value
     v
 }
 
-pub async fn patch_ct(s: &Server, ns: &str, name: &str, patch: Value) -> Value {
+pub(crate) async fn patch_ct(s: &Server, ns: &str, name: &str, patch: Value) -> Value {
     let (code, v) = s
         .http_json(
             "PATCH",
@@ -126,7 +126,7 @@ pub async fn patch_ct(s: &Server, ns: &str, name: &str, patch: Value) -> Value {
 }
 
 /// Deletes a CronTab; returns the response body.
-pub async fn delete_ct(s: &Server, ns: &str, name: &str) -> Value {
+pub(crate) async fn delete_ct(s: &Server, ns: &str, name: &str) -> Value {
     let (code, v) = s
         .http_json(
             "DELETE",
@@ -139,11 +139,11 @@ pub async fn delete_ct(s: &Server, ns: &str, name: &str) -> Value {
     v
 }
 
-pub async fn get_json(s: &Server, path: &str) -> (u16, Value) {
+pub(crate) async fn get_json(s: &Server, path: &str) -> (u16, Value) {
     s.http_json("GET", path, "application/json", None).await
 }
 
-pub async fn create_namespace(s: &Server, name: &str) {
+pub(crate) async fn create_namespace(s: &Server, name: &str) {
     let (code, v) = s
         .http_json(
             "POST",
@@ -156,7 +156,7 @@ pub async fn create_namespace(s: &Server, name: &str) {
 }
 
 /// The current resourceVersion of the CronTab collection.
-pub async fn list_rv(s: &Server) -> i64 {
+pub(crate) async fn list_rv(s: &Server) -> i64 {
     let (code, v) = get_json(s, &format!("{CT}/crontabs")).await;
     assert_eq!(code, 200, "{v}");
     rv_of(&v)

@@ -1,0 +1,60 @@
+//! Compaction: history older than the retention is dropped from storage (and from the cache's
+//! change history), in small steps that interleave with client writes.
+
+use crate::registry::Registry;
+use crest_storage::Revision;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Compacts history older than `retention`, sampling the revision once a minute.
+pub(crate) async fn compact_history(
+    registry: Arc<Registry>,
+    retention: Duration,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let step = (retention / 5).max(Duration::from_secs(1));
+    let mut samples: std::collections::VecDeque<(Instant, Revision)> = Default::default();
+    let mut ticker = tokio::time::interval(step);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = ticker.tick() => {}
+        }
+        let now = Instant::now();
+        // The in-memory history ages out on the same clock.
+        registry.cache.expire_history();
+        samples.push_back((now, registry.storage.current_revision()));
+        let mut target = None;
+        while let Some(&(t, rev)) = samples.front() {
+            if now.duration_since(t) >= retention {
+                target = Some(rev);
+                samples.pop_front();
+            } else {
+                break;
+            }
+        }
+        if let Some(rev) = target {
+            compact_in_steps(&registry, rev).await;
+        }
+    }
+}
+
+/// Revisions compacted per storage transaction: compaction shares the store's writer with client
+/// writes, so a minute of history is dropped in small steps that interleave with them rather than
+/// in one long transaction that would stall writers.
+const COMPACTION_STEP: Revision = 2_000;
+
+async fn compact_in_steps(registry: &Registry, target: Revision) {
+    loop {
+        let from = registry.storage.compacted_revision();
+        if from >= target {
+            return;
+        }
+        let next = (from + COMPACTION_STEP).min(target);
+        if let Err(e) = registry.storage.compact(next).await {
+            tracing::warn!(error = %e, "compaction failed");
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+}

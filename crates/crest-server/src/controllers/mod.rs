@@ -1,0 +1,194 @@
+//! In-process controllers (apiextensions-apiserver's naming/establishing and finalizer
+//! controllers, and the namespace controller). They react to cache events and act through the
+//! same registry pipeline as clients do.
+
+pub(crate) mod compaction;
+pub(crate) mod gc;
+pub(crate) mod namespace;
+
+use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
+use crate::registry::resources::{ResourceDef, CRD_PREFIX, NAMESPACE_PREFIX};
+use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
+use crest_api::meta;
+use namespace::finalize_namespace;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+/// How often controllers re-check everything even without events (retries after errors).
+const RESYNC: Duration = Duration::from_secs(2);
+
+/// Runs the controllers until `shutdown` fires.
+pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+    let mut events = registry.cache.subscribe();
+    let mut resync = tokio::time::interval(RESYNC);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = resync.tick() => {}
+            ev = events.recv() => match ev {
+                Ok(_) | Err(RecvError::Lagged(_)) => {
+                    // Coalesce a burst of events into one pass.
+                    while let Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) = events.try_recv() {}
+                }
+                Err(RecvError::Closed) => return,
+            },
+        }
+        if let Err(e) = reconcile(&registry).await {
+            tracing::warn!(error = %e, "controller pass failed; will retry");
+        }
+    }
+}
+
+async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
+    let crds: Vec<Value> = registry
+        .cache
+        .list(CRD_PREFIX)
+        .objects
+        .iter()
+        .filter_map(|o| o.value().ok())
+        .collect();
+    let res = registry.resources();
+    let Some(crd_def) = res.lookup(
+        crate::registry::resources::CRD_GROUP,
+        "v1",
+        "customresourcedefinitions",
+    ) else {
+        return Ok(());
+    };
+    let mut by_group: std::collections::HashMap<&str, Vec<Value>> = Default::default();
+    for crd in &crds {
+        let group = crd
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        by_group.entry(group).or_default().push(crd.clone());
+    }
+    for crd in &crds {
+        let name = meta::name(crd).to_string();
+        if meta::deletion_timestamp(crd).is_some() {
+            if meta::finalizers(crd)
+                .iter()
+                .any(|f| f == CRD_CLEANUP_FINALIZER)
+            {
+                finalize_crd(registry, &crd_def, crd, &name).await?;
+            }
+            continue;
+        }
+        // Names of CRDs that were not accepted (conflicts) are re-checked when others change.
+        // Only CRDs of the same group can conflict; the CRD itself is among them and the naming
+        // check skips its own name (a pass stays linear in the number of CRDs: 500 installed
+        // made per-CRD copies of all the others the cost of every CRD change).
+        let group = crd
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let same_group = by_group.get(group).map(Vec::as_slice).unwrap_or_default();
+        let mut updated = crd.clone();
+        crest_apiextensions::accept_and_establish(&mut updated, same_group);
+        if updated.get("status") != crd.get("status") {
+            let status = updated.get("status").cloned().unwrap_or(json!({}));
+            registry
+                .update_with(&crd_def, None, &name, UpdateMode::Status, move |v| {
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("status".into(), status.clone());
+                    }
+                })
+                .await?;
+        }
+    }
+    for ns in registry
+        .cache
+        .list(NAMESPACE_PREFIX)
+        .objects
+        .iter()
+        .filter_map(|o| o.value().ok())
+    {
+        if meta::deletion_timestamp(&ns).is_some() {
+            finalize_namespace(registry, &ns).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes every instance of a deleting CRD, then drops its cleanup finalizer (which deletes it).
+async fn finalize_crd(
+    registry: &Registry,
+    crd_def: &ResourceDef,
+    crd: &Value,
+    name: &str,
+) -> Result<(), crest_api::ApiError> {
+    let in_progress = crd
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Terminating" && c["reason"] == "InstanceDeletionInProgress")
+        });
+    if !in_progress {
+        registry
+            .update_with(crd_def, None, name, UpdateMode::Status, |v| {
+                crest_apiextensions::set_condition(
+                    v,
+                    "Terminating",
+                    "True",
+                    "InstanceDeletionInProgress",
+                    "CustomResource deletion is in progress",
+                );
+            })
+            .await?;
+    }
+    let defs: Vec<Arc<ResourceDef>> = registry
+        .resources()
+        .storage_defs()
+        .into_iter()
+        .filter(|d| d.crd_name.as_deref() == Some(name))
+        .collect();
+    let mut remaining = 0;
+    for def in &defs {
+        let snap = registry.cache.list(&def.key_prefix);
+        for o in snap.objects {
+            let v = o.value()?;
+            remaining += 1;
+            if meta::deletion_timestamp(&v).is_some() {
+                continue;
+            }
+            let ns = meta::namespace(&v).to_string();
+            let ns = if def.api.namespaced {
+                Some(ns.as_str())
+            } else {
+                None
+            };
+            match registry
+                .delete(
+                    def,
+                    ns,
+                    meta::name(&v),
+                    &Preconditions::default(),
+                    &WriteOptions::default(),
+                )
+                .await
+            {
+                Ok(d) if d.gone => remaining -= 1,
+                Ok(_) => {}
+                Err(e) if e.code == 404 => remaining -= 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    if remaining > 0 {
+        return Ok(());
+    }
+    registry
+        .update_with(crd_def, None, name, UpdateMode::Main, |v| {
+            let fins: Vec<String> = meta::finalizers(v)
+                .into_iter()
+                .filter(|f| f != CRD_CLEANUP_FINALIZER)
+                .collect();
+            meta::set(v, "finalizers", json!(fins));
+        })
+        .await
+        .map(|_| ())
+        .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })
+}

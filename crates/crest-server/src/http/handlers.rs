@@ -1,0 +1,868 @@
+//! Resource request handlers: map (verb, path) to the generic registry and render the result.
+//! The same code serves namespaces, CRDs and every custom resource.
+
+use crate::http::render::{read_body, render, Body, Payload};
+use crate::http::request::ResourcePath;
+use crate::http::{watch, App};
+use crate::registry::options::{DeleteOptions, Query};
+use crate::registry::resources::ResourceDef;
+use crate::registry::{check_identity, check_namespace, Served, UpdateMode, WriteOptions};
+use bytes::{BufMut, Bytes, BytesMut};
+use crest_api::{meta, ApiError, FieldError, FieldPath, GroupKind};
+use crest_apiextensions::customresource::scale::{self, ScalePaths};
+use crest_apiextensions::customresource::{FieldValidation, UnknownFields};
+use crest_codec::duplicates::Duplicates;
+use crest_codec::negotiate::{
+    body_format, decode_object, negotiate, BodyFormat, Capabilities, Output,
+};
+use crest_table::{self as table, IncludeObject};
+use http::{Method, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+pub(crate) async fn resource(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    rp: ResourcePath,
+    query: &Query,
+    accept: Option<&str>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let Some(def) = app
+        .registry
+        .lookup(&rp.group, &rp.version, &rp.resource)
+        .await?
+    else {
+        return Err(ApiError::path_not_found());
+    };
+    let ns = rp.namespace.as_deref();
+    // Wrong scope is a 404, as no such route exists upstream.
+    if ns.is_some() && !def.api.namespaced {
+        return Err(ApiError::path_not_found());
+    }
+    if def.api.namespaced && ns.is_none() && (rp.name.is_some() || req.method() != Method::GET) {
+        return Err(ApiError::path_not_found());
+    }
+    if let Some(sub) = &rp.subresource {
+        if !def.api.subresources.iter().any(|s| s == sub) {
+            // The custom resource handler answers an unknown subresource as a missing object.
+            if def.crd_name.is_some() {
+                return Err(ApiError::not_found(
+                    &def.api.group_resource(),
+                    rp.name.as_deref().unwrap_or_default(),
+                ));
+            }
+            return Err(ApiError::path_not_found());
+        }
+    }
+    let method = req.method().clone();
+    let read_caps = Capabilities {
+        table: true,
+        metadata: true,
+        aggregated_discovery: false,
+    };
+    // Writes answer with a Table or PartialObjectMetadata too when asked, as upstream's
+    // transformResponseObject does for every verb.
+    let write_caps = read_caps;
+    let ctx = Ctx {
+        app: app.clone(),
+        def: def.clone(),
+        query,
+        pretty,
+        warnings: Default::default(),
+    };
+    match (&method, rp.name.as_deref()) {
+        (&Method::GET, Some(name)) => {
+            let out = negotiate(accept, read_caps)?;
+            if rp.subresource.as_deref() == Some("scale") {
+                return ctx.get_scale(ns, name, out).await;
+            }
+            ctx.get(ns, name, out).await
+        }
+        (&Method::GET, None) => {
+            let out = negotiate(accept, read_caps)?;
+            if query.bool("watch")? {
+                return watch::serve(app, def, ns.map(str::to_string), query, out).await;
+            }
+            ctx.list(ns, out).await
+        }
+        (&Method::POST, None) => {
+            let ctype = req
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let out = negotiate(accept, write_caps)?;
+            let body = read_body(req.into_body()).await;
+            ctx.create(ns, body?, body_format(ctype.as_deref()), out)
+                .await
+        }
+        _ => {
+            let ctype = req
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let out = negotiate(accept, write_caps)?;
+            let name = rp.name.clone().unwrap_or_default();
+            let sub = rp.subresource.as_deref();
+            match method {
+                Method::PUT if rp.name.is_some() => {
+                    let body = read_body(req.into_body()).await?;
+                    ctx.update(ns, &name, sub, body, body_format(ctype.as_deref()), out)
+                        .await
+                }
+                Method::PATCH if rp.name.is_some() => {
+                    let body = read_body(req.into_body()).await?;
+                    ctx.patch(ns, &name, sub, body, body_format(ctype.as_deref()), out)
+                        .await
+                }
+                Method::DELETE if rp.name.is_some() && sub.is_none() => {
+                    let body = read_body(req.into_body()).await?;
+                    ctx.delete(ns, &name, body, ctype.as_deref(), out).await
+                }
+                Method::DELETE if rp.name.is_none() => {
+                    let body = read_body(req.into_body()).await?;
+                    ctx.delete_collection(ns, body, ctype.as_deref(), out).await
+                }
+                _ => Err(ApiError::method_not_supported(
+                    &def.api.group_resource(),
+                    &verb_name(&method),
+                )),
+            }
+        }
+    }
+}
+
+fn verb_name(m: &Method) -> String {
+    match *m {
+        Method::POST => "create".into(),
+        Method::PUT => "update".into(),
+        Method::PATCH => "patch".into(),
+        Method::DELETE => "delete".into(),
+        _ => m.as_str().to_ascii_lowercase(),
+    }
+}
+
+struct Ctx<'a> {
+    app: Arc<App>,
+    def: Arc<ResourceDef>,
+    query: &'a Query,
+    pretty: bool,
+    /// Warning headers for the response (e.g. unknown fields under fieldValidation=Warn).
+    warnings: std::sync::Mutex<Vec<String>>,
+}
+
+fn status_code(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::OK)
+}
+
+impl Ctx<'_> {
+    fn render(&self, code: u16, payload: Payload, out: Output) -> Result<Response<Body>, ApiError> {
+        let (payload, out) = self.transform(payload, out)?;
+        let mut resp = render(status_code(code), payload, out, self.pretty);
+        let warnings =
+            std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut seen = std::collections::HashSet::new();
+        // Upstream's warning recorder drops a text it already sent.
+        for w in warnings.iter().filter(|w| seen.insert(w.as_str())) {
+            // RFC 7234 warn-text: a quoted string with `"` and `\` escaped.
+            let text = w.replace('\\', "\\\\").replace('"', "\\\"");
+            if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+                resp.headers_mut().append(http::header::WARNING, v);
+            }
+        }
+        Ok(resp)
+    }
+
+    /// A written object as the Table or PartialObjectMetadata asked for (reads convert their
+    /// own); a Status stays as it is.
+    fn transform(&self, payload: Payload, out: Output) -> Result<(Payload, Output), ApiError> {
+        let (Output::Table { v1beta1 } | Output::Metadata { v1beta1 }) = out else {
+            return Ok((payload, out));
+        };
+        let v = match payload {
+            Payload::Value(v) => v,
+            Payload::Json(b) => {
+                serde_json::from_slice(&b).map_err(|e| ApiError::internal(e.to_string()))?
+            }
+        };
+        if v.get("kind").and_then(Value::as_str) == Some("Status") {
+            return Ok((Payload::Value(v), Output::Json));
+        }
+        let converted = match out {
+            Output::Table { .. } => {
+                let include = IncludeObject::parse(self.query.get("includeObject"))?;
+                // A deletecollection answers with the list: a row per item, its ListMeta.
+                let (rows, list_meta) = match v.get("items").and_then(Value::as_array) {
+                    Some(items) => (
+                        items
+                            .iter()
+                            .map(|i| table::row(&self.def.table, i, include, v1beta1))
+                            .collect(),
+                        v.get("metadata").cloned().unwrap_or_else(|| json!({})),
+                    ),
+                    None => (
+                        vec![table::row(&self.def.table, &v, include, v1beta1)],
+                        json!({"resourceVersion": meta::resource_version(&v)}),
+                    ),
+                };
+                table::table(&self.def.table, rows, list_meta, v1beta1)
+            }
+            _ => table::partial_object_metadata(&v, v1beta1),
+        };
+        Ok((Payload::Value(converted), Output::Json))
+    }
+
+    /// The schema-coercing decode of a custom resource written in this version: prunes and
+    /// defaults `obj`, and applies `fieldValidation` to the unknown fields it dropped and to the
+    /// duplicate fields of the body (`dups`, reported first, as upstream's decoder does; for
+    /// every resource). A create or update words a strict failure as decoding the body does; a
+    /// patch bare.
+    fn coerce(&self, obj: &mut Value, from_patch: bool, dups: &Duplicates) -> Result<(), ApiError> {
+        let unknown = match &self.def.cr_schema {
+            Some(schema) => schema.decode_request(obj)?,
+            None => UnknownFields(Vec::new()),
+        };
+        if unknown.0.is_empty() && dups.is_empty() {
+            return Ok(());
+        }
+        match FieldValidation::parse(self.query.field_validation()?) {
+            FieldValidation::Ignore => Ok(()),
+            FieldValidation::Warn => {
+                let mut w = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+                w.clear();
+                w.extend(dups.warnings.iter().cloned());
+                w.extend(unknown.messages());
+                Ok(())
+            }
+            FieldValidation::Strict => {
+                // The decoder's errors (duplicates) come before pruning's unknown fields.
+                let mut all = dups.strict.clone();
+                all.extend(unknown.messages());
+                let text = format!("strict decoding error: {}", all.join(", "));
+                if from_patch {
+                    return Err(ApiError::bad_request(text));
+                }
+                let a = &self.def.api;
+                Err(ApiError::bad_request(format!(
+                    "{} in version {:?} cannot be handled as a {}: {text}",
+                    a.kind, a.version, a.kind,
+                )))
+            }
+        }
+    }
+
+    /// The duplicate fields of a request body (or patch), unless `fieldValidation=Ignore`
+    /// makes them moot.
+    fn duplicates(&self, body: &[u8], fmt: BodyFormat) -> Result<Duplicates, ApiError> {
+        if FieldValidation::parse(self.query.field_validation()?) == FieldValidation::Ignore {
+            return Ok(Duplicates::default());
+        }
+        Ok(match fmt {
+            BodyFormat::Yaml => Duplicates::yaml(body),
+            BodyFormat::JsonPatch => Duplicates::json_patch(body),
+            // Protobuf has no duplicate fields to report (upstream's decoder is not strict).
+            BodyFormat::Protobuf => Duplicates::default(),
+            _ => Duplicates::json(body),
+        })
+    }
+
+    fn decode(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
+        match fmt {
+            BodyFormat::Json => decode_object(body, false),
+            BodyFormat::Yaml => decode_object(body, true),
+            // Built-in kinds also take protobuf; custom resources do not (415, as upstream).
+            BodyFormat::Protobuf => {
+                let a = &self.def.api;
+                crest_codec::protobuf::decode_object(body, &a.group, &a.version, &a.kind)
+            }
+            _ if self.def.crd_name.is_none() => Err(ApiError::unsupported_media_type(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            )),
+            _ => Err(crest_codec::protobuf::unsupported_for_kind()),
+        }
+    }
+
+    /// The body's apiVersion and kind must name this resource's kind in this version.
+    fn check_type(&self, obj: &Value) -> Result<(), ApiError> {
+        let a = &self.def.api;
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let snippet = || {
+            let s = obj.to_string();
+            s.chars().take(500).collect::<String>()
+        };
+        if kind.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "Object 'Kind' is missing in '{}'",
+                snippet()
+            )));
+        }
+        if api_version.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "Object 'apiVersion' is missing in '{}'",
+                snippet()
+            )));
+        }
+        if api_version != a.api_version() {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({api_version}) does not match the expected API version ({})",
+                a.api_version()
+            )));
+        }
+        if kind != a.kind {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({kind}) does not match the expected kind ({})",
+                a.kind
+            )));
+        }
+        Ok(())
+    }
+
+    fn write_options(&self, kind: &str) -> Result<WriteOptions, ApiError> {
+        self.query.field_validation()?;
+        Ok(WriteOptions::new(self.query.dry_run(kind)?))
+    }
+
+    /// Adds the warnings a registry write produced to the response's.
+    fn add_warnings(&self, opts: &WriteOptions) {
+        let extra = opts.take_warnings();
+        if !extra.is_empty() {
+            self.warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(extra);
+        }
+    }
+
+    async fn get(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let rv = self.query.get("resourceVersion").unwrap_or("");
+        let obj = crate::registry::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
+        let bytes = self.app.registry.serve(&self.def, &obj)?;
+        match out {
+            Output::Table { v1beta1 } => {
+                let include = IncludeObject::parse(self.query.get("includeObject"))?;
+                let mut list_meta = serde_json::Map::new();
+                list_meta.insert(
+                    "resourceVersion".into(),
+                    obj.mod_revision.to_string().into(),
+                );
+                let t = table::list_table(
+                    &self.def.table,
+                    std::slice::from_ref(&bytes),
+                    &list_meta,
+                    include,
+                    v1beta1,
+                )?;
+                self.render(200, Payload::Json(Bytes::from(t)), Output::Json)
+            }
+            Output::Metadata { v1beta1 } => {
+                let v: Value = serde_json::from_slice(&bytes)
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
+                self.render(
+                    200,
+                    Payload::Value(table::partial_object_metadata(&v, v1beta1)),
+                    Output::Json,
+                )
+            }
+            _ => self.render(200, Payload::Json(bytes), out),
+        }
+    }
+
+    async fn list(&self, ns: Option<&str>, out: Output) -> Result<Response<Body>, ApiError> {
+        let filter = self.query.list_filter(&self.def)?;
+        let page =
+            crate::registry::list::list(&self.app.registry, &self.def, ns, self.query, &filter)
+                .await?;
+        let rv = page.revision.to_string();
+        let items = page.items;
+        // ListMeta: resourceVersion, then continue and remainingItemCount when there is more.
+        let mut list_meta = serde_json::Map::new();
+        if let Some(c) = &page.continue_token {
+            list_meta.insert("continue".into(), c.clone().into());
+        }
+        if let Some(n) = page.remaining {
+            list_meta.insert("remainingItemCount".into(), n.into());
+        }
+        list_meta.insert("resourceVersion".into(), rv.clone().into());
+        match out {
+            Output::Table { v1beta1 } => {
+                let include = IncludeObject::parse(self.query.get("includeObject"))?;
+                let t = table::list_table(&self.def.table, &items, &list_meta, include, v1beta1)?;
+                self.render(200, Payload::Json(Bytes::from(t)), Output::Json)
+            }
+            Output::Metadata { v1beta1 } => {
+                let mut metas = Vec::with_capacity(items.len());
+                for b in &items {
+                    let v: Value =
+                        serde_json::from_slice(b).map_err(|e| ApiError::internal(e.to_string()))?;
+                    metas.push(table::partial_object_metadata(&v, v1beta1));
+                }
+                let list = json!({
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": if v1beta1 { "meta.k8s.io/v1beta1" } else { "meta.k8s.io/v1" },
+                    "metadata": list_meta,
+                    "items": metas,
+                });
+                self.render(200, Payload::Value(list), Output::Json)
+            }
+            _ => {
+                // Assembled from the cached bytes: keys in the order serde_json sorts them.
+                let total: usize = items.iter().map(Bytes::len).sum::<usize>() + items.len() + 256;
+                let mut buf = BytesMut::with_capacity(total);
+                buf.put_slice(b"{\"apiVersion\":");
+                buf.put_slice(json_str(&self.def.api.api_version()).as_bytes());
+                buf.put_slice(b",\"items\":[");
+                for (i, b) in items.iter().enumerate() {
+                    if i > 0 {
+                        buf.put_u8(b',');
+                    }
+                    buf.put_slice(b);
+                }
+                buf.put_slice(b"],\"kind\":");
+                buf.put_slice(json_str(&self.def.api.list_kind).as_bytes());
+                buf.put_slice(b",\"metadata\":");
+                buf.put_slice(&serde_json::to_vec(&list_meta).unwrap_or_default());
+                buf.put_slice(b"}");
+                self.render(200, Payload::Json(buf.freeze()), out)
+            }
+        }
+    }
+
+    async fn create(
+        &self,
+        ns: Option<&str>,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        // Options are decoded and validated before the body, as upstream does.
+        let opts = self.write_options("CreateOptions")?;
+        let mut obj = self.decode(&body, fmt)?;
+        self.check_type(&obj)?;
+        let dups = self.duplicates(&body, fmt)?;
+        self.coerce(&mut obj, false, &dups)?;
+        check_namespace(&self.def, ns, &obj)?;
+        let payload = match self.app.registry.create(&self.def, ns, obj, &opts).await? {
+            Served::Tree(v) => Payload::Value(v),
+            Served::Json(b) => Payload::Json(b),
+        };
+        self.add_warnings(&opts);
+        self.render(201, payload, out)
+    }
+
+    async fn update(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        sub: Option<&str>,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        if sub == Some("scale") {
+            return self.update_scale(ns, name, body, fmt, out).await;
+        }
+        let opts = self.write_options("UpdateOptions")?;
+        let mut obj = self.decode(&body, fmt)?;
+        self.check_type(&obj)?;
+        let dups = self.duplicates(&body, fmt)?;
+        self.coerce(&mut obj, false, &dups)?;
+        check_identity(&self.def, ns, name, &obj)?;
+        let mode = UpdateMode::from_subresource(sub);
+        if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
+            let updated = self
+                .app
+                .registry
+                .update(&self.def, ns, name, obj, mode, &opts)
+                .await?;
+            self.add_warnings(&opts);
+            return self.render(200, Payload::Value(updated), out);
+        }
+        Err(ApiError::path_not_found())
+    }
+
+    async fn patch(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        sub: Option<&str>,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        if sub == Some("scale") {
+            return self.patch_scale(ns, name, body, fmt, out).await;
+        }
+        let opts = self.write_options("PatchOptions")?;
+        let patch = self.decode_patch(&body, fmt)?;
+        let mode = UpdateMode::from_subresource(sub);
+        let dups = self.duplicates(&body, fmt)?;
+        let apply = |current: &Value| -> Result<Value, ApiError> {
+            let mut doc = apply_patch(fmt, &patch, current)?;
+            self.coerce(&mut doc, true, &dups)?;
+            Ok(doc)
+        };
+        let patched = self
+            .app
+            .registry
+            .patch(&self.def, ns, name, mode, &opts, apply)
+            .await?;
+        self.add_warnings(&opts);
+        self.render(200, Payload::Value(patched), out)
+    }
+
+    /// A patch body of a type this resource accepts.
+    fn decode_patch(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
+        let builtin = self.def.crd_name.is_none();
+        match fmt {
+            BodyFormat::MergePatch | BodyFormat::JsonPatch => serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}"))),
+            // Built-in kinds accept strategic merge patches; custom resources (and their
+            // subresources) do not.
+            BodyFormat::StrategicMergePatch if builtin => serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}"))),
+            _ => {
+                let accepted = if builtin {
+                    "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
+                } else {
+                    "application/json-patch+json, application/merge-patch+json"
+                };
+                Err(ApiError::unsupported_media_type(format!(
+                    "the body of the request was in an unknown format - accepted media types include: {accepted}"
+                )))
+            }
+        }
+    }
+
+    fn scale_paths(&self, name: &str) -> Result<ScalePaths, ApiError> {
+        self.def
+            .strategy
+            .scale()
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&self.def.api.group_resource(), name))
+    }
+
+    /// `fieldValidation` over the fields a Scale has no place for, and the body's duplicates.
+    fn scale_field_validation(
+        &self,
+        obj: &Value,
+        dups: &Duplicates,
+        from_patch: bool,
+    ) -> Result<(), ApiError> {
+        let unknown: Vec<String> = scale::unknown_fields(obj)
+            .iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .collect();
+        if unknown.is_empty() && dups.is_empty() {
+            return Ok(());
+        }
+        match FieldValidation::parse(self.query.field_validation()?) {
+            FieldValidation::Ignore => Ok(()),
+            FieldValidation::Warn => {
+                let mut w = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+                w.clear();
+                w.extend(dups.warnings.iter().cloned());
+                w.extend(unknown);
+                Ok(())
+            }
+            FieldValidation::Strict => {
+                let mut all = dups.strict.clone();
+                all.extend(unknown);
+                let text = format!("strict decoding error: {}", all.join(", "));
+                if from_patch {
+                    return Err(ApiError::bad_request(text));
+                }
+                Err(ApiError::bad_request(format!(
+                    "Scale in version \"v1\" cannot be handled as a Scale: {text}"
+                )))
+            }
+        }
+    }
+
+    /// GET .../NAME/scale: the Scale of the object (500 when spec replicas are absent).
+    async fn get_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let paths = self.scale_paths(name)?;
+        let rv = self.query.get("resourceVersion").unwrap_or("");
+        let obj = crate::registry::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
+        let bytes = self.app.registry.serve(&self.def, &obj)?;
+        let cr: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+        let (scale, found) = paths.scale_of(&cr).map_err(scale::read_error)?;
+        if !found {
+            return Err(scale::spec_replicas_missing(&paths.spec_replicas));
+        }
+        match out {
+            // The custom resource's table convertor prints the Scale, as upstream's scale scope
+            // keeps it.
+            Output::Table { v1beta1 } => {
+                let include = IncludeObject::parse(self.query.get("includeObject"))?;
+                let row = table::row(&self.def.table, &scale, include, v1beta1);
+                let t = table::table(
+                    &self.def.table,
+                    vec![row],
+                    json!({"resourceVersion": meta::resource_version(&scale)}),
+                    v1beta1,
+                );
+                self.render(200, Payload::Value(t), Output::Json)
+            }
+            Output::Metadata { v1beta1 } => self.render(
+                200,
+                Payload::Value(table::partial_object_metadata(&scale, v1beta1)),
+                Output::Json,
+            ),
+            _ => self.render(200, Payload::Value(scale), out),
+        }
+    }
+
+    /// The Scale a write answers with: that of the updated object.
+    fn scale_response(
+        &self,
+        paths: &ScalePaths,
+        updated: &Value,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let (scale, _) = paths.scale_of(updated).map_err(ApiError::bad_request)?;
+        self.render(200, Payload::Value(scale), out)
+    }
+
+    /// PUT .../NAME/scale: spec replicas (and the Scale's resourceVersion as precondition) into
+    /// the object, then the object's update as any other (strategy, validation, conflicts).
+    async fn update_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let paths = self.scale_paths(name)?;
+        let opts = self.write_options("UpdateOptions")?;
+        let obj = self.decode(&body, fmt)?;
+        check_scale_type(&obj)?;
+        let dups = self.duplicates(&body, fmt)?;
+        self.scale_field_validation(&obj, &dups, false)?;
+        let requested = scale::decode(&obj).map_err(|e| {
+            ApiError::bad_request(format!(
+                "Scale in version \"v1\" cannot be handled as a Scale: {e}"
+            ))
+        })?;
+        if requested.name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                requested.name
+            )));
+        }
+        if self.def.api.namespaced
+            && !requested.namespace.is_empty()
+            && Some(requested.namespace.as_str()) != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        self.write_scale(ns, name, &paths, &opts, out, |_| Ok(requested.clone()))
+            .await
+    }
+
+    /// PATCH .../NAME/scale: the patch applies to the object's Scale; the result is written as a
+    /// PUT of that Scale would be.
+    async fn patch_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        body: Bytes,
+        fmt: BodyFormat,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let paths = self.scale_paths(name)?;
+        let opts = self.write_options("PatchOptions")?;
+        let patch = self.decode_patch(&body, fmt)?;
+        let dups = self.duplicates(&body, fmt)?;
+        self.write_scale(ns, name, &paths, &opts, out, |cur| {
+            let current = paths.scale_to_patch(cur)?;
+            let patched = apply_patch(fmt, &patch, &current)?;
+            self.scale_field_validation(&patched, &dups, true)?;
+            scale::decode(&patched).map_err(|e| {
+                let errs = [FieldError::invalid(
+                    &FieldPath::new("patch"),
+                    patched.to_string(),
+                    e,
+                )];
+                let mut err = ApiError::invalid(&GroupKind::new("", ""), "", &errs);
+                err.message = format!(" \"\" is invalid: {}", errs[0]);
+                err
+            })
+        })
+        .await
+    }
+
+    /// Writes the Scale `requested` computes from the current object into that object, as an
+    /// update of the object (strategy, validation, conflicts), and answers the resulting Scale.
+    async fn write_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        paths: &ScalePaths,
+        opts: &WriteOptions,
+        out: Output,
+        requested: impl Fn(&Value) -> Result<scale::RequestedScale, ApiError>,
+    ) -> Result<Response<Body>, ApiError> {
+        let updated = self
+            .app
+            .registry
+            .patch(&self.def, ns, name, UpdateMode::Main, opts, |cur| {
+                let requested = requested(cur)?;
+                let mut cr = cur.clone();
+                paths.apply(&requested, &mut cr)?;
+                Ok(cr)
+            })
+            .await?;
+        self.add_warnings(opts);
+        self.scale_response(paths, &updated, out)
+    }
+
+    async fn delete(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        body: Bytes,
+        content_type: Option<&str>,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let options = DeleteOptions::parse(&body, content_type, self.query)?;
+        let mut opts = WriteOptions::new(options.is_dry_run());
+        opts.cascade = options.cascade();
+        let d = self
+            .app
+            .registry
+            .delete(&self.def, ns, name, &options.preconditions, &opts)
+            .await?;
+        // 202 only when deletion is pending and cascading was asked for the deprecated way.
+        let code = if !d.gone && options.orphan_dependents == Some(false) {
+            202
+        } else {
+            200
+        };
+        if d.gone && !self.def.strategy.returns_deleted_object() {
+            let status = crest_api::error::success_status(
+                name,
+                &self.def.api.group_resource(),
+                meta::uid(&d.object),
+            );
+            return self.render(code, Payload::Value(status), out);
+        }
+        self.render(code, Payload::Value(d.object), out)
+    }
+
+    async fn delete_collection(
+        &self,
+        ns: Option<&str>,
+        body: Bytes,
+        content_type: Option<&str>,
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        if !self.def.api.verbs.iter().any(|v| v == "deletecollection") {
+            return Err(ApiError::method_not_supported(
+                &self.def.api.group_resource(),
+                "deletecollection",
+            ));
+        }
+        let filter = self.query.list_filter(&self.def)?;
+        let options = DeleteOptions::parse(&body, content_type, self.query)?;
+        let mut opts = WriteOptions::new(options.is_dry_run());
+        opts.cascade = options.cascade();
+        let (items, revision) = self
+            .app
+            .registry
+            .delete_collection(&self.def, ns, &options.preconditions, &opts, |v| {
+                filter.matches(v)
+            })
+            .await?;
+        let list = json!({
+            "apiVersion": self.def.api.api_version(),
+            "kind": self.def.api.list_kind,
+            "metadata": {"resourceVersion": revision.to_string()},
+            "items": items,
+        });
+        self.render(200, Payload::Value(list), out)
+    }
+}
+
+/// A Scale body names `autoscaling/v1 Scale` or leaves apiVersion and kind out (the decoder
+/// defaults them).
+fn check_scale_type(obj: &Value) -> Result<(), ApiError> {
+    let field = |f: &str| obj.get(f).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    if !api_version.is_empty() && api_version != "autoscaling/v1" {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version (autoscaling/v1)"
+        )));
+    }
+    if !kind.is_empty() && kind != "Scale" {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind (Scale)"
+        )));
+    }
+    Ok(())
+}
+
+/// Applies a JSON patch, merge patch or (built-in kinds) strategic merge patch to `current`.
+fn apply_patch(fmt: BodyFormat, patch: &Value, current: &Value) -> Result<Value, ApiError> {
+    let mut doc = current.clone();
+    match fmt {
+        BodyFormat::JsonPatch => {
+            let p: json_patch::Patch = serde_json::from_value(patch.clone())
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            json_patch::patch(&mut doc, &p).map_err(|e| {
+                ApiError::new(
+                    422,
+                    crest_api::Reason::Invalid,
+                    format!("the server rejected our request due to an error in our request: {e}"),
+                )
+            })?;
+        }
+        BodyFormat::StrategicMergePatch => {
+            json_patch::merge(&mut doc, &strip_directives(patch));
+        }
+        _ => {
+            if !patch.is_object() {
+                return Err(ApiError::bad_request(
+                    "json: cannot unmarshal patch: merge patch must be a JSON object",
+                ));
+            }
+            json_patch::merge(&mut doc, patch);
+        }
+    }
+    Ok(doc)
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// Strategic-merge directives (`$patch`, `$setElementOrder/...`, `$retainKeys`, ...) carry no data
+/// for the built-in kinds Crest serves; dropping them leaves the merge patch they describe.
+fn strip_directives(p: &Value) -> Value {
+    match p {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !k.starts_with('$'))
+                .map(|(k, v)| (k.clone(), strip_directives(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

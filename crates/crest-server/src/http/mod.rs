@@ -1,0 +1,171 @@
+//! The HTTP front: routing of every path, body limits, and rendering of responses and errors.
+//! Resource requests are handed to [`crate::handlers`].
+
+pub(crate) mod handlers;
+pub(crate) mod openapi;
+pub(crate) mod render;
+pub(crate) mod request;
+pub(crate) mod server;
+pub(crate) mod watch;
+
+use crate::registry::options::Query;
+use crate::registry::Registry;
+use crate::views::{self, discovery};
+use crest_api::ApiError;
+use crest_codec::negotiate::{negotiate, Capabilities, Output};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use render::{error_response, full, render, Body, Payload};
+use request::{parse_api_path, ApiPath};
+use serde_json::json;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+/// Shared state of a running server.
+pub(crate) struct App {
+    pub registry: Arc<Registry>,
+    pub openapi: views::openapi::OpenApiCache,
+    /// `host:port` clients reach the server at.
+    pub address: String,
+    pub shutdown: tokio::sync::watch::Sender<bool>,
+}
+
+fn accept(req: &Request<Incoming>) -> Option<String> {
+    req.headers()
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut r = Response::new(full(text));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// Entry point for every request.
+pub(crate) async fn serve(
+    app: Arc<App>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let path = req.uri().path().to_string();
+    let query = Query::parse(req.uri().query());
+    let pretty = query.bool("pretty").unwrap_or(false);
+    let accept = accept(&req);
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let resp = match route(app, req, &path, &query, accept.as_deref(), pretty).await {
+        Ok(r) => r,
+        Err(e) => {
+            let out = negotiate(accept.as_deref(), Capabilities::default()).unwrap_or(Output::Json);
+            error_response(&e, out)
+        }
+    };
+    tracing::debug!(%method, %path, status = resp.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "request");
+    Ok(resp)
+}
+
+async fn route(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    path: &str,
+    query: &Query,
+    accept: Option<&str>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let is_get = req.method() == Method::GET || req.method() == Method::HEAD;
+    match path {
+        "/healthz" | "/livez" | "/readyz" | "/healthz/" | "/livez/" | "/readyz/" if is_get => {
+            return Ok(plain(StatusCode::OK, "ok"));
+        }
+        p if is_get
+            && (p.starts_with("/healthz/")
+                || p.starts_with("/livez/")
+                || p.starts_with("/readyz/")) =>
+        {
+            return Ok(plain(StatusCode::OK, "ok"));
+        }
+        "/version" | "/version/" if is_get => {
+            let out = negotiate(accept, Capabilities::default())?;
+            return Ok(render(
+                StatusCode::OK,
+                Payload::Value(views::version_info()),
+                out,
+                pretty,
+            ));
+        }
+        "/" if is_get => {
+            let out = negotiate(accept, Capabilities::default())?;
+            let paths = json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]});
+            return Ok(render(StatusCode::OK, Payload::Value(paths), out, pretty));
+        }
+        _ => {}
+    }
+    if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
+        if !is_get {
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
+        }
+        // Read-your-writes, as every read: a CRD just created is published.
+        app.registry.sync().await?;
+        return openapi::serve(&app, &req, path, accept);
+    }
+    let Some(api_path) = parse_api_path(path) else {
+        return Err(ApiError::path_not_found());
+    };
+    match api_path {
+        ApiPath::Resource(rp) => handlers::resource(app, req, rp, query, accept, pretty).await,
+        other if is_get => discovery_response(&app, other, accept, pretty).await,
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )),
+    }
+}
+
+async fn discovery_response(
+    app: &App,
+    p: ApiPath,
+    accept: Option<&str>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    // Discovery must reflect every acknowledged CRD write.
+    app.registry.sync().await?;
+    let res = app.registry.resources();
+    let caps = Capabilities {
+        aggregated_discovery: matches!(p, ApiPath::Root { .. }),
+        ..Default::default()
+    };
+    let out = negotiate(accept, caps)?;
+    let body = match p {
+        ApiPath::Root { core } => match out {
+            Output::AggregatedDiscovery { v2beta1 } => {
+                let doc = discovery::aggregated(&res, core, v2beta1);
+                let mut r = render(StatusCode::OK, Payload::Value(doc), Output::Json, pretty);
+                let ct = if v2beta1 {
+                    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+                } else {
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+                };
+                r.headers_mut()
+                    .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ct));
+                r.headers_mut()
+                    .insert(http::header::VARY, HeaderValue::from_static("Accept"));
+                return Ok(r);
+            }
+            _ if core => discovery::api_versions(&app.address),
+            _ => discovery::api_group_list(&res),
+        },
+        ApiPath::Group(g) => discovery::api_group(&res, &g).ok_or_else(ApiError::path_not_found)?,
+        ApiPath::GroupVersion { group, version } => {
+            discovery::api_resource_list(&res, &crest_api::GroupVersion::new(&group, &version))
+                .ok_or_else(ApiError::path_not_found)?
+        }
+        ApiPath::Resource(_) => return Err(ApiError::path_not_found()),
+    };
+    Ok(render(StatusCode::OK, Payload::Value(body), out, pretty))
+}

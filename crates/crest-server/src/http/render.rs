@@ -1,0 +1,100 @@
+//! The response library: bodies, rendering of payloads in the negotiated format, errors as
+//! `meta/v1 Status`, and request bodies read under the size limit.
+
+use bytes::Bytes;
+use crest_api::ApiError;
+use crest_codec::negotiate::Output;
+use http::{HeaderValue, Response, StatusCode};
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use serde_json::Value;
+use std::convert::Infallible;
+
+/// Request bodies larger than this are refused with 413, as kube-apiserver does (3 MiB).
+pub(crate) const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+pub(crate) fn full(b: impl Into<Bytes>) -> Body {
+    Full::new(b.into()).boxed_unsync()
+}
+
+/// A response payload: an object tree, or JSON bytes that need no re-encoding.
+pub(crate) enum Payload {
+    Value(Value),
+    Json(Bytes),
+}
+
+/// Renders a payload per the negotiated output (JSON, pretty JSON or YAML).
+pub(crate) fn render(
+    status: StatusCode,
+    payload: Payload,
+    output: Output,
+    pretty: bool,
+) -> Response<Body> {
+    let (bytes, ctype) = match (output, payload) {
+        (Output::Yaml, p) => {
+            let v = match p {
+                Payload::Value(v) => v,
+                Payload::Json(b) => serde_json::from_slice(&b).unwrap_or(Value::Null),
+            };
+            (
+                Bytes::from(serde_yaml_ng::to_string(&v).unwrap_or_default()),
+                "application/yaml",
+            )
+        }
+        (_, Payload::Json(b)) if !pretty => (b, "application/json"),
+        (_, Payload::Json(b)) => {
+            let v: Value = serde_json::from_slice(&b).unwrap_or(Value::Null);
+            (
+                Bytes::from(serde_json::to_vec_pretty(&v).unwrap_or_default()),
+                "application/json",
+            )
+        }
+        (_, Payload::Value(v)) => {
+            let enc = if pretty {
+                serde_json::to_vec_pretty(&v)
+            } else {
+                serde_json::to_vec(&v)
+            };
+            (Bytes::from(enc.unwrap_or_default()), "application/json")
+        }
+    };
+    let mut resp = Response::new(full(bytes));
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    resp
+}
+
+/// The Status response of an error (JSON, or YAML when that is what the client takes).
+pub(crate) fn error_response(e: &ApiError, output: Output) -> Response<Body> {
+    let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let output = if output == Output::Yaml {
+        Output::Yaml
+    } else {
+        Output::Json
+    };
+    let mut resp = render(status, Payload::Value(e.to_status()), output, false);
+    if e.code == 504 || e.code == 429 || e.code == 503 {
+        resp.headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    resp
+}
+
+/// Reads the request body, enforcing the size limit.
+pub(crate) async fn read_body(body: Incoming) -> Result<Bytes, ApiError> {
+    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(ApiError::too_large(MAX_BODY_BYTES))
+        }
+        Err(e) => Err(ApiError::bad_request(format!(
+            "error reading request body: {e}"
+        ))),
+    }
+}

@@ -1,0 +1,117 @@
+//! Parsing of API paths (kube-apiserver's RequestInfo).
+
+/// What a resource path addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ResourcePath {
+    pub group: String,
+    pub version: String,
+    pub namespace: Option<String>,
+    pub resource: String,
+    pub name: Option<String>,
+    pub subresource: Option<String>,
+}
+
+/// A parsed API path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ApiPath {
+    /// `/api` or `/apis`.
+    Root {
+        core: bool,
+    },
+    /// `/apis/G`.
+    Group(String),
+    /// `/api/v1`, `/apis/G/V`.
+    GroupVersion {
+        group: String,
+        version: String,
+    },
+    Resource(ResourcePath),
+}
+
+fn decode_segment(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Parses `/api/...` and `/apis/...` paths; `None` for anything else.
+pub(crate) fn parse_api_path(path: &str) -> Option<ApiPath> {
+    let trimmed = path.trim_end_matches('/');
+    let parts: Vec<String> = trimmed.split('/').skip(1).map(decode_segment).collect();
+    let (group, version, rest) = match parts.first().map(String::as_str) {
+        Some("api") => match parts.len() {
+            1 => return Some(ApiPath::Root { core: true }),
+            _ => (String::new(), parts[1].clone(), &parts[2..]),
+        },
+        Some("apis") => match parts.len() {
+            1 => return Some(ApiPath::Root { core: false }),
+            2 => return Some(ApiPath::Group(parts[1].clone())),
+            _ => (parts[1].clone(), parts[2].clone(), &parts[3..]),
+        },
+        _ => return None,
+    };
+    if rest.is_empty() {
+        return Some(ApiPath::GroupVersion { group, version });
+    }
+    let is_namespace_sub = |p: &[String]| p.len() == 3 && (p[2] == "status" || p[2] == "finalize");
+    let (namespace, rest) = if rest[0] == "namespaces" && rest.len() >= 3 && !is_namespace_sub(rest)
+    {
+        (Some(rest[1].clone()), &rest[2..])
+    } else {
+        (None, rest)
+    };
+    if rest.len() > 3 || rest.iter().any(String::is_empty) {
+        return None;
+    }
+    Some(ApiPath::Resource(ResourcePath {
+        group,
+        version,
+        namespace,
+        resource: rest[0].clone(),
+        name: rest.get(1).cloned(),
+        subresource: rest.get(2).cloned(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res(p: &str) -> ResourcePath {
+        match parse_api_path(p) {
+            Some(ApiPath::Resource(r)) => r,
+            other => panic!("{p}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(parse_api_path("/api"), Some(ApiPath::Root { core: true }));
+        assert_eq!(
+            parse_api_path("/apis/"),
+            Some(ApiPath::Root { core: false })
+        );
+        let r = res("/apis/stable.example.com/v1/namespaces/default/crontabs/x");
+        assert_eq!(
+            (
+                r.namespace.as_deref(),
+                r.resource.as_str(),
+                r.name.as_deref()
+            ),
+            (Some("default"), "crontabs", Some("x"))
+        );
+        let r = res("/api/v1/namespaces/foo");
+        assert_eq!(
+            (r.namespace, r.resource.as_str(), r.name.as_deref()),
+            (None, "namespaces", Some("foo"))
+        );
+        let r = res("/api/v1/namespaces/foo/status");
+        assert_eq!(
+            (r.name.as_deref(), r.subresource.as_deref()),
+            (Some("foo"), Some("status"))
+        );
+        let r = res("/apis/g.io/v1/crontabs");
+        assert_eq!((r.namespace, r.name), (None, None));
+        assert_eq!(parse_api_path("/version"), None);
+    }
+}

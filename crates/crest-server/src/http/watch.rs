@@ -1,0 +1,566 @@
+//! Watch: a chunked stream of `{type, object}` events over one resource.
+//!
+//! Every watcher reads the cache's change history (no per-watcher storage watch, no copy of the
+//! events per watcher): it wakes when the cache publishes a revision, takes the changes after the
+//! last revision it sent, filters and encodes them. A watcher whose resourceVersion is older than
+//! the history (or that fell that far behind) continues from a storage watch, which replays any
+//! retained revision; older than the storage's compaction is `410 Expired`.
+
+use crate::http::render::Body;
+use crate::http::App;
+use crate::registry::list::{self, wait_fresh};
+use crate::registry::options::Query;
+use crate::registry::resources::{ResourceDef, StoredSchema};
+use crate::store::cache::{CacheEvent, CachedObject};
+use bytes::Bytes;
+use crest_api::{meta, ApiError};
+use crest_codec::negotiate::Output;
+use crest_selectors::ListFilter;
+use crest_storage::{EventType, Revision, StorageError, WatchStream};
+use crest_table::{self as table, IncludeObject};
+use futures::StreamExt;
+use http::{HeaderValue, Response, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use serde_json::{json, Value};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How often an idle watch with allowWatchBookmarks gets a BOOKMARK (kube-apiserver: 1 minute).
+const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+/// Events taken from the history per wake-up (bounds one chunk).
+const BATCH: usize = 256;
+/// Initial (synthetic ADDED) events per chunk.
+const INITIAL_CHUNK: usize = 64;
+
+/// Encodes objects and events in the negotiated form.
+struct Encoder {
+    app: Arc<App>,
+    def: Arc<ResourceDef>,
+    out: Output,
+    include: IncludeObject,
+    /// Table events carry columnDefinitions until the first is sent (then null, as upstream).
+    headers: std::sync::atomic::AtomicBool,
+}
+
+impl Encoder {
+    /// Appends one event line whose object is the Table of `obj` (served bytes) with resourceVersion
+    /// `rv`; nothing when the object does not decode.
+    fn push_table(&self, buf: &mut Vec<u8>, kind: &str, obj: &[u8], rv: &str, v1beta1: bool) {
+        let start = buf.len();
+        buf.extend_from_slice(b"{\"type\":\"");
+        buf.extend_from_slice(kind.as_bytes());
+        buf.extend_from_slice(b"\",\"object\":");
+        let mut list_meta = serde_json::Map::new();
+        list_meta.insert("resourceVersion".into(), rv.into());
+        let headers = self
+            .headers
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
+        let written = table::write_table(
+            buf,
+            &self.def.table,
+            &[obj],
+            &list_meta,
+            self.include,
+            v1beta1,
+            headers,
+        );
+        if written.is_ok() {
+            buf.extend_from_slice(b"}\n");
+        } else {
+            buf.truncate(start);
+        }
+    }
+
+    /// Appends one event line. `obj` is the cached (storage-version) object; `rv` overrides its
+    /// resourceVersion (deletes carry the deletion's revision).
+    fn push(&self, buf: &mut Vec<u8>, kind: &str, obj: &CachedObject, rv: Option<Revision>) {
+        if rv.is_none() && !matches!(self.out, Output::Metadata { .. }) {
+            if let Ok(b) = self.app.registry.serve(&self.def, obj) {
+                if let Output::Table { v1beta1 } = self.out {
+                    let rv = obj.mod_revision.to_string();
+                    return self.push_table(buf, kind, &b, &rv, v1beta1);
+                }
+                buf.extend_from_slice(b"{\"type\":\"");
+                buf.extend_from_slice(kind.as_bytes());
+                buf.extend_from_slice(b"\",\"object\":");
+                buf.extend_from_slice(&b);
+                buf.extend_from_slice(b"}\n");
+                return;
+            }
+        }
+        let Ok(mut v) = obj.value() else { return };
+        if let Some(rv) = rv {
+            meta::set(&mut v, "resourceVersion", rv.to_string());
+        }
+        let v = self.app.registry.convert(&self.def, v);
+        let object = match self.out {
+            Output::Table { v1beta1 } => {
+                let Ok(b) = serde_json::to_vec(&v) else {
+                    return;
+                };
+                let rv = meta::resource_version(&v).to_string();
+                return self.push_table(buf, kind, &b, &rv, v1beta1);
+            }
+            Output::Metadata { v1beta1 } => table::partial_object_metadata(&v, v1beta1),
+            _ => v,
+        };
+        push_line(buf, &json!({"type": kind, "object": object}));
+    }
+
+    fn bookmark(&self, buf: &mut Vec<u8>, rv: Revision, initial_end: bool) {
+        let mut metadata = json!({"resourceVersion": rv.to_string()});
+        if initial_end {
+            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let mut object = json!({
+            "kind": self.def.api.kind,
+            "apiVersion": self.def.api.api_version(),
+            "metadata": metadata,
+        });
+        // Upstream transforms every event's object but Status, bookmarks included.
+        match self.out {
+            Output::Table { v1beta1 } => {
+                if let Ok(b) = serde_json::to_vec(&object) {
+                    self.push_table(buf, "BOOKMARK", &b, &rv.to_string(), v1beta1);
+                }
+                return;
+            }
+            Output::Metadata { v1beta1 } => {
+                object = table::partial_object_metadata(&object, v1beta1)
+            }
+            _ => {}
+        }
+        push_line(buf, &json!({"type": "BOOKMARK", "object": object}));
+    }
+}
+
+fn push_line(buf: &mut Vec<u8>, v: &Value) {
+    if serde_json::to_writer(&mut *buf, v).is_ok() {
+        buf.push(b'\n');
+    }
+}
+
+fn error_line(e: &ApiError) -> Bytes {
+    let mut buf = vec![];
+    push_line(&mut buf, &json!({"type": "ERROR", "object": e.to_status()}));
+    Bytes::from(buf)
+}
+
+/// The 410 a watch from a revision older than the retained history gets.
+fn too_old(requested: Revision, oldest: Revision) -> ApiError {
+    ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+}
+
+/// Where a watcher reads changes from.
+enum Source {
+    History,
+    Storage(WatchStream),
+}
+
+struct Watcher {
+    enc: Encoder,
+    filter: ListFilter,
+    prefix: String,
+    stored: Option<StoredSchema>,
+    /// Synthetic ADDED events still to send, and the revision they reflect.
+    initial: std::vec::IntoIter<Arc<CachedObject>>,
+    /// Send the initial-events-end BOOKMARK at this revision once `initial` is drained.
+    initial_end: Option<Revision>,
+    /// The last revision whose changes were all sent.
+    sent_through: Revision,
+    source: Source,
+    revisions: tokio::sync::watch::Receiver<Revision>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    deadline: Option<Instant>,
+    bookmarks: bool,
+    next_bookmark: Instant,
+    done: bool,
+}
+
+impl Watcher {
+    fn schedule_bookmark(&mut self) {
+        let mut next = Instant::now() + BOOKMARK_INTERVAL;
+        // Like kube-apiserver, one bookmark shortly before the watch times out.
+        if let Some(d) = self.deadline {
+            let pre = d.checked_sub(Duration::from_secs(2)).unwrap_or(d);
+            if pre < next && pre > Instant::now() {
+                next = pre;
+            }
+        }
+        self.next_bookmark = next;
+    }
+
+    /// The next chunk of the response; `None` ends it.
+    async fn next_chunk(&mut self) -> Option<Bytes> {
+        let mut buf = Vec::new();
+        loop {
+            if self.done {
+                return None;
+            }
+            if self.initial.len() > 0 {
+                for obj in self.initial.by_ref().take(INITIAL_CHUNK) {
+                    if self.filter.is_empty()
+                        || self.filter.matches_bytes(&obj.json).unwrap_or(false)
+                    {
+                        self.enc.push(&mut buf, "ADDED", &obj, None);
+                    }
+                }
+                if !buf.is_empty() {
+                    return Some(Bytes::from(buf));
+                }
+                continue;
+            }
+            if let Some(rv) = self.initial_end.take() {
+                self.enc.bookmark(&mut buf, rv, true);
+                return Some(Bytes::from(buf));
+            }
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
+            }
+            self.revisions.borrow_and_update();
+            match self.collect(&mut buf).await {
+                Ok(()) => {}
+                Err(e) => {
+                    self.done = true;
+                    return Some(error_line(&e));
+                }
+            }
+            if !buf.is_empty() {
+                return Some(Bytes::from(buf));
+            }
+            if self.bookmarks && Instant::now() >= self.next_bookmark {
+                self.enc.bookmark(&mut buf, self.sent_through, false);
+                self.schedule_bookmark();
+                return Some(Bytes::from(buf));
+            }
+            let far = Instant::now() + Duration::from_secs(86_400);
+            let mut wake = self.deadline.unwrap_or(far);
+            if self.bookmarks {
+                wake = wake.min(self.next_bookmark);
+            }
+            match &mut self.source {
+                Source::History => {
+                    tokio::select! {
+                        _ = self.revisions.changed() => {}
+                        _ = tokio::time::sleep_until(wake) => {}
+                        _ = self.shutdown.changed() => self.done = true,
+                    }
+                }
+                Source::Storage(stream) => {
+                    let got = tokio::select! {
+                        ev = stream.recv() => Some(ev),
+                        _ = tokio::time::sleep_until(wake) => None,
+                        _ = self.shutdown.changed() => {
+                            self.done = true;
+                            None
+                        }
+                    };
+                    match got {
+                        None => {}
+                        Some(Some(Ok(ev))) => {
+                            let ev = storage_event(ev, self.stored.as_ref());
+                            self.sent_through = ev.revision;
+                            self.encode(&mut buf, &ev);
+                            if !buf.is_empty() {
+                                return Some(Bytes::from(buf));
+                            }
+                        }
+                        Some(Some(Err(StorageError::Compacted {
+                            requested,
+                            compacted,
+                        }))) => {
+                            self.done = true;
+                            return Some(error_line(&too_old(requested, compacted)));
+                        }
+                        // Fell behind or the store closed: the client re-lists.
+                        Some(_) => return None,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Encodes the changes available now into `buf`.
+    async fn collect(&mut self, buf: &mut Vec<u8>) -> Result<(), ApiError> {
+        match &mut self.source {
+            Source::History => {
+                let changes = self.enc.app.registry.cache.events_after(
+                    &self.prefix,
+                    self.sent_through,
+                    BATCH,
+                );
+                match changes {
+                    Ok(c) => {
+                        for ev in &c.events {
+                            self.encode(buf, ev);
+                        }
+                        self.sent_through = c.through;
+                    }
+                    Err(_) => {
+                        // The history moved past this watcher: continue from storage.
+                        let storage = &self.enc.app.registry.storage;
+                        match storage.watch(&self.prefix, self.sent_through) {
+                            Ok(s) => self.source = Source::Storage(s),
+                            Err(StorageError::Compacted { .. }) => {
+                                return Err(too_old(
+                                    self.sent_through,
+                                    storage.compacted_revision(),
+                                ))
+                            }
+                            Err(e) => return Err(crate::registry::storage_error(e)),
+                        }
+                    }
+                }
+            }
+            Source::Storage(stream) => {
+                let mut got = vec![];
+                let mut failed = None;
+                while got.len() < BATCH {
+                    match stream.rx.try_recv() {
+                        Ok(Ok(ev)) => got.push(ev),
+                        Ok(Err(StorageError::Compacted {
+                            requested,
+                            compacted,
+                        })) => {
+                            failed = Some(too_old(requested, compacted));
+                            break;
+                        }
+                        Ok(Err(e)) => {
+                            failed = Some(crate::registry::storage_error(e));
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                for ev in got {
+                    let ev = storage_event(ev, self.stored.as_ref());
+                    self.sent_through = ev.revision;
+                    self.encode(buf, &ev);
+                }
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One change as this watcher sees it: selector transitions become ADDED / DELETED.
+    fn encode(&self, buf: &mut Vec<u8>, ev: &CacheEvent) {
+        let obj = self.read_through(&ev.object);
+        match ev.event_type {
+            EventType::Put => {
+                if self.filter.is_empty() {
+                    let kind = if ev.prev.is_some() {
+                        "MODIFIED"
+                    } else {
+                        "ADDED"
+                    };
+                    self.enc.push(buf, kind, &obj, None);
+                    return;
+                }
+                let now_in = self.filter.matches_bytes(&obj.json).unwrap_or(false);
+                let was_in = ev.prev.as_ref().is_some_and(|p| {
+                    self.filter
+                        .matches_bytes(&self.read_through(p).json)
+                        .unwrap_or(false)
+                });
+                match (was_in, now_in) {
+                    (false, true) => self.enc.push(buf, "ADDED", &obj, None),
+                    (true, true) => self.enc.push(buf, "MODIFIED", &obj, None),
+                    // As kube-apiserver: the previous content, at the event's revision.
+                    (true, false) => {
+                        if let Some(p) = &ev.prev {
+                            self.enc
+                                .push(buf, "DELETED", &self.read_through(p), Some(ev.revision));
+                        }
+                    }
+                    (false, false) => {}
+                }
+            }
+            EventType::Delete => {
+                if self.filter.is_empty() || self.filter.matches_bytes(&obj.json).unwrap_or(false) {
+                    self.enc.push(buf, "DELETED", &obj, Some(ev.revision));
+                }
+            }
+        }
+    }
+
+    /// An object written before its CRD last changed is served through the current schema.
+    fn read_through(&self, obj: &Arc<CachedObject>) -> Arc<CachedObject> {
+        match &self.stored {
+            Some(ss) if ss.schema.normalizes() && obj.mod_revision < ss.crd_revision => obj
+                .normalized(&ss.schema)
+                .map(Arc::new)
+                .unwrap_or_else(|| obj.clone()),
+            _ => obj.clone(),
+        }
+    }
+}
+
+/// A storage event in the cache's form (served bytes, read as the storage version).
+fn storage_event(ev: crest_storage::Event, stored: Option<&StoredSchema>) -> CacheEvent {
+    let rev = ev.kv.mod_revision;
+    let read = |kv: &crest_storage::KeyValue| {
+        Arc::new(crate::registry::resources::read_stored(kv, stored))
+    };
+    let prev = ev.prev_kv.as_ref().map(read);
+    let object = match ev.event_type {
+        EventType::Put => read(&ev.kv),
+        EventType::Delete => prev.clone().unwrap_or_else(|| {
+            Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
+        }),
+    };
+    CacheEvent {
+        event_type: ev.event_type,
+        key: ev.kv.key,
+        revision: rev,
+        object,
+        prev,
+    }
+}
+
+/// Parses a timeoutSeconds value (kube-apiserver caps nothing here; clients send small values).
+fn timeout(query: &Query) -> Result<Option<Duration>, ApiError> {
+    match query.get("timeoutSeconds") {
+        None | Some("") => Ok(None),
+        Some(t) => t
+            .parse::<u64>()
+            .map(|s| Some(Duration::from_secs(s)))
+            .map_err(|_| {
+                ApiError::bad_request(format!("strconv.ParseInt: parsing {t:?}: invalid syntax"))
+            }),
+    }
+}
+
+pub(crate) async fn serve(
+    app: Arc<App>,
+    def: Arc<ResourceDef>,
+    ns: Option<String>,
+    query: &Query,
+    out: Output,
+) -> Result<Response<Body>, ApiError> {
+    // Selectors are parsed with the query (400) before ListOptions are validated (422).
+    let filter = query.list_filter(&def)?;
+    list::validate_options(query, true)?;
+    let include = IncludeObject::parse(query.get("includeObject"))?;
+    let bookmarks = query.bool("allowWatchBookmarks")?;
+    let timeout = timeout(query)?;
+    let rv = query.get("resourceVersion").unwrap_or("");
+    let send_initial = match query.get("sendInitialEvents") {
+        None => None,
+        Some(_) => Some(query.bool("sendInitialEvents")?),
+    };
+    let stored = app
+        .registry
+        .resources()
+        .stored_schema(&def.key_prefix)
+        .cloned();
+    let prefix = def.list_prefix(ns.as_deref());
+    let registry = &app.registry;
+    let requested = if rv.is_empty() || rv == "0" {
+        None
+    } else {
+        Some(list::parse_rv(rv)?)
+    };
+    let mut revisions = registry.cache.revisions();
+    revisions.borrow_and_update();
+
+    // Legacy semantics (sendInitialEvents unset): no resourceVersion or "0" starts with the
+    // current state; N starts after N. sendInitialEvents=true (streaming list) sends the state at
+    // least as new as N, then a bookmark; false starts after N (or now) without a state.
+    let initial_state = match send_initial {
+        Some(s) => s,
+        None => requested.is_none(),
+    };
+    let mut initial = vec![];
+    let start = if initial_state {
+        match requested {
+            Some(n) => wait_fresh(registry, n).await?,
+            None if rv.is_empty() => registry.sync().await?,
+            None => {}
+        }
+        let snap = registry.cache.list(&prefix);
+        initial = snap.objects;
+        snap.revision
+    } else {
+        match requested {
+            Some(n) => n,
+            None => {
+                if rv.is_empty() {
+                    registry.sync().await?;
+                }
+                registry.cache.revision()
+            }
+        }
+    };
+    let initial_end = (send_initial == Some(true) && bookmarks).then_some(start);
+    let enc = Encoder {
+        app: app.clone(),
+        def: def.clone(),
+        out,
+        include,
+        headers: true.into(),
+    };
+    let compacted = registry.storage.compacted_revision();
+    let first: Option<Bytes>;
+    let source = if start < compacted {
+        // kube-apiserver answers 200 with one ERROR event so clients re-list.
+        first = Some(error_line(&too_old(start, compacted)));
+        None
+    } else if start < registry.cache.history_floor() {
+        first = None;
+        match registry.storage.watch(&prefix, start) {
+            Ok(s) => Some(Source::Storage(s)),
+            Err(StorageError::Compacted { .. }) => {
+                return Ok(watch_response(
+                    futures::stream::iter([error_line(&too_old(start, compacted))]).boxed(),
+                ))
+            }
+            Err(e) => return Err(crate::registry::storage_error(e)),
+        }
+    } else {
+        first = None;
+        Some(Source::History)
+    };
+    let Some(source) = source else {
+        return Ok(watch_response(futures::stream::iter(first).boxed()));
+    };
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let mut w = Watcher {
+        enc,
+        filter,
+        prefix,
+        stored,
+        initial: initial.into_iter(),
+        initial_end,
+        sent_through: start,
+        source,
+        revisions,
+        shutdown: app.shutdown.subscribe(),
+        deadline,
+        bookmarks,
+        next_bookmark: Instant::now(),
+        done: false,
+    };
+    w.schedule_bookmark();
+    let stream = futures::stream::unfold(
+        w,
+        |mut w| async move { w.next_chunk().await.map(|b| (b, w)) },
+    );
+    Ok(watch_response(stream.boxed()))
+}
+
+fn watch_response(stream: futures::stream::BoxStream<'static, Bytes>) -> Response<Body> {
+    let stream = stream.map(|b| Ok::<_, Infallible>(Frame::data(b)));
+    let mut resp = Response::new(BodyExt::boxed_unsync(StreamBody::new(stream)));
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}

@@ -1,0 +1,1103 @@
+//! The one generic resource pipeline (kube-apiserver's generic registry `Store`), used by the HTTP
+//! handlers and the controllers alike, for built-in and custom resources:
+//!
+//! decode (in `http`) -> prepare (system metadata, generation, strategy) -> validate ->
+//! storage compare-and-swap -> served object.
+//!
+//! Reads come from the [`Cache`] after it has caught up with the store's current revision, so a
+//! client always reads its own writes.
+
+pub(crate) mod customresource;
+pub(crate) mod customresourcedefinition;
+pub(crate) mod deletion;
+pub(crate) mod feed;
+pub(crate) mod list;
+pub(crate) mod namespace;
+pub(crate) mod options;
+pub(crate) mod resources;
+pub(crate) mod strategy;
+
+use crate::store::cache::{self, Cache, CachedObject, Snapshot};
+use bytes::Bytes;
+use crest_api::field::FieldPath;
+use crest_api::validation::{
+    finalizer_warnings, name_is_path_segment, validate_kube_finalizer_names, validate_object_meta,
+    validate_object_meta_update,
+};
+use crest_api::{meta, ApiError, FieldError, GroupResource};
+use crest_storage::{Storage, StorageError, WriteOutcome};
+use customresourcedefinition::CrdStrategy;
+use resources::{ResourceDef, Resources, CRD_PREFIX, NAMESPACE_PREFIX};
+use serde_json::Value;
+use std::sync::{Arc, RwLock};
+use strategy::{spec_part, DeleteStep, Strategy};
+
+/// How many times a patch or generateName create is retried on a write race.
+const MAX_RETRIES: usize = 8;
+
+pub(crate) struct Registry {
+    pub storage: Arc<dyn Storage>,
+    pub cache: Arc<Cache>,
+    resources: RwLock<Arc<Resources>>,
+    crd_strategy: Arc<dyn Strategy>,
+}
+
+/// Which part of an object an update may change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UpdateMode {
+    /// The main resource: everything but what the strategy protects (e.g. status).
+    Main,
+    /// `/status`: only `status`.
+    Status,
+    /// `namespaces/NAME/finalize`: only `spec.finalizers`.
+    Finalize,
+}
+
+impl UpdateMode {
+    pub(crate) fn from_subresource(sub: Option<&str>) -> Self {
+        match sub {
+            Some("status") => UpdateMode::Status,
+            Some("finalize") => UpdateMode::Finalize,
+            _ => UpdateMode::Main,
+        }
+    }
+}
+
+/// Options of one write.
+#[derive(Debug, Default)]
+pub(crate) struct WriteOptions {
+    /// `dryRun=All`: every stage runs, nothing is persisted.
+    pub dry_run: bool,
+    /// Warnings the write produced (Warning headers of the response).
+    pub warnings: std::sync::Mutex<Vec<String>>,
+    /// DELETE: how dependents go (sets the orphan / foregroundDeletion finalizers).
+    pub cascade: deletion::Cascade,
+}
+
+impl WriteOptions {
+    pub(crate) fn new(dry_run: bool) -> Self {
+        WriteOptions {
+            dry_run,
+            warnings: Default::default(),
+            cascade: Default::default(),
+        }
+    }
+
+    fn warn(&self, w: impl IntoIterator<Item = String>) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(w);
+    }
+
+    /// Takes the warnings collected so far.
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// `DeleteOptions.preconditions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Preconditions {
+    pub uid: Option<String>,
+    pub resource_version: Option<String>,
+}
+
+/// The result of a delete: the object, and whether it is gone (false: finalization pending).
+pub(crate) struct Deleted {
+    pub object: Value,
+    pub gone: bool,
+}
+
+pub(crate) fn storage_error(e: StorageError) -> ApiError {
+    match e {
+        StorageError::Compacted { requested, compacted } => ApiError::gone(format!(
+            "The resourceVersion for the provided list is too old (requested {requested}, compacted {compacted})."
+        )),
+        StorageError::FutureRevision { requested, current } => ApiError::new(
+            504,
+            crest_api::Reason::Timeout,
+            format!("Too large resource version: {requested}, current: {current}"),
+        ),
+        StorageError::Closed => ApiError::service_unavailable("the server is shutting down"),
+        StorageError::Backend(m) => ApiError::internal(m),
+    }
+}
+
+fn to_bytes(obj: &Value) -> Result<Bytes, ApiError> {
+    serde_json::to_vec(obj)
+        .map(|mut v| {
+            // Bytes keeps the Vec's spare capacity; objects live long in the store's queue.
+            v.shrink_to_fit();
+            Bytes::from(v)
+        })
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// The stored form: no resourceVersion (the store's mod revision is the resourceVersion).
+/// Removes the resourceVersion in place (callers set the new one after the write).
+fn stored_bytes(obj: &mut Value) -> Result<Bytes, ApiError> {
+    meta::remove(obj, "resourceVersion");
+    to_bytes(obj)
+}
+
+/// The stored form plus where its top-level `metadata` object starts and whether it is empty,
+/// so the served form can be made by splicing in the resourceVersion instead of encoding twice.
+/// The bytes equal `serde_json::to_vec` of the same object (maps are key-ordered either way).
+fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<(usize, bool)>), ApiError> {
+    meta::remove(obj, "resourceVersion");
+    let Some(map) = obj.as_object() else {
+        return Ok((to_bytes(obj)?, None));
+    };
+    let enc = |e: serde_json::Error| ApiError::internal(e.to_string());
+    let mut out = Vec::with_capacity(2048);
+    let mut metadata = None;
+    out.push(b'{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, k).map_err(enc)?;
+        out.push(b':');
+        if k == "metadata" {
+            if let Some(m) = v.as_object() {
+                metadata = Some((out.len(), m.is_empty()));
+            }
+        }
+        serde_json::to_writer(&mut out, v).map_err(enc)?;
+    }
+    out.push(b'}');
+    out.shrink_to_fit();
+    Ok((Bytes::from(out), metadata))
+}
+
+/// A written object as the client receives it.
+pub(crate) enum Served {
+    /// A tree (dry run, conversion, or an object without metadata).
+    Tree(Value),
+    /// JSON ready to send: the stored bytes with the resourceVersion spliced in.
+    Json(Bytes),
+}
+
+impl Registry {
+    pub(crate) fn new(storage: Arc<dyn Storage>, cache: Arc<Cache>) -> Arc<Self> {
+        let crd_strategy: Arc<dyn Strategy> = Arc::new(CrdStrategy {
+            cache: cache.clone(),
+        });
+        let resources = Resources::build(&[], crd_strategy.clone());
+        Arc::new(Registry {
+            storage,
+            cache,
+            resources: RwLock::new(Arc::new(resources)),
+            crd_strategy,
+        })
+    }
+
+    pub(crate) fn resources(&self) -> Arc<Resources> {
+        self.resources
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Rebuilds the served resources from the CRDs in the cache (called by the cache feeder
+    /// whenever a CRD changes, before the change becomes visible to readers).
+    pub(crate) fn rebuild_resources(&self) {
+        let previous = self.resources();
+        // CRDs unchanged since the previous build are not decoded again (500 CRDs installed).
+        let crds: Vec<Value> = self
+            .cache
+            .list(CRD_PREFIX)
+            .objects
+            .iter()
+            .filter_map(|o| match o.key.strip_prefix(CRD_PREFIX) {
+                Some(name) if previous.has_crd_at(name, o.mod_revision) => Some(serde_json::json!(
+                    {"metadata": {"name": name, "resourceVersion": o.mod_revision.to_string()}}
+                )),
+                _ => o.value().ok(),
+            })
+            .collect();
+        let built = Arc::new(previous.rebuild(&crds, self.crd_strategy.clone()));
+        *self.resources.write().unwrap_or_else(|p| p.into_inner()) = built;
+    }
+
+    /// Reads cached custom resources through their storage version's schema, as kube-apiserver
+    /// does on every read from etcd (pruning and defaulting; not written back). Only objects the
+    /// current schema may not have seen are visited: those of CRDs with several versions, and
+    /// those written before the CRD last changed. `only`: restrict to these key prefixes.
+    pub(crate) fn normalize_stored(&self, only: Option<&[String]>) {
+        let resources = self.resources();
+        for (prefix, stored) in resources.stored_schemas() {
+            if !stored.schema.normalizes() || only.is_some_and(|o| !o.contains(prefix)) {
+                continue;
+            }
+            let objects = self.cache.list(prefix).objects;
+            let changed: Vec<CachedObject> = objects
+                .iter()
+                .filter(|o| stored.multi_version || o.mod_revision < stored.crd_revision)
+                .filter_map(|o| o.normalized(&stored.schema))
+                .collect();
+            if !changed.is_empty() {
+                tracing::debug!(prefix, count = changed.len(), "normalized stored objects");
+                self.cache.replace(changed);
+            }
+        }
+    }
+
+    /// Waits until the cache reflects every write acknowledged so far.
+    pub(crate) async fn sync(&self) -> Result<(), ApiError> {
+        self.cache.wait_for(self.storage.current_revision()).await
+    }
+
+    /// Looks a resource up, catching up with recent writes first when it is not (yet) known, so a
+    /// request right after a CRD create finds the new resource.
+    pub(crate) async fn lookup(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Result<Option<Arc<ResourceDef>>, ApiError> {
+        if let Some(d) = self.resources().lookup(group, version, plural) {
+            return Ok(Some(d));
+        }
+        self.sync().await?;
+        Ok(self.resources().lookup(group, version, plural))
+    }
+
+    /// Converts a cached object to the served version (custom resources may be stored in another
+    /// version); returns the cached bytes untouched when nothing changes.
+    pub(crate) fn serve(&self, def: &ResourceDef, obj: &CachedObject) -> Result<Bytes, ApiError> {
+        if def.crd_name.is_none() || def.storage_api_version == def.api.api_version() {
+            return Ok(obj.json.clone());
+        }
+        let v = self.convert(def, obj.value()?);
+        to_bytes(&v)
+    }
+
+    /// The served-version object (`None` conversion: only apiVersion changes).
+    pub(crate) fn convert(&self, def: &ResourceDef, mut v: Value) -> Value {
+        if def.crd_name.is_some() {
+            if let Some(o) = v.as_object_mut() {
+                o.insert("apiVersion".into(), def.api.api_version().into());
+            }
+        }
+        v
+    }
+
+    pub(crate) async fn list(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+    ) -> Result<Snapshot, ApiError> {
+        self.sync().await?;
+        Ok(self.cache.list(&def.list_prefix(ns)))
+    }
+
+    /// Namespace lifecycle admission: namespaced objects need an existing, non-terminating namespace.
+    fn admit_namespace(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Result<(), ApiError> {
+        if !def.api.namespaced {
+            return Ok(());
+        }
+        let ns = ns.unwrap_or_default();
+        let Some(nsobj) = self.cache.get(&format!("{NAMESPACE_PREFIX}{ns}")) else {
+            return Err(ApiError::not_found(
+                &GroupResource::new("", "namespaces"),
+                ns,
+            ));
+        };
+        let v = nsobj.value()?;
+        if meta::deletion_timestamp(&v).is_some()
+            || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+        {
+            return Err(ApiError::forbidden(
+                &def.api.group_resource(),
+                name,
+                &format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
+            )
+            .with_namespace_terminating(ns));
+        }
+        Ok(())
+    }
+
+    /// Create: assigns system metadata, validates, stores if absent.
+    pub(crate) async fn create(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Served, ApiError> {
+        self.sync().await?;
+        let gr = def.api.group_resource();
+        if def.terminating {
+            let mut e = ApiError::method_not_supported(&gr, "create");
+            e.message = "create not allowed while custom resource definition is terminating".into();
+            return Err(e);
+        }
+        self.admit_namespace(def, ns, meta::name(&obj))?;
+        opts.warn(dedup_owner_references(&mut obj, false));
+        let strategy = def.strategy.as_ref();
+        if let Some(m) = meta::meta_mut(&mut obj) {
+            for f in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "resourceVersion",
+                "selfLink",
+                "generation",
+            ] {
+                m.remove(f);
+            }
+            if let Some(ns) = ns.filter(|_| def.api.namespaced) {
+                m.insert("namespace".into(), ns.into());
+            }
+            m.insert("uid".into(), meta::new_uid().into());
+            m.insert("creationTimestamp".into(), meta::now_rfc3339().into());
+        }
+        if strategy.uses_generation() {
+            meta::set(&mut obj, "generation", 1);
+        }
+        self.to_storage_version(def, &mut obj);
+        strategy.prepare_create(&mut obj);
+
+        if strategy.warns_finalizer_names() {
+            if let Some(m) = meta::meta(&obj) {
+                opts.warn(finalizer_warnings(m, None));
+            }
+        }
+        let generate =
+            meta::name(&obj).is_empty() && !meta::meta_str(&obj, "generateName").is_empty();
+        let attempts = if generate { MAX_RETRIES } else { 1 };
+        for _ in 0..attempts {
+            if generate {
+                let name = format!(
+                    "{}{}",
+                    meta::meta_str(&obj, "generateName"),
+                    meta::random_suffix()
+                );
+                meta::set(&mut obj, "name", name);
+            }
+            let name = meta::name(&obj).to_string();
+            let mut errs = validate_metadata(def, &obj);
+            if strategy.kube_finalizer_names() {
+                errs.extend(kube_finalizer_errors(&obj));
+            }
+            let mut warnings = vec![];
+            errs.extend(strategy.validate_create(&obj, &mut warnings));
+            if !errs.is_empty() {
+                return Err(ApiError::invalid(&def.api.group_kind(), &name, &errs));
+            }
+            opts.warn(warnings);
+            let key = def.key(ns, &name);
+            if opts.dry_run {
+                if self.cache.get(&key).is_some() {
+                    return Err(ApiError::already_exists(&gr, &name));
+                }
+                return Ok(Served::Tree(self.convert(def, obj)));
+            }
+            let (stored, metadata) = stored_bytes_with_metadata(&mut obj)?;
+            match self
+                .storage
+                .create(&key, stored.clone())
+                .await
+                .map_err(storage_error)?
+            {
+                WriteOutcome::Done(kv) => {
+                    let unconverted =
+                        def.crd_name.is_none() || def.storage_api_version == def.api.api_version();
+                    if let (Some((start, empty)), true) = (metadata, unconverted) {
+                        let served =
+                            cache::splice_resource_version(&stored, start, empty, kv.mod_revision);
+                        return Ok(Served::Json(Bytes::from(served)));
+                    }
+                    meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
+                    return Ok(Served::Tree(self.convert(def, obj)));
+                }
+                WriteOutcome::Conflict(_) if generate => continue,
+                WriteOutcome::Conflict(_) => return Err(ApiError::already_exists(&gr, &name)),
+            }
+        }
+        Err(ApiError::already_exists(&gr, meta::name(&obj)))
+    }
+
+    fn to_storage_version(&self, def: &ResourceDef, obj: &mut Value) {
+        if def.crd_name.is_some() {
+            if let Some(o) = obj.as_object_mut() {
+                o.insert("apiVersion".into(), def.storage_api_version.clone().into());
+            }
+        }
+    }
+
+    /// Update (PUT): replaces the object, conditioned on its resourceVersion.
+    pub(crate) async fn update(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        obj: Value,
+        mode: UpdateMode,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.sync().await?;
+        let mut obj = obj;
+        opts.warn(dedup_owner_references(&mut obj, false));
+        self.update_inner(def, ns, name, obj, mode, opts, false)
+            .await
+            .map_err(|e| match e {
+                Attempt::Failed(e) => e,
+                // Not produced without `from_patch`; a lost race of a PUT is a stale write.
+                Attempt::Raced => ApiError::stale(&def.api.group_resource(), name),
+            })
+    }
+
+    /// The shared update path. `from_patch`: the resourceVersion came from the stored object, so
+    /// a conflict is the server's race and is reported for a retry.
+    #[allow(clippy::too_many_arguments)]
+    async fn update_inner(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        mut obj: Value,
+        mode: UpdateMode,
+        opts: &WriteOptions,
+        from_patch: bool,
+    ) -> Result<Value, Attempt> {
+        let gr = def.api.group_resource();
+        let key = def.key(ns, name);
+        let Some(current) = self.cache.get(&key) else {
+            return Err(Attempt::Failed(ApiError::not_found(&gr, name)));
+        };
+        let old = current.value()?;
+        let rv = meta::resource_version(&obj).to_string();
+        if rv.is_empty() {
+            if !def.strategy.allow_unconditional_update() {
+                let errs = [FieldError::invalid_repr(
+                    &FieldPath::new("metadata").child("resourceVersion"),
+                    "0x0",
+                    "must be specified for an update",
+                )];
+                return Err(Attempt::Failed(ApiError::invalid(
+                    &crest_api::GroupKind::new(&gr.group, &gr.resource),
+                    name,
+                    &errs,
+                )));
+            }
+        } else if rv.parse::<i64>().ok() != Some(current.mod_revision) {
+            if rv.parse::<i64>().is_err() {
+                return Err(Attempt::Failed(ApiError::bad_request(format!(
+                    "invalid resource version: {rv:?}"
+                ))));
+            }
+            return Err(Attempt::Failed(ApiError::stale(&gr, name)));
+        }
+        self.to_storage_version(def, &mut obj);
+        let strategy = def.strategy.as_ref();
+        // A subresource write takes only its part from the request; the rest stays as stored.
+        match mode {
+            UpdateMode::Main => {}
+            UpdateMode::Status => {
+                // Everything but status comes from the stored object; managedFields are the
+                // request's (the field manager's record of this write) unless it sent none.
+                let mut merged = old.clone();
+                if let Some(o) = merged.as_object_mut() {
+                    match obj.get("status") {
+                        Some(s) => o.insert("status".into(), s.clone()),
+                        None => o.remove("status"),
+                    };
+                }
+                let managed = obj
+                    .pointer("/metadata/managedFields")
+                    .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()));
+                if let Some(m) = managed {
+                    meta::set(&mut merged, "managedFields", m.clone());
+                }
+                obj = merged;
+            }
+            UpdateMode::Finalize => {
+                let mut merged = old.clone();
+                let fins = obj
+                    .pointer("/spec/finalizers")
+                    .cloned()
+                    .unwrap_or(Value::Array(vec![]));
+                if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.insert("finalizers".into(), fins);
+                }
+                obj = merged;
+            }
+        }
+        restore_system_metadata(&mut obj, &old);
+        if mode == UpdateMode::Main {
+            strategy.prepare_update(&mut obj, &old);
+        }
+        if strategy.uses_generation() {
+            let skip_status = strategy.status_subresource();
+            let gen = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            let changed = spec_part(&obj, skip_status) != spec_part(&old, skip_status);
+            meta::set(
+                &mut obj,
+                "generation",
+                if changed { gen + 1 } else { gen.max(1) },
+            );
+        }
+        let mut warnings = vec![];
+        let errs = validate_update(def, &obj, &old, mode, &mut warnings);
+        if !errs.is_empty() {
+            return Err(Attempt::Failed(ApiError::invalid(
+                &def.api.group_kind(),
+                name,
+                &errs,
+            )));
+        }
+        // Ratcheted rule failures: the write goes ahead with Warning headers.
+        opts.warn(warnings);
+        if strategy.warns_finalizer_names() {
+            if let (Some(n), Some(o)) = (meta::meta(&obj), meta::meta(&old)) {
+                opts.warn(finalizer_warnings(n, Some(o)));
+            }
+        }
+        // A deleting object left without finalizers is deleted by the update (upstream's
+        // ShouldDeleteDuringUpdate); the answer is the updated object, as the client sent it.
+        if should_delete_during_update(strategy, &obj, &old) {
+            meta::set(
+                &mut obj,
+                "resourceVersion",
+                current.mod_revision.to_string(),
+            );
+            if opts.dry_run {
+                return Ok(self.convert(def, obj));
+            }
+            return match self
+                .storage
+                .delete(&key, current.mod_revision)
+                .await
+                .map_err(storage_error)?
+            {
+                WriteOutcome::Done(_) => Ok(self.convert(def, obj)),
+                WriteOutcome::Conflict(_) => Err(conflict_error(&gr, name, from_patch)),
+            };
+        }
+        // `old` is not needed after this comparison: no copy for it.
+        let mut old = old;
+        meta::remove(&mut old, "resourceVersion");
+        if obj == old || opts.dry_run {
+            // Nothing changed: like kube-apiserver, no write and the resourceVersion stays.
+            meta::set(
+                &mut obj,
+                "resourceVersion",
+                current.mod_revision.to_string(),
+            );
+            return Ok(self.convert(def, obj));
+        }
+        match self
+            .storage
+            .update(&key, current.mod_revision, stored_bytes(&mut obj)?)
+            .await
+            .map_err(storage_error)?
+        {
+            WriteOutcome::Done(kv) => {
+                meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
+                Ok(self.convert(def, obj))
+            }
+            WriteOutcome::Conflict(_) => Err(conflict_error(&gr, name, from_patch)),
+        }
+    }
+
+    /// Patch: applies `patch_fn` to the current served object and updates, retrying when another
+    /// write raced (unless the patch itself pinned a resourceVersion).
+    pub(crate) async fn patch<F>(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        mode: UpdateMode,
+        opts: &WriteOptions,
+        patch_fn: F,
+    ) -> Result<Value, ApiError>
+    where
+        F: Fn(&Value) -> Result<Value, ApiError>,
+    {
+        self.sync().await?;
+        let gr = def.api.group_resource();
+        for _ in 0..MAX_RETRIES {
+            let Some(current) = self.cache.get(&def.key(ns, name)) else {
+                return Err(ApiError::not_found(&gr, name));
+            };
+            let current_v = self.convert(def, current.value()?);
+            let mut patched = patch_fn(&current_v)?;
+            if !patched.is_object() {
+                return Err(ApiError::bad_request(
+                    "the patched object is not a JSON object",
+                ));
+            }
+            let pinned = meta::resource_version(&patched).to_string();
+            let from_patch = pinned.is_empty() || pinned == current.mod_revision.to_string();
+            if pinned.is_empty() {
+                meta::set(
+                    &mut patched,
+                    "resourceVersion",
+                    current.mod_revision.to_string(),
+                );
+            }
+            check_identity(def, ns, name, &patched)?;
+            // A patch is deduplicated after (mutating) admission only, and says so.
+            let dedup = dedup_owner_references(&mut patched, true);
+            match self
+                .update_inner(def, ns, name, patched, mode, opts, from_patch)
+                .await
+            {
+                Err(Attempt::Raced) => {
+                    // The attempt's warnings go with it.
+                    opts.take_warnings();
+                    self.sync().await?;
+                    continue;
+                }
+                Ok(v) => {
+                    opts.warn(dedup);
+                    return Ok(v);
+                }
+                Err(Attempt::Failed(e)) => {
+                    opts.warn(dedup);
+                    return Err(e);
+                }
+            }
+        }
+        Err(ApiError::stale(&gr, name))
+    }
+
+    /// Reads, changes and writes an object, retrying on races (controllers' updates).
+    pub(crate) async fn update_with<F>(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        mode: UpdateMode,
+        f: F,
+    ) -> Result<Value, ApiError>
+    where
+        F: Fn(&mut Value),
+    {
+        self.patch(def, ns, name, mode, &WriteOptions::default(), |cur| {
+            let mut v = cur.clone();
+            f(&mut v);
+            Ok(v)
+        })
+        .await
+    }
+
+    /// Delete, as kube-apiserver's registry does: preconditions are checked, then the strategy
+    /// decides (an object with finalizers is marked for deletion and stays, any other is
+    /// removed), delete admission runs, and the change is written (a dry run writes nothing and
+    /// answers with what would have been).
+    pub(crate) async fn delete(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        pre: &Preconditions,
+        opts: &WriteOptions,
+    ) -> Result<Deleted, ApiError> {
+        self.sync().await?;
+        let gr = def.api.group_resource();
+        let key = def.key(ns, name);
+        let strategy = def.strategy.as_ref();
+        for _ in 0..MAX_RETRIES {
+            let Some(current) = self.cache.get(&key) else {
+                return Err(ApiError::not_found(&gr, name));
+            };
+            let stored = current.value()?;
+            check_preconditions(def, name, &stored, current.mod_revision, pre)?;
+            let mut obj = stored.clone();
+            // The orphan / foregroundDeletion finalizers first: they keep the object (marked
+            // for deletion) until the garbage collector has handled its dependents.
+            deletion::apply_deletion_finalizers(&mut obj, opts.cascade);
+            match strategy.delete_step(&mut obj) {
+                DeleteStep::Unchanged => {
+                    return Ok(Deleted {
+                        object: self.convert(def, obj),
+                        gone: false,
+                    });
+                }
+                DeleteStep::Mark => {
+                    strategy.admit_delete(&gr, name)?;
+                    if obj == stored || opts.dry_run {
+                        // No change (already marked) writes nothing, as a no-op update.
+                        return Ok(Deleted {
+                            object: self.convert(def, obj),
+                            gone: false,
+                        });
+                    }
+                    match self
+                        .storage
+                        .update(&key, current.mod_revision, stored_bytes(&mut obj)?)
+                        .await
+                        .map_err(storage_error)?
+                    {
+                        WriteOutcome::Done(kv) => {
+                            meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
+                            return Ok(Deleted {
+                                object: self.convert(def, obj),
+                                gone: false,
+                            });
+                        }
+                        WriteOutcome::Conflict(_) => {
+                            self.sync().await?;
+                            continue;
+                        }
+                    }
+                }
+                DeleteStep::Remove => {
+                    strategy.admit_delete(&gr, name)?;
+                    let obj = self.convert(def, stored);
+                    if opts.dry_run {
+                        return Ok(Deleted {
+                            object: obj,
+                            gone: true,
+                        });
+                    }
+                    match self
+                        .storage
+                        .delete(&key, current.mod_revision)
+                        .await
+                        .map_err(storage_error)?
+                    {
+                        WriteOutcome::Done(_) => {
+                            return Ok(Deleted {
+                                object: obj,
+                                gone: true,
+                            })
+                        }
+                        WriteOutcome::Conflict(None) => return Err(ApiError::not_found(&gr, name)),
+                        WriteOutcome::Conflict(Some(_)) => {
+                            self.sync().await?;
+                            continue;
+                        }
+                    }
+                }
+            }
+        }
+        Err(ApiError::stale(&gr, name))
+    }
+
+    /// Deletes every object of `def` in `ns` (all namespaces for `None`) that `filter` selects,
+    /// each as a DELETE with the same options would (objects gone meanwhile are skipped). Returns
+    /// the objects as listed before the deletes, and the list's revision, as upstream answers.
+    pub(crate) async fn delete_collection<F>(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        pre: &Preconditions,
+        opts: &WriteOptions,
+        filter: F,
+    ) -> Result<(Vec<Value>, i64), ApiError>
+    where
+        F: Fn(&Value) -> bool,
+    {
+        let snap = self.list(def, ns).await?;
+        let mut listed = vec![];
+        for o in &snap.objects {
+            let v = self.convert(def, o.value()?);
+            if filter(&v) {
+                listed.push(v);
+            }
+        }
+        for v in &listed {
+            let name = meta::name(v);
+            let ons = def.api.namespaced.then(|| meta::namespace(v));
+            match self.delete(def, ons, name, pre, opts).await {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((listed, snap.revision))
+    }
+}
+
+/// `DeleteOptions.preconditions` against the stored object, worded as the resource's REST
+/// Delete words a mismatch: the generic store names the kind (`CronTab.stable.example.com`), the
+/// namespace and CRD Deletes their resource.
+fn check_preconditions(
+    def: &ResourceDef,
+    name: &str,
+    obj: &Value,
+    revision: i64,
+    pre: &Preconditions,
+) -> Result<(), ApiError> {
+    let custom = def.strategy.custom_delete_preconditions();
+    let gr = if custom {
+        def.api.group_resource()
+    } else {
+        GroupResource::new(&def.api.group, &def.api.kind)
+    };
+    let uid = meta::uid(obj);
+    if let Some(want) = pre.uid.as_deref().filter(|u| *u != uid) {
+        let detail = if custom {
+            format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}")
+        } else {
+            format!("the UID in the precondition ({want}) does not match the UID in record ({uid}). The object might have been deleted and then recreated")
+        };
+        return Err(ApiError::conflict(&gr, name, &detail));
+    }
+    let rv = revision.to_string();
+    if let Some(want) = pre.resource_version.as_deref().filter(|r| *r != rv) {
+        let detail = if custom {
+            format!("Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}")
+        } else {
+            format!("the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({rv}). The object might have been modified")
+        };
+        return Err(ApiError::conflict(&gr, name, &detail));
+    }
+    Ok(())
+}
+
+/// Why one update attempt did not happen.
+#[derive(Debug)]
+enum Attempt {
+    /// A patch lost a race with another write after reading the object itself: read it again
+    /// and retry (the client never sees this).
+    Raced,
+    /// The update failed; the client gets this error.
+    Failed(ApiError),
+}
+
+impl From<ApiError> for Attempt {
+    fn from(e: ApiError) -> Self {
+        Attempt::Failed(e)
+    }
+}
+
+fn conflict_error(gr: &GroupResource, name: &str, from_patch: bool) -> Attempt {
+    if from_patch {
+        Attempt::Raced
+    } else {
+        Attempt::Failed(ApiError::stale(gr, name))
+    }
+}
+
+/// The name and namespace in a body must match the URL.
+pub(crate) fn check_identity(
+    def: &ResourceDef,
+    ns: Option<&str>,
+    name: &str,
+    obj: &Value,
+) -> Result<(), ApiError> {
+    let body_name = meta::name(obj);
+    if body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    check_namespace(def, ns, obj)
+}
+
+pub(crate) fn check_namespace(
+    def: &ResourceDef,
+    ns: Option<&str>,
+    obj: &Value,
+) -> Result<(), ApiError> {
+    let body_ns = meta::namespace(obj);
+    if def.api.namespaced && !body_ns.is_empty() && Some(body_ns) != ns {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_metadata(def: &ResourceDef, obj: &Value) -> Vec<FieldError> {
+    let path = FieldPath::new("metadata");
+    match obj.get("metadata").and_then(Value::as_object) {
+        Some(m) => {
+            validate_object_meta(m, def.api.namespaced, def.strategy.name_validator(), &path)
+        }
+        None => vec![FieldError::required(
+            &path.child("name"),
+            "name or generateName is required",
+        )],
+    }
+}
+
+/// Update validation in upstream's order: the common ObjectMeta checks (`validateCommonFields`:
+/// ObjectMeta as on create, names as path segments, then the update rules), then the strategy's,
+/// which for every resource Crest serves starts with the ObjectMeta update rules again (so their
+/// causes appear twice, as upstream's do; the message lists them once).
+fn validate_update(
+    def: &ResourceDef,
+    new: &Value,
+    old: &Value,
+    mode: UpdateMode,
+    warnings: &mut Vec<String>,
+) -> Vec<FieldError> {
+    let path = FieldPath::new("metadata");
+    let empty = serde_json::Map::new();
+    let new_meta = meta::meta(new).unwrap_or(&empty);
+    let old_meta = meta::meta(old).unwrap_or(&empty);
+    let mut errs = validate_object_meta(new_meta, def.api.namespaced, name_is_path_segment, &path);
+    let update_errs = validate_object_meta_update(new_meta, old_meta, &path);
+    errs.extend(update_errs.iter().cloned());
+    errs.extend(update_errs);
+    if def.strategy.kube_finalizer_names() {
+        errs.extend(kube_finalizer_errors(new));
+    }
+    errs.extend(match mode {
+        UpdateMode::Status => def.strategy.validate_status_update(new, old, warnings),
+        _ => def.strategy.validate_update(new, old, warnings),
+    });
+    errs
+}
+
+/// Drops owner references equal to an earlier one (same uid and all else), as the API server
+/// does for creates, updates and patches, and returns the warning it answers with.
+fn dedup_owner_references(obj: &mut Value, after_admission: bool) -> Option<String> {
+    let refs = obj
+        .pointer_mut("/metadata/ownerReferences")
+        .and_then(Value::as_array_mut)?;
+    let mut kept: Vec<Value> = Vec::with_capacity(refs.len());
+    let mut duplicates: Vec<String> = vec![];
+    for r in refs.drain(..) {
+        if kept.contains(&r) {
+            duplicates.push(
+                r.get("uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            );
+        } else {
+            kept.push(r);
+        }
+    }
+    *refs = kept;
+    if duplicates.is_empty() {
+        return None;
+    }
+    let after = if after_admission {
+        " after mutating admission happens"
+    } else {
+        ""
+    };
+    Some(format!(
+        ".metadata.ownerReferences contains duplicate entries{after}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+        duplicates.join(", ")
+    ))
+}
+
+/// `ShouldDeleteDuringUpdate`: the new object has no finalizers left (for namespaces, no
+/// `spec.finalizers` either), and the stored one is being deleted with no grace period pending.
+fn should_delete_during_update(strategy: &dyn Strategy, new: &Value, old: &Value) -> bool {
+    let grace = old
+        .pointer("/metadata/deletionGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    meta::deletion_timestamp(old).is_some() && grace == 0 && strategy.finalized(new)
+}
+
+fn kube_finalizer_errors(obj: &Value) -> Vec<FieldError> {
+    let path = FieldPath::new("metadata").child("finalizers");
+    meta::meta(obj)
+        .map(|m| validate_kube_finalizer_names(m, &path))
+        .unwrap_or_default()
+}
+
+/// What an update takes from the stored object whatever the client sent (`BeforeUpdate`): the
+/// creation timestamp, generation (the strategy bumps it), namespace, a deletion timestamp once
+/// set, and uid and the deletion grace period when the client left them out. A client's different
+/// uid or deletion fields are then refused as immutable.
+fn restore_system_metadata(obj: &mut Value, old: &Value) {
+    let old_meta = old.get("metadata").and_then(Value::as_object);
+    let get = |f: &str| old_meta.and_then(|m| m.get(f)).filter(|v| !v.is_null());
+    let Some(m) = meta::meta_mut(obj) else {
+        return;
+    };
+    for f in ["creationTimestamp", "generation", "namespace"] {
+        match get(f) {
+            Some(v) => {
+                m.insert(f.into(), v.clone());
+            }
+            None => {
+                m.remove(f);
+            }
+        }
+    }
+    let missing = |m: &serde_json::Map<String, Value>, f: &str| match m.get(f) {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(_) => false,
+    };
+    if missing(m, "uid") {
+        match get("uid") {
+            Some(v) => m.insert("uid".into(), v.clone()),
+            None => m.remove("uid"),
+        };
+    }
+    if let Some(ts) = get("deletionTimestamp") {
+        m.insert("deletionTimestamp".into(), ts.clone());
+    } else if missing(m, "deletionTimestamp") {
+        m.remove("deletionTimestamp");
+    }
+    if missing(m, "deletionGracePeriodSeconds") {
+        match get("deletionGracePeriodSeconds") {
+            Some(v) => m.insert("deletionGracePeriodSeconds".into(), v.clone()),
+            None => m.remove("deletionGracePeriodSeconds"),
+        };
+    }
+    m.remove("resourceVersion");
+}
+
+trait NamespaceTerminating {
+    fn with_namespace_terminating(self, ns: &str) -> Self;
+}
+
+impl NamespaceTerminating for ApiError {
+    /// kube-apiserver adds a NamespaceTerminating cause to this Forbidden error.
+    fn with_namespace_terminating(mut self, ns: &str) -> Self {
+        if let Some(d) = self.details.as_mut() {
+            d.insert(
+                "causes".into(),
+                serde_json::json!([{"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}]),
+            );
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stored_bytes_match_serde_and_splice_into_metadata() {
+        for obj in [
+            json!({"kind": "X", "metadata": {"name": "a", "resourceVersion": "3"}, "spec": {"x": "\"q\""}}),
+            json!({"apiVersion": "v1", "metadata": {}, "z": [1, 2.5, null]}),
+        ] {
+            let mut o = obj.clone();
+            let (bytes, md) = stored_bytes_with_metadata(&mut o).expect("encode");
+            assert_eq!(
+                bytes.as_ref(),
+                serde_json::to_vec(&o).expect("json").as_slice()
+            );
+            let (start, empty) = md.expect("metadata");
+            let served: Value =
+                serde_json::from_slice(&cache::splice_resource_version(&bytes, start, empty, 42))
+                    .expect("served json");
+            let mut expected = o.clone();
+            meta::set(&mut expected, "resourceVersion", "42");
+            assert_eq!(served, expected);
+        }
+        let (_, md) = stored_bytes_with_metadata(&mut json!({"metadata": 1})).expect("encode");
+        assert!(md.is_none());
+    }
+}

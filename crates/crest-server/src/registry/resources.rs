@@ -1,0 +1,515 @@
+//! The set of resources the server serves, derived from the built-ins and the established CRDs.
+//!
+//! It is rebuilt (never mutated in place) whenever a CRD changes in the cache, so a request holds
+//! one consistent `Arc<Resources>` for its whole life.
+
+use super::customresource::CustomResourceStrategy;
+use super::namespace::NamespaceStrategy;
+use super::strategy::Strategy;
+use crest_api::gvk::all_verbs;
+use crest_api::{ApiResource, GroupVersion};
+use crest_apiextensions::customresource::CrSchema;
+pub(crate) use crest_table::TableStyle;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::store::keys;
+pub(crate) use crate::store::keys::{CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX};
+
+/// One served resource in one version.
+pub(crate) struct ResourceDef {
+    pub api: ApiResource,
+    /// Storage keys: `<prefix><namespace>/<name>` or `<prefix><name>`; ends with `/`.
+    pub key_prefix: String,
+    /// The version objects are stored in (`apiVersion` written to storage).
+    pub storage_api_version: String,
+    pub strategy: Arc<dyn Strategy>,
+    pub table: TableStyle,
+    /// For custom resources: the CRD's name, and whether it is terminating (creates refused).
+    pub crd_name: Option<String>,
+    pub terminating: bool,
+    /// For custom resources: the version's `openAPIV3Schema` (published in OpenAPI).
+    pub schema: Option<Value>,
+    /// For custom resources: the request version's compiled schema (pruning, defaulting and
+    /// validation of writes).
+    pub cr_schema: Option<Arc<CrSchema>>,
+    /// For custom resources: the version's `selectableFields`, as field selector names (the
+    /// `jsonPath` without its leading `.`, e.g. `spec.color`).
+    pub selectable_fields: Vec<String>,
+}
+
+impl ResourceDef {
+    pub(crate) fn key(&self, namespace: Option<&str>, name: &str) -> String {
+        keys::object_key(
+            &self.key_prefix,
+            namespace.filter(|_| self.api.namespaced),
+            name,
+        )
+    }
+
+    /// The fields a field selector may name (the resource's field label conversion).
+    pub(crate) fn field_labels(&self) -> crest_selectors::FieldLabels<'_> {
+        if self.crd_name.is_some() {
+            crest_selectors::FieldLabels::CustomResource {
+                namespaced: self.api.namespaced,
+                selectable: &self.selectable_fields,
+            }
+        } else if self.api.group.is_empty() && self.api.kind == "Namespace" {
+            crest_selectors::FieldLabels::Namespace
+        } else {
+            crest_selectors::FieldLabels::Default
+        }
+    }
+
+    /// The prefix of a list: one namespace, or everything.
+    pub(crate) fn list_prefix(&self, namespace: Option<&str>) -> String {
+        keys::list_prefix(&self.key_prefix, namespace.filter(|_| self.api.namespaced))
+    }
+}
+
+/// A served API group with its versions, most preferred first.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupInfo {
+    pub name: String,
+    pub versions: Vec<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct Resources {
+    by_path: HashMap<(String, String, String), Arc<ResourceDef>>,
+    /// Per group-version, the resources in discovery order.
+    by_gv: BTreeMap<GroupVersion, Vec<Arc<ResourceDef>>>,
+    /// Groups in discovery order (built-ins first, then CRD groups by name).
+    pub groups: Vec<GroupInfo>,
+    /// Per custom resource key prefix (`/registry/<group>/<plural>/`), the storage version's
+    /// schema, applied to objects read from storage.
+    stored: HashMap<String, StoredSchema>,
+    /// What each served CRD contributes, by CRD name: reused by the next rebuild while the CRD's
+    /// resourceVersion is unchanged, so a CRD change does not recompile every other CRD's
+    /// schemas (500 CRDs installed: CRD create -> served stays fast).
+    crds: HashMap<String, Arc<CrdContribution>>,
+}
+
+/// The served resource versions, storage schema and group versions of one CRD.
+struct CrdContribution {
+    resource_version: String,
+    defs: Vec<Arc<ResourceDef>>,
+    stored: Option<(String, StoredSchema)>,
+    group: String,
+    versions: Vec<String>,
+}
+
+/// The schema objects of one custom resource are stored under.
+#[derive(Clone)]
+pub(crate) struct StoredSchema {
+    pub schema: Arc<CrSchema>,
+    /// Objects may have been written through another version, with another schema.
+    pub multi_version: bool,
+    /// The CRD's resourceVersion: objects written after it were normalized by this schema
+    /// when they were written (for a single-version CRD).
+    pub crd_revision: i64,
+}
+
+/// A stored key-value as the cache holds it: served bytes, read as the storage version when
+/// the object may have been written through another version (`stored` is its resource's).
+pub(crate) fn read_stored(
+    kv: &crest_storage::KeyValue,
+    stored: Option<&StoredSchema>,
+) -> crate::store::cache::CachedObject {
+    let o = crate::store::cache::CachedObject::from_stored(
+        kv.key.clone(),
+        &kv.value,
+        kv.create_revision,
+        kv.mod_revision,
+    );
+    match stored {
+        Some(ss) if ss.multi_version && ss.schema.normalizes() => {
+            o.normalized(&ss.schema).unwrap_or(o)
+        }
+        _ => o,
+    }
+}
+
+/// A served version's `selectableFields[*].jsonPath`, named as field selectors name them
+/// (upstream trims the leading `.`).
+fn selectable_fields(version: &Value) -> Vec<String> {
+    version
+        .get("selectableFields")
+        .and_then(Value::as_array)
+        .map(|fields| {
+            fields
+                .iter()
+                .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                .map(|p| p.strip_prefix('.').unwrap_or(p).to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Kubernetes' version priority: GA > beta > alpha, higher numbers first, others last by name.
+pub(crate) fn version_priority_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parse(v: &str) -> Option<(u32, u32, u32)> {
+        let rest = v.strip_prefix('v')?;
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let major: u32 = digits.parse().ok()?;
+        let tail = &rest[digits.len()..];
+        if tail.is_empty() {
+            return Some((3, major, 0));
+        }
+        for (level, name) in [(2, "beta"), (1, "alpha")] {
+            if let Some(n) = tail.strip_prefix(name) {
+                if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
+                    return Some((level, major, n.parse().ok()?));
+                }
+            }
+        }
+        None
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+fn str_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_condition_true(crd: &Value, cond: &str) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == cond && c["status"] == "True")
+        })
+}
+
+pub(crate) fn namespace_resource() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "namespaces".into(),
+        singular: "namespace".into(),
+        kind: "Namespace".into(),
+        list_kind: "NamespaceList".into(),
+        namespaced: false,
+        verbs: all_verbs()
+            .into_iter()
+            .filter(|v| v != "deletecollection")
+            .collect(),
+        short_names: vec!["ns".into()],
+        categories: vec![],
+        subresources: vec!["finalize".into(), "status".into()],
+    }
+}
+
+pub(crate) fn crd_resource() -> ApiResource {
+    ApiResource {
+        group: CRD_GROUP.into(),
+        version: "v1".into(),
+        plural: "customresourcedefinitions".into(),
+        singular: "customresourcedefinition".into(),
+        kind: "CustomResourceDefinition".into(),
+        list_kind: "CustomResourceDefinitionList".into(),
+        namespaced: false,
+        verbs: all_verbs(),
+        short_names: vec!["crd".into(), "crds".into()],
+        categories: vec!["api-extensions".into()],
+        subresources: vec!["status".into()],
+    }
+}
+
+impl Resources {
+    /// Builds the served set from all CRDs currently stored.
+    pub(crate) fn build(crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
+        Resources::build_from(crds, crd_strategy, None)
+    }
+
+    /// Builds the served set again, reusing what unchanged CRDs contributed to `self`. A CRD
+    /// for which [`Resources::has_crd_at`] holds may be given as its metadata (name and
+    /// resourceVersion) alone.
+    pub(crate) fn rebuild(&self, crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
+        Resources::build_from(crds, crd_strategy, Some(self))
+    }
+
+    /// Whether CRD `name` at `resource_version` contributed to this set (a rebuild will reuse
+    /// that, so the caller may skip decoding the CRD).
+    pub(crate) fn has_crd_at(&self, name: &str, resource_version: i64) -> bool {
+        self.crds
+            .get(name)
+            .is_some_and(|c| c.resource_version.parse() == Ok(resource_version))
+    }
+
+    fn build_from(
+        crds: &[Value],
+        crd_strategy: Arc<dyn Strategy>,
+        previous: Option<&Resources>,
+    ) -> Resources {
+        let mut r = Resources::default();
+        r.add(ResourceDef {
+            api: namespace_resource(),
+            key_prefix: NAMESPACE_PREFIX.into(),
+            storage_api_version: "v1".into(),
+            strategy: Arc::new(NamespaceStrategy),
+            table: TableStyle::Namespace,
+            crd_name: None,
+            terminating: false,
+            schema: None,
+            cr_schema: None,
+            selectable_fields: Vec::new(),
+        });
+        r.add(ResourceDef {
+            api: crd_resource(),
+            key_prefix: CRD_PREFIX.into(),
+            storage_api_version: format!("{CRD_GROUP}/v1"),
+            strategy: crd_strategy,
+            table: TableStyle::Default,
+            crd_name: None,
+            terminating: false,
+            schema: None,
+            cr_schema: None,
+            selectable_fields: Vec::new(),
+        });
+        let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for crd in crds {
+            let name = crest_api::meta::name(crd);
+            let rv = crest_api::meta::resource_version(crd);
+            let reused = previous
+                .and_then(|p| p.crds.get(name))
+                .filter(|c| c.resource_version == rv)
+                .cloned();
+            let Some(c) = reused.or_else(|| crd_contribution(crd).map(Arc::new)) else {
+                continue;
+            };
+            for d in &c.defs {
+                r.add_def(d.clone());
+            }
+            if let Some((prefix, stored)) = &c.stored {
+                r.stored.insert(prefix.clone(), stored.clone());
+            }
+            crd_groups
+                .entry(c.group.clone())
+                .or_default()
+                .extend(c.versions.iter().cloned());
+            r.crds.insert(name.to_string(), c);
+        }
+        r.groups.push(GroupInfo {
+            name: String::new(),
+            versions: vec!["v1".into()],
+        });
+        r.groups.push(GroupInfo {
+            name: CRD_GROUP.into(),
+            versions: vec!["v1".into()],
+        });
+        for (name, mut versions) in crd_groups {
+            versions.sort_by(|a, b| version_priority_cmp(a, b));
+            versions.dedup();
+            r.groups.push(GroupInfo { name, versions });
+        }
+        r
+    }
+
+    fn add(&mut self, def: ResourceDef) {
+        self.add_def(Arc::new(def));
+    }
+
+    fn add_def(&mut self, def: Arc<ResourceDef>) {
+        let a = &def.api;
+        self.by_path.insert(
+            (a.group.clone(), a.version.clone(), a.plural.clone()),
+            def.clone(),
+        );
+        self.by_gv.entry(a.group_version()).or_default().push(def);
+    }
+
+    /// Every custom resource's key prefix with its storage schema.
+    pub(crate) fn stored_schemas(&self) -> impl Iterator<Item = (&String, &StoredSchema)> {
+        self.stored.iter()
+    }
+
+    /// The storage schema for a stored key (`/registry/<group>/<plural>/...`).
+    pub(crate) fn stored_schema(&self, key: &str) -> Option<&StoredSchema> {
+        self.stored.get(&keys::prefix_of(key)?)
+    }
+
+    pub(crate) fn lookup(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceDef>> {
+        self.by_path
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// Resources of one group-version, in discovery order.
+    pub(crate) fn group_version(&self, gv: &GroupVersion) -> Option<&[Arc<ResourceDef>]> {
+        self.by_gv.get(gv).map(Vec::as_slice)
+    }
+
+    pub(crate) fn group(&self, name: &str) -> Option<&GroupInfo> {
+        self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// Every served resource definition.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Arc<ResourceDef>> {
+        self.by_gv.values().flatten()
+    }
+
+    /// One definition per stored resource (the storage version's), for work over all objects.
+    pub(crate) fn storage_defs(&self) -> Vec<Arc<ResourceDef>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = vec![];
+        for d in self.all() {
+            if seen.insert(d.key_prefix.clone()) {
+                out.push(d.clone());
+            }
+        }
+        out
+    }
+}
+
+/// What one CRD contributes to the served set (None unless established with accepted names).
+fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
+    let mut stored = None;
+    let mut defs = vec![];
+    let mut served = vec![];
+    // Only CRDs whose names were accepted and that are established are served.
+    if !is_condition_true(crd, "Established") || !is_condition_true(crd, "NamesAccepted") {
+        return None;
+    }
+    let spec = &crd["spec"];
+    let names = &crd["status"]["acceptedNames"];
+    let group = spec["group"].as_str().unwrap_or_default().to_string();
+    let plural = names["plural"].as_str().unwrap_or_default().to_string();
+    let kind = names["kind"].as_str().unwrap_or_default().to_string();
+    if group.is_empty() || plural.is_empty() || kind.is_empty() {
+        return None;
+    }
+    let namespaced = spec["scope"] == "Namespaced";
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    let storage_version = versions
+        .iter()
+        .find(|v| v["storage"] == true)
+        .and_then(|v| v["name"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let terminating = crd
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null());
+    let crd_name = crest_api::meta::name(crd).to_string();
+    let mut compiled: HashMap<String, Arc<CrSchema>> = HashMap::new();
+    for v in &versions {
+        if let Some(c) = CrSchema::compile(v.pointer("/schema/openAPIV3Schema")) {
+            compiled.insert(
+                v["name"].as_str().unwrap_or_default().to_string(),
+                Arc::new(c),
+            );
+        }
+    }
+    if let Some(c) = compiled.get(&storage_version) {
+        stored = Some((
+            keys::resource_prefix(&group, &plural),
+            StoredSchema {
+                schema: c.clone(),
+                multi_version: versions.len() > 1,
+                crd_revision: crest_api::meta::resource_version(crd).parse().unwrap_or(0),
+            },
+        ));
+    }
+    for v in versions.iter().filter(|v| v["served"] == true) {
+        let version = v["name"].as_str().unwrap_or_default().to_string();
+        let mut subresources = vec![];
+        if v.pointer("/subresources/status")
+            .is_some_and(|s| !s.is_null())
+        {
+            subresources.push("status".to_string());
+        }
+        if v.pointer("/subresources/scale")
+            .is_some_and(|s| !s.is_null())
+        {
+            subresources.push("scale".to_string());
+        }
+        let api = ApiResource {
+            group: group.clone(),
+            version: version.clone(),
+            plural: plural.clone(),
+            singular: names["singular"].as_str().unwrap_or_default().to_string(),
+            kind: kind.clone(),
+            list_kind: names["listKind"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or(format!("{kind}List")),
+            namespaced,
+            verbs: all_verbs(),
+            short_names: str_list(names.get("shortNames")),
+            categories: str_list(names.get("categories")),
+            subresources,
+        };
+        let cr_schema = compiled.get(&version).cloned();
+        let strategy = Arc::new(CustomResourceStrategy::new(&api, v, cr_schema.clone()));
+        defs.push(Arc::new(ResourceDef {
+            api,
+            key_prefix: keys::resource_prefix(&group, &plural),
+            storage_api_version: format!("{group}/{storage_version}"),
+            strategy,
+            table: TableStyle::Columns(Arc::new(crest_table::Columns::for_version(v))),
+            crd_name: Some(crd_name.clone()),
+            terminating,
+            schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+            cr_schema,
+            selectable_fields: selectable_fields(v),
+        }));
+        served.push(version);
+    }
+    Some(CrdContribution {
+        resource_version: crest_api::meta::resource_version(crd).to_string(),
+        defs,
+        stored,
+        group,
+        versions: served,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_order() {
+        let mut v = vec![
+            "v1alpha1",
+            "v2",
+            "v1beta1",
+            "v1",
+            "foo",
+            "v10beta3",
+            "v11alpha2",
+            "v12alpha1",
+        ];
+        v.sort_by(|a, b| version_priority_cmp(a, b));
+        assert_eq!(
+            v,
+            vec![
+                "v2",
+                "v1",
+                "v10beta3",
+                "v1beta1",
+                "v12alpha1",
+                "v11alpha2",
+                "v1alpha1",
+                "foo"
+            ]
+        );
+    }
+}

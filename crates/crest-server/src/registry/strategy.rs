@@ -1,0 +1,172 @@
+//! Per-resource behaviour plugged into the one generic pipeline in [`crate::registry`]
+//! (kube-apiserver's RESTCreateStrategy / RESTUpdateStrategy / deletion hooks).
+
+use crest_api::validation::{name_is_dns_subdomain, NameValidator};
+use crest_api::{meta, ApiError, FieldErrors, GroupResource};
+use crest_apiextensions::customresource::scale::ScalePaths;
+use serde_json::{Map, Value};
+
+pub(crate) trait Strategy: Send + Sync {
+    /// How `metadata.name` and `generateName` are validated.
+    fn name_validator(&self) -> NameValidator {
+        name_is_dns_subdomain
+    }
+
+    /// Whether a PUT without `metadata.resourceVersion` overwrites unconditionally.
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+
+    /// Whether `metadata.generation` is maintained.
+    fn uses_generation(&self) -> bool {
+        true
+    }
+
+    /// Whether `status` is a subresource (then main-resource writes ignore it and it does not
+    /// count towards `generation`).
+    fn status_subresource(&self) -> bool {
+        false
+    }
+
+    /// Resets fields the client may not set on create (after generic metadata handling).
+    fn prepare_create(&self, _obj: &mut Value) {}
+
+    /// Errors refuse the write; `warnings` become Warning headers of a successful one.
+    fn validate_create(&self, _obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
+        vec![]
+    }
+
+    /// Carries fields the client may not change over from `old`.
+    fn prepare_update(&self, _new: &mut Value, _old: &Value) {}
+
+    fn validate_update(
+        &self,
+        _new: &Value,
+        _old: &Value,
+        _warnings: &mut Vec<String>,
+    ) -> FieldErrors {
+        vec![]
+    }
+
+    /// Validation of a `/status` write (the status strategy's); by default the update's.
+    fn validate_status_update(
+        &self,
+        new: &Value,
+        old: &Value,
+        warnings: &mut Vec<String>,
+    ) -> FieldErrors {
+        self.validate_update(new, old, warnings)
+    }
+
+    /// The scale subresource's paths, when the resource has one.
+    fn scale(&self) -> Option<&ScalePaths> {
+        None
+    }
+
+    /// What a DELETE does to the stored object `obj` (changing it when it stays). The default is
+    /// the generic store's: an object with finalizers is marked for deletion and stays, any other
+    /// is removed.
+    fn delete_step(&self, obj: &mut Value) -> DeleteStep {
+        generic_delete_step(obj)
+    }
+
+    /// Whether a failed delete precondition is worded as the namespace and CRD REST Deletes word
+    /// it (`Precondition failed: UID in precondition: ...`) rather than as the generic store does.
+    fn custom_delete_preconditions(&self) -> bool {
+        false
+    }
+
+    /// Delete admission (run when a DELETE changes or removes the object).
+    fn admit_delete(&self, _gr: &GroupResource, _name: &str) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// Whether an immediate DELETE answers with the deleted object rather than a Status.
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// Whether an object marked for deletion has no finalization left and can be removed.
+    fn finalized(&self, obj: &Value) -> bool {
+        meta::finalizers(obj).is_empty()
+    }
+
+    /// Whether finalizer names follow the core API group's rule (a name without a domain must be
+    /// a standard finalizer), as for namespaces.
+    fn kube_finalizer_names(&self) -> bool {
+        false
+    }
+
+    /// Whether added finalizers with suspicious names get warnings (custom resources).
+    fn warns_finalizer_names(&self) -> bool {
+        false
+    }
+}
+
+/// What a DELETE does to a stored object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DeleteStep {
+    /// The object stays as it is and is returned (e.g. a namespace still being emptied).
+    Unchanged,
+    /// The object stays, marked for deletion (written when that changed it).
+    Mark,
+    /// The object is removed now.
+    Remove,
+}
+
+/// The generic store's DELETE: an object with finalizers is marked (`markAsDeleting`), any other
+/// is removed.
+pub(crate) fn generic_delete_step(obj: &mut Value) -> DeleteStep {
+    if meta::finalizers(obj).is_empty() {
+        return DeleteStep::Remove;
+    }
+    mark_as_deleting(obj);
+    DeleteStep::Mark
+}
+
+/// kube-apiserver's `markAsDeleting`: the first time, generation is bumped (when the resource
+/// keeps one) and deletionTimestamp set; deletionGracePeriodSeconds becomes 0.
+pub(crate) fn mark_as_deleting(obj: &mut Value) {
+    if meta::deletion_timestamp(obj).is_none() {
+        let generation = obj
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if generation > 0 {
+            meta::set(obj, "generation", generation + 1);
+        }
+        meta::set(obj, "deletionTimestamp", meta::now_rfc3339());
+    }
+    meta::set(obj, "deletionGracePeriodSeconds", 0);
+}
+
+/// Sets deletionTimestamp if it is not set yet (the namespace and CRD first DELETE, which set no
+/// grace period).
+pub(crate) fn set_deletion_timestamp(obj: &mut Value) {
+    if meta::deletion_timestamp(obj).is_none() {
+        meta::set(obj, "deletionTimestamp", meta::now_rfc3339());
+    }
+}
+
+/// Everything except `metadata` (and `status` when it is a subresource): what `generation` tracks.
+pub(crate) fn spec_part(obj: &Value, skip_status: bool) -> Map<String, Value> {
+    let mut m = obj.as_object().cloned().unwrap_or_default();
+    m.remove("metadata");
+    if skip_status {
+        m.remove("status");
+    }
+    m
+}
+
+pub(crate) fn copy_field(new: &mut Value, old: &Value, field: &str) {
+    if let Some(o) = new.as_object_mut() {
+        match old.get(field) {
+            Some(v) => {
+                o.insert(field.to_string(), v.clone());
+            }
+            None => {
+                o.remove(field);
+            }
+        }
+    }
+}

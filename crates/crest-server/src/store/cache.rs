@@ -1,0 +1,644 @@
+//! The in-memory view of the store that every read is served from (kube-apiserver's watch cache).
+//!
+//! It is filled by one range at startup and then kept current by one storage watch on
+//! `/registry/`. Objects are held as the JSON bytes clients receive (resourceVersion already set),
+//! so a GET or LIST copies bytes and never re-encodes. Reads that must be consistent call
+//! [`Cache::wait_for`] with the store's current revision first; the watch is in-process, so this
+//! wait is short and replaces a quorum read.
+//!
+//! It also keeps a bounded history of recent changes (kube-apiserver's watch cache), from which
+//! watches resume and paginated lists read the state at an earlier revision (the current state
+//! with the later changes undone). What is older than the history is read from storage.
+
+use bytes::Bytes;
+use crest_storage::{EventType, Revision};
+use serde_json::Value;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, watch};
+
+/// One object as served: its JSON with `metadata.resourceVersion` set.
+#[derive(Debug)]
+pub(crate) struct CachedObject {
+    /// Shared with the cache's index, so each key is held once.
+    pub key: Arc<str>,
+    pub json: Bytes,
+    pub create_revision: Revision,
+    pub mod_revision: Revision,
+}
+
+impl CachedObject {
+    /// Builds the served form from stored bytes (stored objects carry no resourceVersion).
+    pub(crate) fn from_stored(
+        key: String,
+        stored: &[u8],
+        create_revision: Revision,
+        mod_revision: Revision,
+    ) -> Self {
+        let json = with_resource_version(stored, mod_revision)
+            .or_else(|| {
+                let mut v = serde_json::from_slice::<Value>(stored).ok()?;
+                crest_api::meta::set(&mut v, "resourceVersion", mod_revision.to_string());
+                serde_json::to_vec(&v).ok()
+            })
+            .map(|v| super::longlived::copy(&v))
+            // Not JSON: keep it verbatim so nothing is lost; readers report it as a decode error.
+            .unwrap_or_else(|| super::longlived::copy(stored));
+        CachedObject {
+            key: Arc::from(key),
+            json,
+            create_revision,
+            mod_revision,
+        }
+    }
+
+    /// The object as read through `schema` (pruned and defaulted, see
+    /// [`crest_apiextensions::customresource::CrSchema::decode_stored`]); `None` when that changes nothing.
+    pub(crate) fn normalized(
+        &self,
+        schema: &crest_apiextensions::customresource::CrSchema,
+    ) -> Option<CachedObject> {
+        let mut v: Value = serde_json::from_slice(&self.json).ok()?;
+        let before = v.clone();
+        schema.decode_stored(&mut v);
+        if v == before {
+            return None;
+        }
+        crest_api::meta::set(&mut v, "resourceVersion", self.mod_revision.to_string());
+        let json = serde_json::to_vec(&v).ok()?;
+        Some(CachedObject {
+            key: self.key.clone(),
+            json: super::longlived::copy(&json),
+            create_revision: self.create_revision,
+            mod_revision: self.mod_revision,
+        })
+    }
+
+    /// Parses the object (callers that change it need an owned tree).
+    pub(crate) fn value(&self) -> Result<Value, crest_api::ApiError> {
+        serde_json::from_slice(&self.json).map_err(|e| {
+            crest_api::ApiError::internal(format!(
+                "stored object {} is not valid JSON: {e}",
+                self.key
+            ))
+        })
+    }
+}
+
+/// `stored` with `"resourceVersion":"<rev>"` inserted at the start of its top-level metadata,
+/// without building a tree: the whole document is still validated, but nothing nested is
+/// allocated. `None` when the fast path does not apply (no metadata object, a resourceVersion
+/// already present, escaped keys): the caller then goes through a full parse.
+fn with_resource_version(stored: &[u8], rev: Revision) -> Option<Vec<u8>> {
+    use serde_json::value::RawValue;
+    use std::collections::HashMap;
+    let top: HashMap<&str, &RawValue> = serde_json::from_slice(stored).ok()?;
+    let raw = top.get("metadata")?.get();
+    let fields: HashMap<&str, &RawValue> = serde_json::from_str(raw).ok()?;
+    if fields.contains_key("resourceVersion") {
+        return None;
+    }
+    // `raw` borrows from `stored`, so its address gives its offset; it starts with '{'.
+    let start = (raw.as_ptr() as usize).checked_sub(stored.as_ptr() as usize)?;
+    if stored.get(start) != Some(&b'{') {
+        return None;
+    }
+    Some(splice_resource_version(
+        stored,
+        start,
+        fields.is_empty(),
+        rev,
+    ))
+}
+
+/// `stored` with `"resourceVersion":"<rev>"` inserted right after the `{` at `metadata_start`
+/// (the top-level metadata object, which must not hold a resourceVersion already).
+pub(crate) fn splice_resource_version(
+    stored: &[u8],
+    metadata_start: usize,
+    metadata_empty: bool,
+    rev: Revision,
+) -> Vec<u8> {
+    let rv = format!(
+        "\"resourceVersion\":\"{rev}\"{}",
+        if metadata_empty { "" } else { "," }
+    );
+    let mut out = Vec::with_capacity(stored.len() + rv.len());
+    out.extend_from_slice(&stored[..=metadata_start]);
+    out.extend_from_slice(rv.as_bytes());
+    out.extend_from_slice(&stored[metadata_start + 1..]);
+    out
+}
+
+/// A change as the cache applied it.
+#[derive(Clone, Debug)]
+pub(crate) struct CacheEvent {
+    pub event_type: EventType,
+    pub key: String,
+    pub revision: Revision,
+    /// The new object for puts; the last state for deletes.
+    pub object: Arc<CachedObject>,
+    pub prev: Option<Arc<CachedObject>>,
+}
+
+#[derive(Default)]
+struct State {
+    objects: BTreeMap<Arc<str>, Arc<CachedObject>>,
+    revision: Revision,
+    /// Recent changes in revision order, with when they were applied.
+    history: VecDeque<(Instant, Arc<CacheEvent>)>,
+    /// Every change after this revision is in `history`.
+    history_floor: Revision,
+}
+
+/// How much change history the cache keeps: at most `capacity` events, none older than `max_age`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HistoryLimits {
+    pub capacity: usize,
+    pub max_age: Duration,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        HistoryLimits {
+            capacity: 10_000,
+            max_age: Duration::from_secs(300),
+        }
+    }
+}
+
+pub(crate) struct Cache {
+    state: RwLock<State>,
+    revision_tx: watch::Sender<Revision>,
+    events_tx: broadcast::Sender<Arc<CacheEvent>>,
+    limits: HistoryLimits,
+}
+
+/// The history no longer holds the changes after the requested revision (they start after
+/// `floor`): read from storage instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HistoryGap {
+    pub floor: Revision,
+}
+
+/// Changes after a revision, as [`Cache::events_after`] returns them.
+pub(crate) struct Changes {
+    /// The matching events, in revision order.
+    pub events: Vec<Arc<CacheEvent>>,
+    /// Every change up to this revision was looked at (resume after it).
+    pub through: Revision,
+}
+
+/// One page of a range read, see [`Cache::range_at`].
+pub(crate) struct Page {
+    pub revision: Revision,
+    pub objects: Vec<Arc<CachedObject>>,
+    /// Whether keys after the page exist.
+    pub more: bool,
+    /// How many keys follow the page (when counted).
+    pub remaining: usize,
+}
+
+/// A consistent copy of the objects under one prefix.
+pub(crate) struct Snapshot {
+    pub revision: Revision,
+    pub objects: Vec<Arc<CachedObject>>,
+}
+
+impl Cache {
+    pub(crate) fn with_history(limits: HistoryLimits) -> Arc<Self> {
+        let (revision_tx, _) = watch::channel(0);
+        let (events_tx, _) = broadcast::channel(4096);
+        Arc::new(Cache {
+            state: RwLock::new(State::default()),
+            revision_tx,
+            events_tx,
+            limits,
+        })
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn revision(&self) -> Revision {
+        self.read().revision
+    }
+
+    /// Loads the initial state (startup).
+    pub(crate) fn load(&self, objects: Vec<CachedObject>, revision: Revision) {
+        let mut st = self.write();
+        for o in objects {
+            st.objects.insert(o.key.clone(), Arc::new(o));
+        }
+        st.revision = revision;
+        st.history_floor = revision;
+        drop(st);
+        self.revision_tx.send_replace(revision);
+    }
+
+    /// Applies one batch of storage events (in revision order), runs `before_publish` (which sees
+    /// the new state), then makes the new revision visible to waiting readers and subscribers.
+    pub(crate) fn apply(
+        &self,
+        events: Vec<CacheEvent>,
+        before_publish: impl FnOnce(&[Arc<CacheEvent>]),
+    ) {
+        let Some(last) = events.last().map(|e| e.revision) else {
+            return;
+        };
+        let now = Instant::now();
+        let events: Vec<Arc<CacheEvent>> = events.into_iter().map(Arc::new).collect();
+        {
+            // Objects, revision and history change together: a reader never sees a revision
+            // whose changes are not in the history yet (a watcher would skip them).
+            let mut st = self.write();
+            for e in &events {
+                match e.event_type {
+                    EventType::Put => {
+                        st.objects.insert(e.object.key.clone(), e.object.clone());
+                    }
+                    EventType::Delete => {
+                        st.objects.remove(e.key.as_str());
+                    }
+                }
+            }
+            st.revision = st.revision.max(last);
+            st.history.extend(events.iter().map(|e| (now, e.clone())));
+            self.trim(&mut st, now);
+        }
+        before_publish(&events);
+        for e in events {
+            // No receivers is fine: controllers subscribe when they start.
+            let _ = self.events_tx.send(e);
+        }
+        self.revision_tx.send_replace(last);
+    }
+
+    /// Drops history beyond the limits.
+    fn trim(&self, st: &mut State, now: Instant) {
+        while let Some((at, e)) = st.history.front() {
+            let too_many = st.history.len() > self.limits.capacity;
+            if !too_many && now.duration_since(*at) < self.limits.max_age {
+                break;
+            }
+            st.history_floor = e.revision;
+            st.history.pop_front();
+        }
+    }
+
+    /// Drops history older than the age limit (called periodically, so an idle server frees it).
+    pub(crate) fn expire_history(&self) {
+        let mut st = self.write();
+        self.trim(&mut st, Instant::now());
+    }
+
+    /// The oldest revision watches and lists can resume from without storage.
+    pub(crate) fn history_floor(&self) -> Revision {
+        self.read().history_floor
+    }
+
+    /// Up to `max` changes to keys under `prefix` after revision `after`.
+    pub(crate) fn events_after(
+        &self,
+        prefix: &str,
+        after: Revision,
+        max: usize,
+    ) -> Result<Changes, HistoryGap> {
+        let st = self.read();
+        if after < st.history_floor {
+            return Err(HistoryGap {
+                floor: st.history_floor,
+            });
+        }
+        let start = st.history.partition_point(|(_, e)| e.revision <= after);
+        let mut events = vec![];
+        let mut through = st.revision.max(after);
+        for (_, e) in st.history.range(start..) {
+            if e.key.starts_with(prefix) {
+                if events.len() == max {
+                    through = events
+                        .last()
+                        .map_or(after, |l: &Arc<CacheEvent>| l.revision);
+                    break;
+                }
+                events.push(e.clone());
+            }
+        }
+        Ok(Changes { events, through })
+    }
+
+    /// The objects under `prefix` as of `revision` (0: the current state), in key order, from
+    /// key `from` (inclusive) on, at most `limit` of them (0: all). With `count`, also counts the
+    /// keys after the page. Earlier revisions are rebuilt by undoing the history's later changes.
+    pub(crate) fn range_at(
+        &self,
+        prefix: &str,
+        revision: Revision,
+        from: Option<&str>,
+        limit: usize,
+        count: bool,
+    ) -> Result<Page, HistoryGap> {
+        let st = self.read();
+        let revision = if revision == 0 { st.revision } else { revision };
+        let lower: &str = match from {
+            Some(f) if f > prefix => f,
+            _ => prefix,
+        };
+        // The state at `revision` of every key changed after it: the first later change's prev.
+        let mut undo: BTreeMap<Arc<str>, Option<Arc<CachedObject>>> = BTreeMap::new();
+        if revision < st.revision {
+            if revision < st.history_floor {
+                return Err(HistoryGap {
+                    floor: st.history_floor,
+                });
+            }
+            let start = st.history.partition_point(|(_, e)| e.revision <= revision);
+            for (_, e) in st.history.range(start..) {
+                if e.key.starts_with(prefix) && e.key.as_str() >= lower {
+                    undo.entry(e.object.key.clone())
+                        .or_insert_with(|| e.prev.clone());
+                }
+            }
+        }
+        let mut current = st
+            .objects
+            .range::<str, _>((Bound::Included(lower), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .peekable();
+        let mut undone = undo.iter().peekable();
+        let mut page = Page {
+            revision,
+            objects: vec![],
+            more: false,
+            remaining: 0,
+        };
+        loop {
+            // Keys in order; where a key changed after `revision`, its undone state wins.
+            let order = match (current.peek(), undone.peek()) {
+                (None, None) => break,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some((ck, _)), Some((uk, _))) => ck.as_ref().cmp(uk.as_ref()),
+            };
+            if order == Ordering::Equal {
+                current.next();
+            }
+            let next = match order {
+                Ordering::Less => current.next().map(|(_, v)| v.clone()),
+                _ => undone.next().and_then(|(_, v)| v.clone()),
+            };
+            let Some(obj) = next else { continue };
+            if limit == 0 || page.objects.len() < limit {
+                page.objects.push(obj);
+            } else {
+                page.more = true;
+                if !count {
+                    break;
+                }
+                page.remaining += 1;
+            }
+        }
+        Ok(page)
+    }
+
+    /// Replaces objects by their normalized form (no new revision, no events): only where the
+    /// cache still holds the same revision of the object.
+    pub(crate) fn replace(&self, objects: Vec<CachedObject>) {
+        let mut st = self.write();
+        for o in objects {
+            if st
+                .objects
+                .get(&*o.key)
+                .is_some_and(|cur| cur.mod_revision == o.mod_revision)
+            {
+                st.objects.insert(o.key.clone(), Arc::new(o));
+            }
+        }
+    }
+
+    /// Marks the cache current up to `revision` without events (e.g. writes outside `/registry/`).
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<CacheEvent>> {
+        self.events_tx.subscribe()
+    }
+
+    /// Waits until the cache has applied `revision`. Fails after a generous timeout rather than
+    /// hanging a request forever if the storage watch broke.
+    pub(crate) async fn wait_for(&self, revision: Revision) -> Result<(), crest_api::ApiError> {
+        self.wait_for_within(revision, Duration::from_secs(10))
+            .await
+    }
+
+    /// Waits up to `timeout` for `revision` (kube-apiserver's watch cache waits 3 s for a
+    /// resourceVersion it has not seen, then answers "Too large resource version").
+    pub(crate) async fn wait_for_within(
+        &self,
+        revision: Revision,
+        timeout: Duration,
+    ) -> Result<(), crest_api::ApiError> {
+        let mut rx = self.revision_tx.subscribe();
+        let waited = tokio::time::timeout(timeout, rx.wait_for(|r| *r >= revision)).await;
+        match waited {
+            Ok(Ok(_)) => Ok(()),
+            _ => Err(crest_api::ApiError::too_large_resource_version(
+                revision,
+                self.revision(),
+            )),
+        }
+    }
+
+    /// Notified with the new revision after every applied batch.
+    pub(crate) fn revisions(&self) -> watch::Receiver<Revision> {
+        self.revision_tx.subscribe()
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Option<Arc<CachedObject>> {
+        self.read().objects.get(key).cloned()
+    }
+
+    /// All objects whose key starts with `prefix`, in key order, with the revision they reflect.
+    pub(crate) fn list(&self, prefix: &str) -> Snapshot {
+        let st = self.read();
+        let objects = st
+            .objects
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, v)| v.clone())
+            .collect();
+        Snapshot {
+            revision: st.revision,
+            objects,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn served(stored: &str, rev: Revision) -> Value {
+        let o = CachedObject::from_stored("k".into(), stored.as_bytes(), 1, rev);
+        serde_json::from_slice(&o.json).expect("served JSON")
+    }
+
+    fn obj(key: &str, rev: Revision) -> Arc<CachedObject> {
+        Arc::new(CachedObject::from_stored(
+            key.into(),
+            format!(r#"{{"metadata":{{"name":"{key}"}}}}"#).as_bytes(),
+            rev,
+            rev,
+        ))
+    }
+
+    fn put(key: &str, rev: Revision, prev: Option<Arc<CachedObject>>) -> CacheEvent {
+        CacheEvent {
+            event_type: EventType::Put,
+            key: key.into(),
+            revision: rev,
+            object: obj(key, rev),
+            prev,
+        }
+    }
+
+    fn keys(p: &Page) -> Vec<(String, Revision)> {
+        p.objects
+            .iter()
+            .map(|o| (o.key.to_string(), o.mod_revision))
+            .collect()
+    }
+
+    #[test]
+    fn pages_at_an_older_revision_undo_later_changes() {
+        let cache = Cache::with_history(HistoryLimits {
+            capacity: 100,
+            max_age: Duration::from_secs(60),
+        });
+        cache.load(vec![], 0);
+        cache.apply(
+            vec![
+                put("/p/a", 1, None),
+                put("/p/b", 2, None),
+                put("/p/c", 3, None),
+            ],
+            |_| {},
+        );
+        // After revision 3: b changes, c is deleted, d is created.
+        let b3 = cache.get("/p/b");
+        let c3 = cache.get("/p/c").expect("c");
+        cache.apply(
+            vec![
+                put("/p/b", 4, b3),
+                CacheEvent {
+                    event_type: EventType::Delete,
+                    key: "/p/c".into(),
+                    revision: 5,
+                    object: c3.clone(),
+                    prev: Some(c3),
+                },
+                put("/p/d", 6, None),
+            ],
+            |_| {},
+        );
+        let at3 = cache
+            .range_at("/p/", 3, None, 0, false)
+            .expect("in history");
+        assert_eq!(
+            keys(&at3),
+            [("/p/a".into(), 1), ("/p/b".into(), 2), ("/p/c".into(), 3)]
+        );
+        let now = cache.range_at("/p/", 0, None, 0, false).expect("current");
+        assert_eq!(now.revision, 6);
+        assert_eq!(
+            keys(&now),
+            [("/p/a".into(), 1), ("/p/b".into(), 4), ("/p/d".into(), 6)]
+        );
+        // Pages with a start key and a count of what follows.
+        let p = cache
+            .range_at("/p/", 3, Some("/p/a\0"), 1, true)
+            .expect("page");
+        assert_eq!(keys(&p), [("/p/b".into(), 2)]);
+        assert!(p.more);
+        assert_eq!(p.remaining, 1);
+        // Changes after a revision, by prefix.
+        let ch = cache.events_after("/p/", 4, 10).expect("changes");
+        let revs: Vec<Revision> = ch.events.iter().map(|e| e.revision).collect();
+        assert_eq!((revs, ch.through), (vec![5, 6], 6));
+    }
+
+    #[test]
+    fn history_is_bounded_and_older_reads_report_a_gap() {
+        let cache = Cache::with_history(HistoryLimits {
+            capacity: 3,
+            max_age: Duration::from_secs(60),
+        });
+        cache.load(vec![], 0);
+        for r in 1..=10 {
+            cache.apply(vec![put(&format!("/p/{r:02}"), r, None)], |_| {});
+        }
+        assert_eq!(cache.history_floor(), 7);
+        assert_eq!(
+            cache.events_after("/p/", 5, 10).err(),
+            Some(HistoryGap { floor: 7 })
+        );
+        assert!(cache.range_at("/p/", 6, None, 0, false).is_err());
+        assert_eq!(
+            cache
+                .range_at("/p/", 7, None, 0, false)
+                .expect("covered")
+                .objects
+                .len(),
+            7
+        );
+        // Age: everything older than max_age goes, even under the capacity.
+        let aged = Cache::with_history(HistoryLimits {
+            capacity: 100,
+            max_age: Duration::from_millis(1),
+        });
+        aged.load(vec![], 0);
+        aged.apply(vec![put("/p/x", 1, None)], |_| {});
+        std::thread::sleep(Duration::from_millis(5));
+        aged.expire_history();
+        assert_eq!(aged.history_floor(), 1);
+        assert!(aged.events_after("/p/", 0, 10).is_err());
+        assert_eq!(
+            aged.events_after("/p/", 1, 10)
+                .expect("current")
+                .events
+                .len(),
+            0
+        );
+    }
+
+    #[test]
+    fn resource_version_is_spliced_into_metadata() {
+        let v = served(
+            r#"{"kind":"X","metadata":{"name":"a"},"spec":{"metadata":{}}}"#,
+            42,
+        );
+        assert_eq!(v["metadata"]["resourceVersion"], "42");
+        assert_eq!(v["metadata"]["name"], "a");
+        assert!(v["spec"]["metadata"].get("resourceVersion").is_none());
+        let v = served(r#"{ "metadata" : { } }"#, 7);
+        assert_eq!(v["metadata"], serde_json::json!({"resourceVersion": "7"}));
+    }
+
+    #[test]
+    fn odd_documents_take_the_slow_path_or_stay_verbatim() {
+        // An existing resourceVersion is replaced, not duplicated.
+        let v = served(r#"{"metadata":{"resourceVersion":"1","name":"a"}}"#, 9);
+        assert_eq!(v["metadata"]["resourceVersion"], "9");
+        // No metadata: one is made.
+        let v = served(r#"{"kind":"X"}"#, 3);
+        assert_eq!(v["metadata"]["resourceVersion"], "3");
+        // Not JSON: kept as is.
+        let o = CachedObject::from_stored("k".into(), b"not json", 1, 2);
+        assert_eq!(&o.json[..], b"not json");
+    }
+}

@@ -19,13 +19,13 @@ pub(super) fn corrupt(what: &str) -> StorageError {
 /// Where a key's value of one revision lives: the `kv` record, and the `prev` part of log entries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Index {
-    pub create_revision: Revision,
-    pub mod_revision: Revision,
-    pub version: i64,
+    pub(super) create_revision: Revision,
+    pub(super) mod_revision: Revision,
+    pub(super) version: i64,
 }
 
 impl Index {
-    pub fn of(kv: &KeyValue) -> Self {
+    pub(super) fn of(kv: &KeyValue) -> Self {
         Index {
             create_revision: kv.create_revision,
             mod_revision: kv.mod_revision,
@@ -33,13 +33,13 @@ impl Index {
         }
     }
 
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    pub(super) fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.create_revision.to_le_bytes());
         out.extend_from_slice(&self.mod_revision.to_le_bytes());
         out.extend_from_slice(&self.version.to_le_bytes());
     }
 
-    pub fn decode(b: &[u8]) -> Result<Self> {
+    pub(super) fn decode(b: &[u8]) -> Result<Self> {
         Ok(Index {
             create_revision: i64_at(b, 0)?,
             mod_revision: i64_at(b, 8)?,
@@ -47,7 +47,7 @@ impl Index {
         })
     }
 
-    pub fn with_value(&self, key: &str, value: Bytes) -> KeyValue {
+    pub(super) fn with_value(&self, key: &str, value: Bytes) -> KeyValue {
         KeyValue {
             key: key.to_string(),
             value,
@@ -70,13 +70,13 @@ fn i64_at(b: &[u8], at: usize) -> Result<i64> {
 /// value (the rest; when compressed: its length as u32 LE, then the LZ4 block). Format 2 wrote
 /// the same layout without compression, so its entries read unchanged.
 pub(super) struct Entry<'a> {
-    pub delete: bool,
-    pub compressed: bool,
-    pub key: &'a str,
-    pub create_revision: Revision,
-    pub version: i64,
-    pub prev: Option<Index>,
-    pub value: &'a [u8],
+    pub(super) delete: bool,
+    pub(super) compressed: bool,
+    pub(super) key: &'a str,
+    pub(super) create_revision: Revision,
+    pub(super) version: i64,
+    pub(super) prev: Option<Index>,
+    pub(super) value: &'a [u8],
 }
 
 const NO_PREV: Index = Index {
@@ -99,7 +99,7 @@ pub(super) struct StoredValue {
 }
 
 impl StoredValue {
-    pub fn new(value: &[u8]) -> Self {
+    pub(super) fn new(value: &[u8]) -> Self {
         if value.len() >= COMPRESS_FROM && value.len() <= u32::MAX as usize {
             let mut bytes =
                 Vec::with_capacity(4 + lz4_flex::block::get_maximum_output_size(value.len()));
@@ -121,7 +121,7 @@ impl StoredValue {
         }
     }
 
-    pub fn empty() -> Self {
+    pub(super) fn empty() -> Self {
         StoredValue {
             compressed: false,
             bytes: vec![],

@@ -757,12 +757,15 @@ fn format_issues(e: &Expr, types: &HashMap<ExprId, Type>, out: &mut Vec<(ExprId,
     })
 }
 
-/// cel-go's `parseFormatString` with the checker's clause callbacks: `Err((expr, message))`.
+/// cel-go's `parseFormatStringV2` with the checker's clause callbacks
+/// (`stringFormatCheckerV2`): `Err((expr, message))`, the expression being the argument (or the
+/// element of a list or map literal) at fault, else the call.
 fn check_format(
     f: &str,
     args: &[Expr],
     types: &HashMap<ExprId, Type>,
 ) -> Result<(), (Option<ExprId>, String)> {
+    use crate::format::{parse_clause, Clause};
     let b = f.as_bytes();
     let at_call = |m: String| (None, m);
     let (mut i, mut next) = (0, 0);
@@ -775,90 +778,33 @@ fn check_format(
             i += 2;
             continue;
         }
+        // The checker's argument fetch never fails: the end of the string is found first.
         if i + 1 >= b.len() {
             return Err(at_call("unexpected end of string".into()));
         }
         let Some(arg) = args.get(next) else {
             return Err(at_call(format!("index {next} out of range")));
         };
-        i += 1;
-        if b[i] == b'.' {
-            let start = i + 1;
-            let mut j = start;
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            let prefix = "could not parse formatting clause: error while parsing precision";
-            if j >= b.len() {
-                return Err(at_call(format!(
-                    "{prefix}: could not find end of precision specifier"
-                )));
-            }
-            let digits = &f[start..j];
-            if digits.parse::<i64>().is_err() {
-                let why = if digits.is_empty() {
-                    "invalid syntax"
-                } else {
-                    "value out of range"
-                };
-                return Err(at_call(format!(
-                    "{prefix}: error while converting precision to integer: strconv.Atoi: parsing \"{digits}\": {why}"
-                )));
-            }
-            i = j;
-        }
-        // Go reads the clause as one byte.
-        let verb = b[i];
-        i += 1;
+        let (clause, len) = parse_clause(&b[i + 1..])
+            .map_err(|m| at_call(format!("could not parse formatting clause: {m}")))?;
+        i += 1 + len;
         next += 1;
-        use Type as T;
-        let (allowed, what): (&[T], &str) = match verb {
-            b's' => {
-                check_string_clause(arg, types).map_err(|(id, t)| {
-                    (Some(id), format!("error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given {t}"))
-                })?;
-                continue;
-            }
-            b'd' => (
-                &[T::Int, T::Uint],
-                "decimal clause can only be used on integers",
-            ),
-            b'f' => (
-                &[T::Double, T::String],
-                "fixed-point clause can only be used on doubles",
-            ),
-            b'e' => (
-                &[T::Double, T::String],
-                "scientific clause can only be used on doubles",
-            ),
-            b'b' => (
-                &[T::Int, T::Uint, T::Bool],
-                "only integers and bools can be formatted as binary",
-            ),
-            b'x' | b'X' => (
-                &[T::Int, T::Uint, T::String, T::Bytes],
-                "only integers, byte buffers, and strings can be formatted as hex",
-            ),
-            b'o' => (
-                &[T::Int, T::Uint],
-                "octal clause can only be used on integers",
-            ),
-            other => {
-                return Err(at_call(format!(
-                    "could not parse formatting clause: unrecognized formatting clause \"{}\"",
-                    char::from(other)
-                )))
-            }
-        };
-        let t = static_type(arg, types);
-        if !type_in(&t, allowed) {
-            return Err((
-                Some(arg.id),
+        let bad = |id: ExprId, t: &Type| {
+            (
+                Some(id),
                 format!(
-                    "error during formatting: {what}, was given {}",
-                    t.runtime_name()
+                    "error during formatting: {}",
+                    clause.error(&t.runtime_name())
                 ),
-            ));
+            )
+        };
+        if clause == Clause::String {
+            check_string_clause(arg, types).map_err(|(id, t)| bad(id, &t))?;
+        } else {
+            let t = static_type(arg, types);
+            if !clause.allows(&t) {
+                return Err(bad(arg.id, &t));
+            }
         }
     }
     if args.len() > next {
@@ -874,35 +820,11 @@ fn static_type(e: &Expr, types: &HashMap<ExprId, Type>) -> Type {
     types.get(&e.id).cloned().unwrap_or(Type::Dyn)
 }
 
-/// Whether `t` is of one of the kinds (parameters of lists and maps not compared); what is not
-/// known statically passes.
-fn type_in(t: &Type, kinds: &[Type]) -> bool {
-    matches!(t, Type::Dyn | Type::TypeParam(_) | Type::Error)
-        || kinds
-            .iter()
-            .any(|k| std::mem::discriminant(k) == std::mem::discriminant(t))
-}
-
-/// `%s`: a printable kind, and the members of list and map literals too.
-fn check_string_clause(e: &Expr, types: &HashMap<ExprId, Type>) -> Result<(), (ExprId, String)> {
-    use Type as T;
+/// `%s`: a printable type, and so the members of list and map literals (keys and values).
+fn check_string_clause(e: &Expr, types: &HashMap<ExprId, Type>) -> Result<(), (ExprId, Type)> {
     let t = static_type(e, types);
-    let printable = [
-        T::list(T::Dyn),
-        T::map(T::Dyn, T::Dyn),
-        T::Int,
-        T::Uint,
-        T::Double,
-        T::Bool,
-        T::String,
-        T::Timestamp,
-        T::Bytes,
-        T::Duration,
-        T::Type(None),
-        T::Null,
-    ];
-    if !type_in(&t, &printable) {
-        return Err((e.id, t.runtime_name()));
+    if !crate::format::string_clause_allows(&t) {
+        return Err((e.id, t));
     }
     if matches!(e.kind, ExprKind::List { .. } | ExprKind::Map { .. }) {
         for c in e.children() {

@@ -64,6 +64,7 @@ pub mod env;
 pub mod errors;
 pub mod eval;
 pub mod ext;
+pub mod format;
 mod lexer;
 pub mod parser;
 pub mod stdlib;

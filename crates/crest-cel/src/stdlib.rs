@@ -241,7 +241,7 @@ pub fn call(name: &str, args: &[Value]) -> R {
         }
         ("reverse", [String(s)]) => String(s.chars().rev().collect::<std::string::String>().into()),
         ("strings.quote", [String(s)]) => String(quote(s).into()),
-        ("format", [String(f), List(l)]) => String(format(f, l)?.into()),
+        ("format", [String(f), List(l)]) => String(crate::format::format(f, l)?.into()),
 
         ("cel.@mapInsert", [Map(m), k, v]) => {
             let key = Key::from_value(k).ok_or_else(|| err("unsupported key type"))?;
@@ -316,24 +316,30 @@ fn overflow() -> EvalError {
 }
 
 fn compare(name: &str, a: &Value, b: &Value) -> R {
-    let o = match a.compare(b) {
-        Some(o) => o,
-        None => {
-            // NaN compares false; other mismatches have no overload.
-            if matches!(a, Value::Double(d) if d.is_nan())
-                || matches!(b, Value::Double(d) if d.is_nan())
-            {
-                return Ok(Value::Bool(false));
-            }
-            return Err(no_such_overload(name, &[a.clone(), b.clone()]));
-        }
-    };
+    let o = ordering(name, a, b)?;
     Ok(Value::Bool(match name {
         "_<_" => o == Ordering::Less,
         "_<=_" => o != Ordering::Greater,
         "_>_" => o == Ordering::Greater,
         _ => o != Ordering::Less,
     }))
+}
+
+/// The order of two values for `<`, `<=`, `>` and `>=` (cel-go's `Compare`): numbers of the
+/// three kinds compared exactly (as cel-go's `compareIntDouble` and friends do with big
+/// floats), others within their kind. A NaN has no order: an error of its own ("NaN values
+/// cannot be ordered") when it is the left operand or both are numbers; other mismatches have
+/// no overload for operator `name`.
+pub fn ordering(name: &str, a: &Value, b: &Value) -> Result<Ordering, EvalError> {
+    if let Some(o) = a.compare(b) {
+        return Ok(o);
+    }
+    let nan = |v: &Value| matches!(v, Value::Double(d) if d.is_nan());
+    let number = |v: &Value| matches!(v, Value::Int(_) | Value::Uint(_) | Value::Double(_));
+    if nan(a) || (nan(b) && number(a)) {
+        return Err(err("NaN values cannot be ordered"));
+    }
+    Err(no_such_overload(name, &[a.clone(), b.clone()]))
 }
 
 pub fn add(a: &Value, b: &Value) -> R {
@@ -544,7 +550,8 @@ fn to_uint(v: &Value) -> R {
             u64::try_from(*i).map_err(|_| err("range error converting int to uint"))?
         }
         Value::Double(d) => {
-            if !(*d > -1.0 && *d < 1.844_674_407_370_955_2e19) {
+            // cel-go: below zero (-0.5 included; -0.0 is zero) or from 2^64 on is out of range.
+            if !(*d >= 0.0 && *d < 1.844_674_407_370_955_2e19) {
                 return Err(err("range error converting double to uint"));
             }
             *d as u64
@@ -588,34 +595,10 @@ fn to_string(v: &Value) -> R {
     }))
 }
 
-/// Go's `strconv.FormatFloat(d, 'g', -1, 64)`, which cel-go uses for `string(double)`.
+/// `string(double)`: cel-go's `fmt.Sprintf("%g", d)`, Go's shortest digits with an exponent
+/// below 1e-4 and from 1e6 on (`1e+06`, `1.5e-05`).
 pub fn format_double(d: f64) -> String {
-    if d.is_nan() {
-        return "NaN".into();
-    }
-    if d.is_infinite() {
-        return if d > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    if d == 0.0 {
-        return if d.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    let e = format!("{d:e}");
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..21).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mant}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{d}")
-    }
+    crest_gofmt::go_float(d)
 }
 
 pub fn format_timestamp(t: DateTime<Utc>) -> String {
@@ -829,6 +812,9 @@ fn split(s: &str, sep: &str, n: i64) -> Value {
     Value::list(parts)
 }
 
+/// cel-go's `strings.quote`, which is not Go's `strconv.Quote`: it escapes CEL's escape
+/// sequences (`\a \b \f \n \r \t \v \\ \"`) and keeps every other character as it is
+/// (controls, U+00A0, zero-width characters included).
 fn quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
@@ -846,301 +832,5 @@ fn quote(s: &str) -> String {
         }
     }
     out.push('"');
-    out
-}
-
-/// `string.format(list)` (cel-go's strings extension, formatting as its version 1 does):
-/// `%s %d %f %e %b %x %X %o`, an optional `.precision`, `%%`. Fixed-point numbers are grouped
-/// as the en_US locale does and scientific ones written with a superscript exponent, as cel-go's
-/// locale-aware printer renders them.
-pub fn format(f: &str, args: &[Value]) -> Result<String, EvalError> {
-    let mut out = String::with_capacity(f.len());
-    let mut chars = f.chars().peekable();
-    let mut next = 0usize;
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        if chars.peek() == Some(&'%') {
-            chars.next();
-            out.push('%');
-            continue;
-        }
-        let Some(arg) = args.get(next) else {
-            return Err(err(format!("index {next} out of range")));
-        };
-        next += 1;
-        let mut precision: Option<usize> = None;
-        if chars.peek() == Some(&'.') {
-            chars.next();
-            let mut digits = String::new();
-            while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
-                digits.push(*d);
-                chars.next();
-            }
-            if chars.peek().is_none() {
-                return Err(err("could not parse formatting clause: error while parsing precision: could not find end of precision specifier"));
-            }
-            precision = Some(digits.parse().map_err(|_| {
-                err("could not parse formatting clause: error while parsing precision")
-            })?);
-        }
-        let Some(verb) = chars.next() else {
-            return Err(err("unexpected end of string"));
-        };
-        let during = |m: String| err(format!("error during formatting: {m}"));
-        let s = match verb {
-            's' => format_string_clause(arg).map_err(during)?,
-            'd' => match arg {
-                Value::Int(i) => i.to_string(),
-                Value::Uint(u) => u.to_string(),
-                _ => {
-                    return Err(during(format!(
-                        "decimal clause can only be used on integers, was given {}",
-                        arg.type_name()
-                    )))
-                }
-            },
-            'f' | 'e' => {
-                let d = match arg {
-                    Value::Double(d) => *d,
-                    Value::String(s) if matches!(&**s, "NaN" | "Infinity" | "-Infinity") => {
-                        match &**s {
-                            "NaN" => f64::NAN,
-                            "Infinity" => f64::INFINITY,
-                            _ => f64::NEG_INFINITY,
-                        }
-                    }
-                    _ => {
-                        let what = if verb == 'f' {
-                            "fixed-point"
-                        } else {
-                            "scientific"
-                        };
-                        return Err(during(format!(
-                            "{what} clause can only be used on doubles, was given {}",
-                            arg.type_name()
-                        )));
-                    }
-                };
-                if verb == 'f' {
-                    localized_fixed(d, precision.unwrap_or(6))
-                } else {
-                    // cel-go passes the precision as a width, so the precision stays 6.
-                    localized_scientific(d)
-                }
-            }
-            'b' => match arg {
-                Value::Int(i) if *i < 0 => format!("-{:b}", i.unsigned_abs()),
-                Value::Int(i) => format!("{i:b}"),
-                Value::Uint(u) => format!("{u:b}"),
-                Value::Bool(b) => (if *b { "1" } else { "0" }).to_string(),
-                _ => {
-                    return Err(during(format!(
-                        "only integers and bools can be formatted as binary, was given {}",
-                        arg.type_name()
-                    )))
-                }
-            },
-            'x' | 'X' => {
-                let h = match arg {
-                    Value::Int(i) if *i < 0 => format!("-{:x}", i.unsigned_abs()),
-                    Value::Int(i) => format!("{i:x}"),
-                    Value::Uint(u) => format!("{u:x}"),
-                    Value::String(s) => s.bytes().map(|b| format!("{b:02x}")).collect(),
-                    Value::Bytes(b) => b.iter().map(|b| format!("{b:02x}")).collect(),
-                    _ => return Err(during(format!(
-                        "only integers, byte buffers, and strings can be formatted as hex, was given {}",
-                        arg.type_name()
-                    ))),
-                };
-                if verb == 'X' {
-                    h.to_ascii_uppercase()
-                } else {
-                    h
-                }
-            }
-            'o' => match arg {
-                Value::Int(i) if *i < 0 => format!("-{:o}", i.unsigned_abs()),
-                Value::Int(i) => format!("{i:o}"),
-                Value::Uint(u) => format!("{u:o}"),
-                _ => {
-                    return Err(during(format!(
-                        "octal clause can only be used on integers, was given {}",
-                        arg.type_name()
-                    )))
-                }
-            },
-            other => {
-                return Err(err(format!(
-                    "could not parse formatting clause: unrecognized formatting clause \"{other}\""
-                )))
-            }
-        };
-        out.push_str(&s);
-    }
-    Ok(out)
-}
-
-/// `%s`: the value's string conversion; lists and maps as CEL literals.
-fn format_string_clause(v: &Value) -> Result<String, String> {
-    Ok(match v {
-        Value::List(_) | Value::Map(_) => format_literal(v)?,
-        Value::Null => "null".into(),
-        Value::Type(t) => t.to_string(),
-        Value::Double(d) => format_double(*d),
-        Value::Int(_)
-        | Value::Uint(_)
-        | Value::Bool(_)
-        | Value::String(_)
-        | Value::Bytes(_)
-        | Value::Timestamp(_)
-        | Value::Duration(_) => match to_string(v) {
-            Ok(Value::String(s)) => s.to_string(),
-            _ => return Err("could not convert argument to string".into()),
-        },
-        other => {
-            return Err(format!(
-                "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given {}",
-                other.type_name()
-            ))
-        }
-    })
-}
-
-/// A value inside a formatted list or map, written as a CEL literal.
-fn format_literal(v: &Value) -> Result<String, String> {
-    Ok(match v {
-        Value::String(s) => go_quote(s.as_bytes()),
-        Value::Bytes(b) => format!("b{}", go_quote(b)),
-        Value::Double(d) if d.is_finite() => format!("{d:.6}"),
-        Value::Double(d) => go_quote(
-            if d.is_nan() {
-                "NaN"
-            } else if *d > 0.0 {
-                "+Inf"
-            } else {
-                "-Inf"
-            }
-            .as_bytes(),
-        ),
-        Value::Int(i) => i.to_string(),
-        Value::Uint(u) => u.to_string(),
-        Value::Timestamp(t) => format!("timestamp({})", go_quote(format_timestamp(*t).as_bytes())),
-        Value::Duration(d) => format!("duration({})", go_quote(format_duration(*d).as_bytes())),
-        Value::List(l) => {
-            let parts: Result<Vec<String>, String> = l.iter().map(format_literal).collect();
-            format!("[{}]", parts?.join(", "))
-        }
-        Value::Map(m) => {
-            let mut pairs = Vec::with_capacity(m.len());
-            for (k, val) in m.entries.values() {
-                let key = match k {
-                    Value::String(_) | Value::Int(_) | Value::Uint(_) => format_literal(k)?,
-                    Value::Bool(b) => b.to_string(),
-                    _ => {
-                        return Err(format!(
-                            "no formatting function for map key of type {}",
-                            k.type_name()
-                        ))
-                    }
-                };
-                pairs.push((key, format_literal(val)?));
-            }
-            pairs.sort_by(|a, b| a.0.cmp(&b.0));
-            let parts: Vec<String> = pairs.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
-            format!("{{{}}}", parts.join(", "))
-        }
-        other => format_string_clause(other)?,
-    })
-}
-
-/// Go's `strconv.Quote` (`%q`): printable characters kept, others escaped.
-fn go_quote(b: &[u8]) -> String {
-    let mut out = String::from("\"");
-    for chunk in b.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\u{7}' => out.push_str("\\a"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{b}' => out.push_str("\\v"),
-                '\\' => out.push_str("\\\\"),
-                '"' => out.push_str("\\\""),
-                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                    out.push_str(&format!("\\x{:02x}", c as u32))
-                }
-                c if c.is_control() => {
-                    if (c as u32) <= 0xffff {
-                        out.push_str(&format!("\\u{:04x}", c as u32))
-                    } else {
-                        out.push_str(&format!("\\U{:08x}", c as u32))
-                    }
-                }
-                c => out.push(c),
-            }
-        }
-        for byte in chunk.invalid() {
-            out.push_str(&format!("\\x{byte:02x}"));
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn localized_special(d: f64) -> Option<String> {
-    if d.is_nan() {
-        Some("NaN".into())
-    } else if d.is_infinite() {
-        Some(if d > 0.0 { "∞" } else { "-∞" }.into())
-    } else {
-        None
-    }
-}
-
-/// `%.Nf` with en_US digit grouping.
-fn localized_fixed(d: f64, precision: usize) -> String {
-    if let Some(s) = localized_special(d) {
-        return s;
-    }
-    let s = format!("{:.*}", precision.min(1000), d.abs());
-    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
-    let mut grouped = String::with_capacity(s.len() + s.len() / 3 + 1);
-    if d.is_sign_negative() && s.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
-        grouped.push('-');
-    }
-    for (i, ch) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(ch);
-    }
-    if !frac.is_empty() {
-        grouped.push('.');
-        grouped.push_str(frac);
-    }
-    grouped
-}
-
-/// `%e` as a localized printer writes it: `1.052033×10⁰³`.
-fn localized_scientific(d: f64) -> String {
-    if let Some(s) = localized_special(d) {
-        return s;
-    }
-    let s = format!("{d:.6e}");
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    const SUP: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-    let mut out = format!("{mant}×10");
-    if exp < 0 {
-        out.push('⁻');
-    }
-    for ch in format!("{:02}", exp.unsigned_abs()).chars() {
-        out.push(SUP[(ch as u32 - '0' as u32) as usize % 10]);
-    }
     out
 }

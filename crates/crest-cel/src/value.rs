@@ -259,13 +259,16 @@ impl Key {
         }
     }
 
-    /// The key to look up for a value: also doubles with an exact integer value.
+    /// The key to look up for a value: also doubles with an exact integer value, as cel-go's
+    /// map `Find` converts them (`doubleToInt64Lossless`, then `doubleToUint64Lossless`): an int
+    /// strictly between -2^63 and 2^63 (so -2^63 itself finds no key, though it equals the
+    /// smallest int), else a uint below 2^64.
     pub fn for_lookup(v: &Value) -> Option<Key> {
         match v {
             Value::Double(d) => {
                 if d.fract() != 0.0 || !d.is_finite() {
                     None
-                } else if *d >= -9.223_372_036_854_776e18 && *d < 9.223_372_036_854_776e18 {
+                } else if *d > -9.223_372_036_854_776e18 && *d < 9.223_372_036_854_776e18 {
                     Some(Key::Int(*d as i64))
                 } else if *d >= 0.0 && *d < 1.844_674_407_370_955_2e19 {
                     Some(Key::BigUint(*d as u64))
@@ -429,7 +432,10 @@ impl Value {
     }
 }
 
-/// Compares numbers of any of the three numeric kinds exactly (NaN is unordered).
+/// Compares numbers of any of the three numeric kinds exactly, as current cel-go does
+/// (`common/types/compare.go`: a double outside the other kind's range is beyond every value of
+/// it, else the two are compared as big floats, so 2^63 as a double is above the largest int and
+/// 2^53 + 1 is above 2^53 as a double); -0.0 equals 0. NaN is unordered (and unequal).
 fn numeric_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     use Value::*;
     match (a, b) {

@@ -16,7 +16,7 @@
 //! Both are pure, never panic, keep serde_json's (and serde_yaml_ng's) nesting limit of 128 and
 //! return nothing for input the normal decoder rejects (it reports the syntax error).
 
-use crest_schema::gofmt::go_quote;
+use crest_gofmt::go_quote;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::collections::HashSet;

@@ -2,7 +2,7 @@
 //! is decoded (Content-Type), as kube-apiserver's negotiation package decides.
 
 use crest_api::ApiError;
-use crest_schema::gofmt::json_kind;
+use crest_gofmt::json_kind;
 use serde_json::Value;
 
 /// What a response is rendered as.

@@ -18,8 +18,9 @@
 //! is validated as ObjectMeta by the caller (crest-api's `validate_object_meta`).
 
 pub mod defaulting;
-/// Go's formatting of values in messages (`strconv.Quote`, `%v` of floats, `json.Marshal`).
-pub mod gofmt;
+/// Go's formatting of values in messages (`strconv.Quote`, `%v` of floats, `json.Marshal`): the
+/// `crest-gofmt` crate, re-exported so `crest_schema::gofmt::...` paths keep working.
+pub use crest_gofmt as gofmt;
 pub mod listtype;
 pub mod objectmeta;
 mod pattern;

@@ -8,7 +8,7 @@
 
 use crest_api::field::{aggregate, FieldError, FieldPath};
 use crest_api::{meta, ApiError};
-use crest_schema::gofmt::{go_float, go_quote};
+use crest_gofmt::{go_float, go_quote};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;

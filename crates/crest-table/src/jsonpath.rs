@@ -211,7 +211,7 @@ fn eval_field<'a>(input: &[Item<'a>], name: &str) -> Vec<Item<'a>> {
 
 fn go_type(i: &Item<'_>) -> &'static str {
     match i {
-        Item::Json(v) => crest_schema::gofmt::go_type(v),
+        Item::Json(v) => crest_gofmt::go_type(v),
         Item::Text(_) => "string",
         Item::Bool(_) => "bool",
         Item::Int(_) => "int",

@@ -11,7 +11,7 @@ mod jsonpath;
 pub use jsonpath::{Item, JsonPath};
 
 use crest_api::ApiError;
-use crest_schema::gofmt::{go_float, go_json, go_json_float};
+use crest_gofmt::{go_float, go_json, go_json_float};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
@@ -570,7 +570,7 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *out, s);
 }
 
-// ---- Go's number and JSON text: crest_schema::gofmt ----
+// ---- Go's number and JSON text: crest_gofmt ----
 
 /// `k8s.io/apimachinery/pkg/util/duration.HumanDuration`.
 pub fn human_duration(seconds: i64) -> String {

@@ -98,6 +98,16 @@ fn urls() {
         "url('https://a:b:c/')",
         "URL parse error during conversion from string: parse \"https://a:b:c/\": invalid port \":c\" after host",
     );
+    // Go's strconv.Quote in the messages: a cut UTF-8 sequence as \xNN bytes, a no-break
+    // space as \u00a0 (crest-gofmt).
+    err(
+        "url('https://example.com/%€')",
+        "URL parse error during conversion from string: parse \"https://example.com/%€\": invalid URL escape \"%\\xe2\\x82\"",
+    );
+    err(
+        "url('https://example.com/\\u00a0\\u200b%zz')",
+        "URL parse error during conversion from string: parse \"https://example.com/\\u00a0\\u200b%zz\": invalid URL escape \"%zz\"",
+    );
 }
 
 #[test]

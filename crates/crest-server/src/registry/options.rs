@@ -4,7 +4,7 @@
 use crate::registry::Preconditions;
 use crest_api::{ApiError, FieldError, FieldPath};
 use crest_codec::negotiate::{body_format, decode_object, BodyFormat};
-use crest_schema::gofmt::json_kind;
+use crest_gofmt::json_kind;
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -7,9 +7,9 @@ pub(crate) mod openapi;
 use serde_json::{json, Value};
 
 /// The Kubernetes version Crest's API behaves as.
-pub const KUBERNETES_VERSION: &str = "v1.32.0";
+pub(crate) const KUBERNETES_VERSION: &str = "v1.32.0";
 
-pub fn version_info() -> Value {
+pub(crate) fn version_info() -> Value {
     json!({
         "major": "1",
         "minor": "32",

@@ -1,0 +1,455 @@
+//! Go's text forms of values, as they appear in kube-apiserver and cel-go messages and
+//! results: `strconv.Quote` (`%q`) of strings and byte slices, `%v`, `%e` and `%f` of a
+//! float64, and `encoding/json` output. One copy, shared by the CEL engine (which must know
+//! nothing of Kubernetes) and the Kubernetes crates.
+
+use serde_json::{Number, Value};
+use std::fmt::Write;
+
+mod isprint;
+
+/// Go's `%v` (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, exponent form when the
+/// decimal exponent is < -4 or >= 6 (Go's precision for that decision with shortest digits).
+pub fn go_float(f: f64) -> String {
+    if let Some(s) = special(f) {
+        return s.to_string();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let (neg, digits, exp) = shortest(f);
+    let mut s = String::new();
+    if neg {
+        s.push('-');
+    }
+    if !(-4..6).contains(&exp) {
+        s.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            s.push('.');
+            s.push_str(&digits[1..]);
+        }
+        s.push('e');
+        s.push(if exp < 0 { '-' } else { '+' });
+        let _ = write!(s, "{:02}", exp.abs());
+    } else {
+        fixed(&mut s, &digits, exp);
+    }
+    s
+}
+
+/// Go's `encoding/json` form of a float64: `'f'` format unless the magnitude is < 1e-6 or
+/// >= 1e21, then `'e'` with a short exponent (`1e-7`, `1e+21`).
+pub fn go_json_float(f: f64) -> String {
+    if !f.is_finite() {
+        return "null".to_string();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let (neg, digits, exp) = shortest(f);
+    let mut s = String::new();
+    if neg {
+        s.push('-');
+    }
+    let abs = f.abs();
+    if !(1e-6..1e21).contains(&abs) {
+        s.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            s.push('.');
+            s.push_str(&digits[1..]);
+        }
+        s.push('e');
+        s.push(if exp < 0 { '-' } else { '+' });
+        let _ = write!(s, "{}", exp.abs());
+    } else {
+        fixed(&mut s, &digits, exp);
+    }
+    s
+}
+
+/// Go's `strconv.FormatFloat(f, 'f', -1, 64)`: the shortest digits that read back as `f`,
+/// never with an exponent (`1e21` is `1000000000000000000000`, `2e-9` is `0.000000002`).
+pub fn go_float_fixed_shortest(f: f64) -> String {
+    if let Some(s) = special(f) {
+        return s.to_string();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let (neg, digits, exp) = shortest(f);
+    let mut s = String::new();
+    if neg {
+        s.push('-');
+    }
+    fixed(&mut s, &digits, exp);
+    s
+}
+
+/// Go's `%.Nf` (`strconv.FormatFloat(f, 'f', N, 64)`): exactly rounded, ties to even.
+pub fn go_float_fixed(f: f64, precision: usize) -> String {
+    if let Some(s) = special(f) {
+        return s.to_string();
+    }
+    format!("{f:.precision$}")
+}
+
+/// Go's `%.Ne` (`strconv.FormatFloat(f, 'e', N, 64)`): `d.ddde+XX`, the exponent signed and of
+/// at least two digits.
+pub fn go_float_exp(f: f64, precision: usize) -> String {
+    if let Some(s) = special(f) {
+        return s.to_string();
+    }
+    let sci = format!("{:.precision$e}", f.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}{mant}e{esign}{:02}", exp.unsigned_abs())
+}
+
+/// What Go's float formatting prints for NaN and the infinities.
+fn special(f: f64) -> Option<&'static str> {
+    if f.is_nan() {
+        Some("NaN")
+    } else if f.is_infinite() {
+        Some(if f > 0.0 { "+Inf" } else { "-Inf" })
+    } else {
+        None
+    }
+}
+
+/// Shortest round-trip decimal digits and the decimal exponent of the first digit.
+fn shortest(f: f64) -> (bool, String, i32) {
+    let sci = format!("{:e}", f.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    (f < 0.0, digits.to_string(), exp.parse().unwrap_or(0))
+}
+
+fn fixed(s: &mut String, digits: &str, exp: i32) {
+    if exp < 0 {
+        s.push_str("0.");
+        for _ in 0..(-exp - 1) {
+            s.push('0');
+        }
+        s.push_str(digits);
+    } else {
+        let int_len = exp as usize + 1;
+        if digits.len() <= int_len {
+            s.push_str(digits);
+            for _ in digits.len()..int_len {
+                s.push('0');
+            }
+        } else {
+            s.push_str(&digits[..int_len]);
+            s.push('.');
+            s.push_str(&digits[int_len..]);
+        }
+    }
+}
+
+/// Go's `%v` of a JSON number as Kubernetes decodes it (int64, else float64).
+pub fn go_number(n: &Number) -> String {
+    match n.as_i64() {
+        Some(i) => i.to_string(),
+        None => go_float(n.as_f64().unwrap_or(0.0)),
+    }
+}
+
+/// The JSON kind `encoding/json` names in `json: cannot unmarshal KIND into Go ...`
+/// (`UnmarshalTypeError.Value`).
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Go's `%T` of a JSON value decoded into `interface{}` (numbers as Kubernetes decodes them:
+/// int64, else float64).
+pub fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `strconv.Quote` (and `fmt`'s `%q` of a string).
+pub fn go_quote(s: &str) -> String {
+    go_quote_bytes(s.as_bytes())
+}
+
+/// Go's `strconv.Quote(string(b))`, which is also `fmt`'s `%q` of a `[]byte`: printable
+/// characters (`unicode.IsPrint`) as they are, `\a \b \f \n \r \t \v \\ \"` escaped, other
+/// ASCII controls and DEL as `\xNN`, other non-printable characters as `\uNNNN` or
+/// `\UNNNNNNNN`, and every byte that is not part of valid UTF-8 as `\xNN` (Go decodes one
+/// byte at a time there).
+pub fn go_quote_bytes(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len() + 2);
+    out.push('"');
+    for chunk in b.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            push_escaped(&mut out, c);
+        }
+        for byte in chunk.invalid() {
+            let _ = write!(out, "\\x{byte:02x}");
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        c if is_print(c) => out.push(c),
+        '\x07' => out.push_str("\\a"),
+        '\x08' => out.push_str("\\b"),
+        '\x0C' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\x0B' => out.push_str("\\v"),
+        c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        }
+        c if (c as u32) < 0x10000 => {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+        c => {
+            let _ = write!(out, "\\U{:08x}", c as u32);
+        }
+    }
+}
+
+/// Go's `unicode.IsPrint` (= `strconv.IsPrint`) as of Unicode 15.0.0 (Go 1.21 to 1.23): letters,
+/// marks, numbers, punctuation, symbols and the ASCII space.
+pub fn is_print(c: char) -> bool {
+    let c = c as u32;
+    if c < 0x80 {
+        return (0x20..0x7f).contains(&c);
+    }
+    isprint::PRINT
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// Go's `encoding/json.Marshal` of a decoded JSON value: sorted keys, Go float form, HTML-safe
+/// escaping of `<`, `>`, `&`.
+pub fn go_json(v: &Value) -> String {
+    let mut s = String::new();
+    write_go_json(&mut s, v);
+    s
+}
+
+fn write_go_json(s: &mut String, v: &Value) {
+    match v {
+        Value::Null => s.push_str("null"),
+        Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => {
+                let _ = write!(s, "{i}");
+            }
+            None => s.push_str(&go_json_float(n.as_f64().unwrap_or(0.0))),
+        },
+        Value::String(t) => write_go_json_string(s, t),
+        Value::Array(a) => {
+            s.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                write_go_json(s, x);
+            }
+            s.push(']');
+        }
+        Value::Object(m) => {
+            // serde_json's map is ordered by key, which is what Go's encoder does.
+            s.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                write_go_json_string(s, k);
+                s.push(':');
+                write_go_json(s, x);
+            }
+            s.push('}');
+        }
+    }
+}
+
+fn write_go_json_string(s: &mut String, t: &str) {
+    s.push('"');
+    for c in t.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            '\n' => s.push_str("\\n"),
+            '\r' => s.push_str("\\r"),
+            '\t' => s.push_str("\\t"),
+            // Go 1.22 and later (Kubernetes 1.32 is built with 1.23).
+            '\u{8}' => s.push_str("\\b"),
+            '\u{c}' => s.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(s, "\\u{:04x}", c as u32);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(s, "\\u{:04x}", c as u32);
+            }
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn floats_like_go() {
+        assert_eq!(go_float(10.0), "10");
+        assert_eq!(go_float(10.5), "10.5");
+        assert_eq!(go_float(1e21), "1e+21");
+        assert_eq!(go_float(100000.0), "100000");
+        assert_eq!(go_float(1234567.0), "1.234567e+06");
+        assert_eq!(go_float(0.0001), "0.0001");
+        assert_eq!(go_float(0.00001), "1e-05");
+        assert_eq!(go_float(-2.5), "-2.5");
+        assert_eq!(go_json_float(1e21), "1e+21");
+        assert_eq!(go_json_float(1e-7), "1e-7");
+        assert_eq!(go_json_float(1.0), "1");
+        assert_eq!(
+            go_json(&json!({"b": [1.0, "<"], "a": null})),
+            r#"{"a":null,"b":[1,"\u003c"]}"#
+        );
+        assert_eq!(go_quote("a\"b\n"), r#""a\"b\n""#);
+    }
+
+    #[test]
+    fn quote_like_strconv_quote() {
+        let cases: &[(&str, &str)] = &[
+            ("", r#""""#),
+            ("plain", r#""plain""#),
+            ("a\"b\\c", r#""a\"b\\c""#),
+            ("\x07\x08\x0c\n\r\t\x0b", r#""\a\b\f\n\r\t\v""#),
+            ("\0\x01\x1f\x7f", r#""\x00\x01\x1f\x7f""#),
+            // Latin-1 controls and the no-break space are not printable; é is.
+            ("\u{80}\u{9f}\u{a0}é", r#""\u0080\u009f\u00a0é""#),
+            ("\u{ad}", r#""\u00ad""#),
+            // Zero-width, bidi and other format characters, separators.
+            (
+                "\u{200b}\u{200d}\u{200e}\u{2028}\u{2029}\u{202e}",
+                r#""\u200b\u200d\u200e\u2028\u2029\u202e""#,
+            ),
+            (
+                "\u{2060}\u{feff}\u{3000}\u{1680}",
+                r#""\u2060\ufeff\u3000\u1680""#,
+            ),
+            // Private use, unassigned, noncharacters, supplementary planes.
+            (
+                "\u{e000}\u{f8ff}\u{fffe}\u{ffff}\u{378}",
+                r#""\ue000\uf8ff\ufffe\uffff\u0378""#,
+            ),
+            (
+                "\u{10ffff}\u{e0001}\u{f0000}",
+                r#""\U0010ffff\U000e0001\U000f0000""#,
+            ),
+            ("😀𝔸日本語\u{fffd}", "\"😀𝔸日本語\u{fffd}\""),
+            // Unicode 15.0 additions are printable (Kawi, CJK extension H).
+            ("\u{11f00}\u{31350}", "\"\u{11f00}\u{31350}\""),
+            ("combining e\u{301}", "\"combining e\u{301}\""),
+        ];
+        for (input, want) in cases {
+            assert_eq!(go_quote(input), *want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn quote_bytes_escapes_each_invalid_byte() {
+        assert_eq!(go_quote_bytes(b"ab\xffc"), r#""ab\xffc""#);
+        // A truncated sequence, a surrogate's encoding and an overlong form: one escape a byte.
+        assert_eq!(go_quote_bytes(b"\xf0\x9f\x98"), r#""\xf0\x9f\x98""#);
+        assert_eq!(go_quote_bytes(b"\xed\xa0\x80"), r#""\xed\xa0\x80""#);
+        assert_eq!(go_quote_bytes(b"\xc0\xaf"), r#""\xc0\xaf""#);
+        assert_eq!(go_quote_bytes(b"\xe2\x82\xac\x80"), "\"€\\x80\"");
+        assert_eq!(go_quote_bytes("\u{a0}".as_bytes()), r#""\u00a0""#);
+    }
+
+    #[test]
+    fn is_print_matches_go_at_the_edges() {
+        for c in [
+            ' ',
+            '~',
+            '\u{a1}',
+            '\u{377}',
+            '\u{ffee}',
+            '\u{1f600}',
+            '\u{e0100}',
+        ] {
+            assert!(is_print(c), "{c:?}");
+        }
+        for c in [
+            '\u{1f}',
+            '\u{7f}',
+            '\u{a0}',
+            '\u{ad}',
+            '\u{61c}',
+            '\u{fff9}',
+            '\u{e0000}',
+        ] {
+            assert!(!is_print(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn float_forms_like_go() {
+        assert_eq!(go_float_fixed_shortest(2.71825), "2.71825");
+        assert_eq!(go_float_fixed_shortest(2e-9), "0.000000002");
+        assert_eq!(go_float_fixed_shortest(1e21), "1000000000000000000000");
+        assert_eq!(go_float_fixed_shortest(-0.0), "-0");
+        assert_eq!(go_float_fixed_shortest(123456789.125), "123456789.125");
+        assert_eq!(go_float_fixed_shortest(f64::MIN_POSITIVE).len(), 326);
+        assert_eq!(go_float_fixed(1.2345, 3), "1.234");
+        assert_eq!(go_float_fixed(2.5, 0), "2");
+        assert_eq!(go_float_fixed(0.125, 2), "0.12");
+        assert_eq!(go_float_fixed(-0.0004, 3), "-0.000");
+        assert_eq!(go_float_fixed(1.0, 0), "1");
+        assert_eq!(go_float_exp(1052.032911275, 6), "1.052033e+03");
+        assert_eq!(go_float_exp(1052.0, 0), "1e+03");
+        assert_eq!(go_float_exp(0.0, 2), "0.00e+00");
+        assert_eq!(go_float_exp(-0.0, 1), "-0.0e+00");
+        assert_eq!(go_float_exp(1e300, 3), "1.000e+300");
+        assert_eq!(go_float_exp(-1.5e-7, 1), "-1.5e-07");
+        assert_eq!(go_float(1e6), "1e+06");
+        assert_eq!(go_float(123456.0), "123456");
+        for f in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let want = go_float(f);
+            assert_eq!(go_float_fixed(f, 2), want);
+            assert_eq!(go_float_exp(f, 2), want);
+            assert_eq!(go_float_fixed_shortest(f), want);
+        }
+    }
+}

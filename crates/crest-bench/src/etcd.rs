@@ -91,7 +91,7 @@ async fn start_etcd(dir: &Path) -> Etcd {
 }
 
 /// Disk usage of everything under `dir`, as `du` counts it (allocated blocks).
-pub fn du(dir: &Path) -> u64 {
+pub(crate) fn du(dir: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
     let mut total = 0;
     let mut stack = vec![dir.to_path_buf()];
@@ -115,6 +115,19 @@ struct Figures {
     rate: f64,
     disk: u64,
     raw: u64,
+    /// Server CPU time (user + system) per write, in microseconds.
+    cpu_us: f64,
+}
+
+/// CPU time (user + system) process `pid` has used so far, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command (which may hold spaces) end with ')'.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line: 12 and 13 after the command.
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 /// N puts of the CronTab JSON from `clients` connections; then compact + defrag and `du`.
@@ -131,6 +144,7 @@ async fn etcd_round(n: usize, clients: usize) -> Figures {
                 .expect("etcd connect"),
         );
     }
+    let cpu0 = cpu_seconds(etcd.child.id());
     let t0 = Instant::now();
     let mut tasks = vec![];
     for mut c in conns {
@@ -152,6 +166,7 @@ async fn etcd_round(n: usize, clients: usize) -> Figures {
         t.await.expect("etcd client");
     }
     let rate = n as f64 / t0.elapsed().as_secs_f64();
+    let cpu_us = (cpu_seconds(etcd.child.id()) - cpu0) * 1e6 / n as f64;
     let mut c = etcd_client::Client::connect([&etcd.endpoint], None)
         .await
         .expect("etcd connect");
@@ -175,6 +190,7 @@ async fn etcd_round(n: usize, clients: usize) -> Figures {
         rate,
         disk,
         raw: raw.load(Ordering::Relaxed) as u64,
+        cpu_us,
     }
 }
 
@@ -185,11 +201,13 @@ async fn crest_round(binary: &Path, n: usize, clients: usize) -> Figures {
     let (server, _) = crate::start_with(binary, dir.path(), &["--history-retention-seconds", "1"]);
     let client = reqwest::Client::new();
     create_crd(&client, &server.base).await;
+    let cpu0 = cpu_seconds(server.child.id());
     let rate = load(&server.base, clients, 3600, n - 1, |i| {
         let body = crontab(&format!("ct-{i}"));
         ("POST", COLLECTION.to_string(), Some(body), 201)
     })
     .await;
+    let cpu_us = (cpu_seconds(server.child.id()) - cpu0) * 1e6 / (n - 1) as f64;
     // The stored objects as served (JSON with metadata), what the data dir holds the latest of.
     let list = client
         .get(format!("{}{COLLECTION}", server.base))
@@ -202,7 +220,12 @@ async fn crest_round(binary: &Path, n: usize, clients: usize) -> Figures {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let disk = du(dir.path());
     drop(server);
-    Figures { rate, disk, raw }
+    Figures {
+        rate,
+        disk,
+        raw,
+        cpu_us,
+    }
 }
 
 fn mib(b: u64) -> f64 {
@@ -214,24 +237,26 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-pub async fn compare(binary: &Path, n: usize, clients: usize, rounds: usize) -> Vec<Row> {
+pub(crate) async fn compare(binary: &Path, n: usize, clients: usize, rounds: usize) -> Vec<Row> {
     let version = etcd_version();
     let mut etcd = vec![];
     let mut crest = vec![];
     for r in 0..rounds.max(1) {
         let e = etcd_round(n, clients).await;
         eprintln!(
-            "round {}: etcd {:.0} puts/s, {:.0} MiB (raw {:.0} MiB)",
+            "round {}: etcd {:.0} puts/s, {:.0} us CPU/put, {:.0} MiB (raw {:.0} MiB)",
             r + 1,
             e.rate,
+            e.cpu_us,
             mib(e.disk),
             mib(e.raw)
         );
         let c = crest_round(binary, n, clients).await;
         eprintln!(
-            "round {}: crest {:.0} creates/s, {:.0} MiB (raw {:.0} MiB)",
+            "round {}: crest {:.0} creates/s, {:.0} us CPU/create, {:.0} MiB (raw {:.0} MiB)",
             r + 1,
             c.rate,
+            c.cpu_us,
             mib(c.disk),
             mib(c.raw)
         );
@@ -245,13 +270,15 @@ pub async fn compare(binary: &Path, n: usize, clients: usize, rounds: usize) -> 
     let c_rate = median(crest.iter().map(|f| f.rate).collect());
     let e_disk = median(etcd.iter().map(|f| mib(f.disk)).collect());
     let c_disk = median(crest.iter().map(|f| mib(f.disk)).collect());
+    let e_cpu = median(etcd.iter().map(|f| f.cpu_us).collect());
+    let c_cpu = median(crest.iter().map(|f| f.cpu_us).collect());
     let e_raw = median(etcd.iter().map(|f| mib(f.raw)).collect());
     let c_raw = median(crest.iter().map(|f| mib(f.raw)).collect());
     vec![
         (
             format!("{version}: puts of {n} 2 KiB values, {clients} gRPC clients (median of {rounds})"),
             format!(
-                "{e_rate:.0} /s (rounds: {})",
+                "{e_rate:.0} /s, {e_cpu:.0} us server CPU per put (rounds: {})",
                 each(&etcd, &|f| format!("{:.0}", f.rate))
             ),
             "reference".into(),
@@ -259,7 +286,7 @@ pub async fn compare(binary: &Path, n: usize, clients: usize, rounds: usize) -> 
         (
             format!("Crest: durable creates of {n} 2 KiB objects, {clients} HTTP clients (median of {rounds})"),
             format!(
-                "{c_rate:.0} /s = {:.2}x etcd (rounds: {})",
+                "{c_rate:.0} /s = {:.2}x etcd, {c_cpu:.0} us server CPU per create (rounds: {})",
                 c_rate / e_rate,
                 each(&crest, &|f| format!("{:.0}", f.rate))
             ),

@@ -20,6 +20,10 @@
 //! - `openapi`: a group-version's OpenAPI v3 document from the cache, and CRD create -> served
 //!   (and published in OpenAPI) with 500 CRDs installed.
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
+//! - `etcd` (only when named): Crest next to etcd 3.4 (`etcd` on PATH: Debian's etcd-server) in
+//!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
+//!   same values from 64 gRPC clients, and each data dir after compaction (etcd: + defrag);
+//!   `--rounds R` (default 3) alternates them R times and reports medians. See `etcd.rs`.
 //! - `idle` (in `watch`): server RSS growth for 10,000 idle watch connections (and, to compare,
 //!   for as many idle keep-alive connections without a watch).
 
@@ -29,6 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod etcd;
 mod openapi;
 mod table;
 mod watch;
@@ -42,10 +47,16 @@ struct Args {
     /// Sections to run (empty: all).
     only: Vec<String>,
     watch: watch::Params,
+    /// Rounds of the etcd comparison.
+    rounds: usize,
 }
 
 impl Args {
     fn wants(&self, section: &str) -> bool {
+        // The etcd comparison needs etcd installed: only when asked for.
+        if section == "etcd" {
+            return self.only.iter().any(|s| s == "etcd");
+        }
         self.only.is_empty()
             || self.only.iter().any(|s| {
                 s == section || (s == "watch" && matches!(section, "fanout" | "bookmarks" | "idle"))
@@ -53,7 +64,8 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
+    "etcd",
     "core",
     "list",
     "watch",
@@ -78,6 +90,7 @@ fn parse_args() -> Args {
         keep: None,
         only: vec![],
         watch: watch::Params::default(),
+        rounds: 3,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -117,12 +130,13 @@ fn parse_args() -> Args {
             "--rate" => args.watch.rate = num(it.next(), &a),
             "--bookmark-seconds" => args.watch.bookmark_seconds = num(it.next(), &a),
             "--idle-watches" => args.watch.idle = num(it.next(), &a),
+            "--rounds" => args.rounds = num(it.next(), &a),
             "--help" | "-h" => {
                 println!(
                     "crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S] [--keep DIR]\n\
                      \x20           [--only {}]\n\
                      \x20           [--watchers N] [--writes N] [--rate PER_S] [--bookmark-seconds S]\n\
-                     \x20           [--idle-watches N]",
+                     \x20           [--idle-watches N] [--rounds N (etcd comparison)]",
                     SECTIONS.join(",")
                 );
                 std::process::exit(0);
@@ -410,6 +424,14 @@ fn main() {
             count(&client, &server.base).await
         });
         rows.push(rt.block_on(paginated_list(&server.base, total)));
+    }
+    if args.wants("etcd") {
+        rows.extend(rt.block_on(etcd::compare(
+            &args.binary,
+            args.objects,
+            args.clients,
+            args.rounds,
+        )));
     }
     if args.wants("fanout") {
         rows.push(rt.block_on(watch::fanout(&args.binary, &args.watch)));

@@ -23,7 +23,10 @@ pub(crate) async fn compact_history(
         let now = Instant::now();
         // The in-memory history ages out on the same clock.
         registry.cache.expire_history();
-        samples.push_back((now, registry.storage.current_revision()));
+        match registry.storage.current_revision().await {
+            Ok(rev) => samples.push_back((now, rev)),
+            Err(e) => tracing::warn!(error = %e, "compaction: no current revision"),
+        }
         let mut target = None;
         while let Some(&(t, rev)) = samples.front() {
             if now.duration_since(t) >= retention {

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use crest_api::{meta, ApiError};
 use crest_codec::negotiate::Output;
 use crest_selectors::ListFilter;
-use crest_storage::{EventType, Revision, StorageError, WatchStream};
+use crest_storage::{EventType, Revision, StorageError, WatchEvent, WatchRequest, WatchStream};
 use crest_table::{self as table, IncludeObject};
 use futures::StreamExt;
 use http::{HeaderValue, Response, StatusCode};
@@ -251,7 +251,7 @@ impl Watcher {
                 }
                 Source::Storage(stream) => {
                     let got = tokio::select! {
-                        ev = stream.recv() => Some(ev),
+                        ev = stream.next() => Some(ev),
                         _ = tokio::time::sleep_until(wake) => None,
                         _ = self.shutdown.changed() => {
                             self.done = true;
@@ -259,8 +259,8 @@ impl Watcher {
                         }
                     };
                     match got {
-                        None => {}
-                        Some(Some(Ok(ev))) => {
+                        None | Some(Some(Ok(WatchEvent::Progress(_)))) => {}
+                        Some(Some(Ok(WatchEvent::Change(ev)))) => {
                             let ev = storage_event(ev, self.stored.as_ref());
                             self.sent_through = ev.revision;
                             self.encode(&mut buf, &ev);
@@ -302,7 +302,8 @@ impl Watcher {
                     Err(_) => {
                         // The history moved past this watcher: continue from storage.
                         let storage = &self.enc.app.registry.storage;
-                        match storage.watch(&self.prefix, self.sent_through) {
+                        let req = WatchRequest::new(self.prefix.clone(), self.sent_through);
+                        match storage.watch(req).await {
                             Ok(s) => self.source = Source::Storage(s),
                             Err(StorageError::Compacted { .. }) => {
                                 return Err(too_old(
@@ -319,20 +320,25 @@ impl Watcher {
                 let mut got = vec![];
                 let mut failed = None;
                 while got.len() < BATCH {
-                    match stream.rx.try_recv() {
-                        Ok(Ok(ev)) => got.push(ev),
-                        Ok(Err(StorageError::Compacted {
+                    match stream.try_next() {
+                        Some(Ok(WatchEvent::Change(ev))) => got.push(ev),
+                        Some(Ok(WatchEvent::Progress(_))) => {}
+                        Some(Err(StorageError::Compacted {
                             requested,
                             compacted,
                         })) => {
                             failed = Some(too_old(requested, compacted));
                             break;
                         }
-                        Ok(Err(e)) => {
+                        // Fell behind or the store closed: the stream has ended, and so does the
+                        // response (the client re-lists).
+                        Some(Err(StorageError::Unavailable(_) | StorageError::Closed)) | None => {
+                            break
+                        }
+                        Some(Err(e)) => {
                             failed = Some(crate::registry::storage_error(e));
                             break;
                         }
-                        Err(_) => break,
                     }
                 }
                 for ev in got {
@@ -513,7 +519,11 @@ pub(crate) async fn serve(
         None
     } else if start < registry.cache.history_floor() {
         first = None;
-        match registry.storage.watch(&prefix, start) {
+        match registry
+            .storage
+            .watch(WatchRequest::new(prefix.clone(), start))
+            .await
+        {
             Ok(s) => Some(Source::Storage(s)),
             Err(StorageError::Compacted { .. }) => {
                 return Ok(watch_response(

@@ -4,7 +4,7 @@
 use super::Registry;
 use crate::store::cache::{CacheEvent, CachedObject};
 use crate::store::keys::{self, CRD_PREFIX, REGISTRY_PREFIX};
-use crest_storage::Revision;
+use crest_storage::{Revision, WatchEvent, WatchRequest};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +18,11 @@ pub(crate) async fn feed_cache(
 ) {
     let mut from = from;
     loop {
-        let mut stream = match registry.storage.watch(REGISTRY_PREFIX, from) {
+        let mut stream = match registry
+            .storage
+            .watch(WatchRequest::new(REGISTRY_PREFIX, from))
+            .await
+        {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!(error = %e, "cache watch failed");
@@ -28,13 +32,18 @@ pub(crate) async fn feed_cache(
         loop {
             let first = tokio::select! {
                 _ = shutdown.changed() => return,
-                ev = stream.recv() => ev,
+                ev = stream.next() => ev,
             };
-            let Some(Ok(first)) = first else { break };
+            let first = match first {
+                Some(Ok(WatchEvent::Change(ev))) => ev,
+                Some(Ok(WatchEvent::Progress(_))) => continue,
+                _ => break,
+            };
             let mut batch = vec![first];
             while batch.len() < 1024 {
-                match stream.rx.try_recv() {
-                    Ok(Ok(ev)) => batch.push(ev),
+                match stream.try_next() {
+                    Some(Ok(WatchEvent::Change(ev))) => batch.push(ev),
+                    Some(Ok(WatchEvent::Progress(_))) => continue,
                     _ => break,
                 }
             }

@@ -120,7 +120,10 @@ pub(crate) fn storage_error(e: StorageError) -> ApiError {
             format!("Too large resource version: {requested}, current: {current}"),
         ),
         StorageError::Closed => ApiError::service_unavailable("the server is shutting down"),
-        StorageError::Backend(m) => ApiError::internal(m),
+        StorageError::Unavailable(m) => ApiError::service_unavailable(m),
+        // As kube-apiserver answers a storage deadline: 504 Timeout.
+        StorageError::Timeout(m) => ApiError::new(504, crest_api::Reason::Timeout, m),
+        StorageError::DataDir(m) | StorageError::Internal(m) => ApiError::internal(m),
     }
 }
 
@@ -246,7 +249,12 @@ impl Registry {
 
     /// Waits until the cache reflects every write acknowledged so far.
     pub(crate) async fn sync(&self) -> Result<(), ApiError> {
-        self.cache.wait_for(self.storage.current_revision()).await
+        let rev = self
+            .storage
+            .current_revision()
+            .await
+            .map_err(storage_error)?;
+        self.cache.wait_for(rev).await
     }
 
     /// Looks a resource up, catching up with recent writes first when it is not (yet) known, so a

@@ -1,0 +1,1220 @@
+//! The embedded backend: redb tables, one writer thread that batches concurrent writes into one
+//! durable commit, and in-process watch fan-out. Reads run on tokio's blocking pool, never on an
+//! async worker.
+//!
+//! Tables (format 3):
+//! - `kv`:   key -> index (create_rev, mod_rev, version): the latest revision of every live key.
+//! - `log`:  revision -> entry (type, key, create_rev, version, the previous revision's index,
+//!   value, LZ4-compressed when that pays). Every value is written once, here; `kv` points into
+//!   it. Watches replay the log, and reads at an older revision undo the entries after that
+//!   revision, newest first.
+//! - `meta`: `revision` (last committed), `compacted`, `format`.
+//!
+//! Compaction to revision C keeps, like etcd, the newest entry at or below C of every live key
+//! (it is the key's value at every revision from C on) and everything above C; it drops
+//! superseded entries and tombstones. So the entry a `kv` index or a `prev` points to is always
+//! there for any revision a reader may still ask for.
+//!
+//! Watches: a watch from an old revision replays the log in chunks of
+//! [`EmbeddedOptions::replay_chunk`] entries (one read transaction each, on the blocking pool,
+//! sent before the next is read), until it has caught up with the published revision; then it
+//! registers with the writer, which hands it every later event directly. Progress notifications
+//! are answered under the same lock the writer publishes under, so they follow every event at or
+//! below their revision.
+
+mod format;
+
+use crate::api::{
+    BoxFuture, Event, EventType, KeyValue, ProgressRequester, RangeRequest, RangeResult, Result,
+    Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream, WriteOutcome,
+};
+use bytes::Bytes;
+use format::{
+    decode_entry, encode_entry, entry_key, event_at, internal, value_at, Index, StoredValue, KV,
+    LOG, META,
+};
+use redb::{Database, ReadableDatabase, ReadableTable};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::{mpsc as tmpsc, oneshot};
+
+/// The on-disk layout described above; a data dir of another format is refused, not misread.
+/// Format 2 (the same without compression) is upgraded in place: its entries read unchanged.
+const FORMAT: i64 = 3;
+const UPGRADES_FROM: i64 = 2;
+
+/// Options of the embedded store.
+#[derive(Clone, Debug)]
+pub struct EmbeddedOptions {
+    /// redb's page cache. Small: the server keeps its own copy of the latest objects.
+    pub cache_bytes: usize,
+    /// Events a watcher may fall behind before it is cut off (its stream ends with
+    /// `Unavailable`).
+    pub watch_buffer: usize,
+    /// The most writes committed together.
+    pub max_batch: usize,
+    /// Log entries read per step of a watch's replay of history.
+    pub replay_chunk: usize,
+    /// How long a `progress_notify` watch may go without an item before it gets a progress
+    /// notification (etcd's default is ten minutes).
+    pub progress_interval: Duration,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> Self {
+        EmbeddedOptions {
+            cache_bytes: 16 << 20,
+            watch_buffer: 8192,
+            max_batch: 1024,
+            replay_chunk: 512,
+            progress_interval: Duration::from_secs(600),
+        }
+    }
+}
+
+enum Op {
+    Create {
+        key: String,
+        value: Bytes,
+        stored: StoredValue,
+    },
+    Update {
+        key: String,
+        expected: Revision,
+        value: Bytes,
+        stored: StoredValue,
+    },
+    Delete {
+        key: String,
+        expected: Revision,
+    },
+    Compact {
+        revision: Revision,
+    },
+}
+
+struct Pending {
+    op: Op,
+    reply: oneshot::Sender<Result<WriteOutcome>>,
+}
+
+/// A live (caught-up) watch. Its channel has one slot more than `watch_buffer`, kept for the
+/// final error.
+struct Watcher {
+    id: u64,
+    prefix: String,
+    /// Events at or below this are not for it (a watch from a future revision).
+    after: Revision,
+    tx: tmpsc::Sender<Result<WatchEvent>>,
+    /// Something was sent since the last progress tick.
+    sent: bool,
+}
+
+impl Watcher {
+    /// Sends `item` unless the channel is down to the reserved slot; then the watcher is cut off
+    /// with `Unavailable` (false: drop it).
+    fn offer(&mut self, item: WatchEvent) -> bool {
+        if self.tx.capacity() > 1 {
+            // A progress notification is not activity: the next tick may send another.
+            self.sent |= matches!(item, WatchEvent::Change(_));
+            self.tx.try_send(Ok(item)).is_ok()
+        } else {
+            let _ = self.tx.try_send(Err(StorageError::Unavailable(
+                "the watcher fell behind; watch again from the last revision received".into(),
+            )));
+            false
+        }
+    }
+}
+
+/// The watchers and what they have been sent, under one lock.
+struct Hub {
+    watchers: Vec<Watcher>,
+    /// Every event up to here has been offered to the watchers.
+    published: Revision,
+    /// Watches still replaying that asked for progress.
+    progress_wanted: Vec<u64>,
+}
+
+struct Shared {
+    db: Database,
+    /// The last committed revision (set right after the commit, before the writers are answered).
+    revision: AtomicI64,
+    compacted: AtomicI64,
+    closed: AtomicBool,
+    hub: Mutex<Hub>,
+    next_watch: AtomicU64,
+    opts: EmbeddedOptions,
+    /// Replay chunks read so far (tells tests the replay streams).
+    replay_chunks: AtomicUsize,
+}
+
+impl Shared {
+    fn hub(&self) -> std::sync::MutexGuard<'_, Hub> {
+        self.hub.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn check_revision(&self, revision: Revision) -> Result<()> {
+        let current = self.revision.load(Ordering::SeqCst);
+        let compacted = self.compacted.load(Ordering::SeqCst);
+        if revision > current {
+            return Err(StorageError::FutureRevision {
+                requested: revision,
+                current,
+            });
+        }
+        if revision > 0 && revision < compacted {
+            return Err(StorageError::Compacted {
+                requested: revision,
+                compacted,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The default storage backend: a redb file in the data dir.
+pub struct EmbeddedStore {
+    shared: Arc<Shared>,
+    writer: Mutex<Option<mpsc::Sender<Pending>>>,
+    writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+fn latest_revision(meta: &impl ReadableTable<&'static str, i64>) -> Result<Revision> {
+    Ok(meta
+        .get("revision")
+        .map_err(internal)?
+        .map(|g| g.value())
+        .unwrap_or(0))
+}
+
+impl EmbeddedStore {
+    /// Opens (or creates) `dir/crest.redb`.
+    pub fn open(dir: &Path, opts: EmbeddedOptions) -> Result<Arc<Self>> {
+        let path = dir.join("crest.redb");
+        let db = Database::builder()
+            .set_cache_size(opts.cache_bytes)
+            .create(&path)
+            .map_err(|e| match e {
+                redb::DatabaseError::DatabaseAlreadyOpen => StorageError::DataDir(format!(
+                    "{} is in use by another process",
+                    path.display()
+                )),
+                other => internal(other),
+            })?;
+        let (revision, compacted) = {
+            let txn = db.begin_write().map_err(internal)?;
+            let (r, c) = {
+                txn.open_table(KV).map_err(internal)?;
+                txn.open_table(LOG).map_err(internal)?;
+                let mut meta = txn.open_table(META).map_err(internal)?;
+                let format = meta.get("format").map_err(internal)?.map(|g| g.value());
+                let written = meta.get("revision").map_err(internal)?.is_some();
+                match format {
+                    Some(FORMAT) => {}
+                    Some(UPGRADES_FROM) => {
+                        meta.insert("format", FORMAT).map_err(internal)?;
+                    }
+                    None if !written => {
+                        meta.insert("format", FORMAT).map_err(internal)?;
+                    }
+                    other => {
+                        return Err(StorageError::DataDir(format!(
+                            "{} holds store format {} but this Crest reads format {FORMAT}; \
+                             move the data dir away (or use the Crest that wrote it)",
+                            path.display(),
+                            other.unwrap_or(1)
+                        )))
+                    }
+                }
+                let r = latest_revision(&meta)?;
+                let c = meta
+                    .get("compacted")
+                    .map_err(internal)?
+                    .map(|g| g.value())
+                    .unwrap_or(0);
+                (r, c)
+            };
+            txn.commit().map_err(internal)?;
+            (r, c)
+        };
+        let max_batch = opts.max_batch.max(1);
+        let shared = Arc::new(Shared {
+            db,
+            revision: AtomicI64::new(revision),
+            compacted: AtomicI64::new(compacted),
+            closed: AtomicBool::new(false),
+            hub: Mutex::new(Hub {
+                watchers: vec![],
+                published: revision,
+                progress_wanted: vec![],
+            }),
+            next_watch: AtomicU64::new(1),
+            opts,
+            replay_chunks: AtomicUsize::new(0),
+        });
+        let (tx, rx) = mpsc::channel::<Pending>();
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("crest-store-writer".into())
+            .spawn(move || writer_loop(s, rx, max_batch))
+            .map_err(internal)?;
+        Ok(Arc::new(EmbeddedStore {
+            shared,
+            writer: Mutex::new(Some(tx)),
+            writer_thread: Mutex::new(Some(thread)),
+        }))
+    }
+
+    async fn submit(&self, op: Op) -> Result<WriteOutcome> {
+        let (reply, rx) = oneshot::channel();
+        {
+            let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            let tx = guard.as_ref().ok_or(StorageError::Closed)?;
+            tx.send(Pending { op, reply })
+                .map_err(|_| StorageError::Closed)?;
+        }
+        rx.await.map_err(|_| StorageError::Closed)?
+    }
+
+    /// Runs a read on tokio's blocking pool.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Shared) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        if self.shared.closed.load(Ordering::SeqCst) {
+            return Err(StorageError::Closed);
+        }
+        let shared = self.shared.clone();
+        tokio::task::spawn_blocking(move || f(&shared))
+            .await
+            .map_err(internal)?
+    }
+
+    /// Replay chunks read by watches so far.
+    pub fn replay_chunks_read(&self) -> usize {
+        self.shared.replay_chunks.load(Ordering::Relaxed)
+    }
+}
+
+/// A range at the latest revision straight from the kv table, reading only what is returned
+/// (plus the keys, when counting). `None` when `req.revision` is no longer the latest.
+fn range_latest(shared: &Shared, req: &RangeRequest) -> Result<Option<RangeResult>> {
+    let txn = shared.db.begin_read().map_err(internal)?;
+    let meta = txn.open_table(META).map_err(internal)?;
+    let latest = latest_revision(&meta)?;
+    if req.revision != 0 && req.revision != latest {
+        return Ok(None);
+    }
+    let kv = txn.open_table(KV).map_err(internal)?;
+    let log = txn.open_table(LOG).map_err(internal)?;
+    let from = match &req.start_after {
+        Some(s) if s.as_str() >= req.prefix.as_str() => Bound::Excluded(s.as_str()),
+        _ => Bound::Included(req.prefix.as_str()),
+    };
+    let mut kvs = vec![];
+    let mut more = false;
+    let mut count = 0;
+    for item in kv
+        .range::<&str>((from, Bound::Unbounded))
+        .map_err(internal)?
+    {
+        let (k, v) = item.map_err(internal)?;
+        let key = k.value();
+        if !key.starts_with(req.prefix.as_str()) {
+            break;
+        }
+        count += 1;
+        if req.limit > 0 && kvs.len() == req.limit {
+            more = true;
+            if !req.count {
+                break;
+            }
+            continue;
+        }
+        let idx = Index::decode(v.value())?;
+        kvs.push(idx.with_value(key, value_at(&log, idx.mod_revision)?));
+    }
+    Ok(Some(RangeResult {
+        kvs,
+        revision: latest,
+        more,
+        count,
+    }))
+}
+
+fn range_historical(shared: &Shared, req: &RangeRequest) -> Result<RangeResult> {
+    let txn = shared.db.begin_read().map_err(internal)?;
+    let log = txn.open_table(LOG).map_err(internal)?;
+    let (at, revision) = index_at(&txn, &req.prefix, req.revision)?;
+    let mut kvs = vec![];
+    let mut more = false;
+    let mut count = 0;
+    for (key, idx) in at.iter() {
+        if req
+            .start_after
+            .as_ref()
+            .is_some_and(|s| key.as_str() <= s.as_str())
+        {
+            continue;
+        }
+        count += 1;
+        if req.limit > 0 && kvs.len() == req.limit {
+            more = true;
+            if !req.count {
+                break;
+            }
+            continue;
+        }
+        // Only the returned page's values are read.
+        kvs.push(idx.with_value(key, value_at(&log, idx.mod_revision)?));
+    }
+    if !req.count {
+        count = kvs.len() + usize::from(more);
+    }
+    Ok(RangeResult {
+        kvs,
+        revision,
+        more,
+        count,
+    })
+}
+
+/// The index entries of keys under `prefix` at `revision` (0 = latest), as a sorted map.
+fn index_at(
+    txn: &redb::ReadTransaction,
+    prefix: &str,
+    revision: Revision,
+) -> Result<(BTreeMap<String, Index>, Revision)> {
+    let kv = txn.open_table(KV).map_err(internal)?;
+    let log = txn.open_table(LOG).map_err(internal)?;
+    let meta = txn.open_table(META).map_err(internal)?;
+    let latest = latest_revision(&meta)?;
+    let mut at: BTreeMap<String, Index> = BTreeMap::new();
+    for item in kv
+        .range::<&str>((Bound::Included(prefix), Bound::Unbounded))
+        .map_err(internal)?
+    {
+        let (k, v) = item.map_err(internal)?;
+        let key = k.value();
+        if !key.starts_with(prefix) {
+            break;
+        }
+        at.insert(key.to_string(), Index::decode(v.value())?);
+    }
+    let revision = if revision == 0 || revision >= latest {
+        latest
+    } else {
+        // Undo the entries after `revision`, newest first.
+        for item in log.range((revision + 1)..=latest).map_err(internal)?.rev() {
+            let (_, v) = item.map_err(internal)?;
+            let e = decode_entry(v.value())?;
+            if !e.key.starts_with(prefix) {
+                continue;
+            }
+            match e.prev {
+                Some(prev) => at.insert(e.key.to_string(), prev),
+                None => at.remove(e.key),
+            };
+        }
+        revision
+    };
+    Ok((at, revision))
+}
+
+fn get_at(shared: &Shared, key: &str, revision: Revision) -> Result<Option<KeyValue>> {
+    let txn = shared.db.begin_read().map_err(internal)?;
+    let log = txn.open_table(LOG).map_err(internal)?;
+    if revision == 0 {
+        let kv = txn.open_table(KV).map_err(internal)?;
+        return match kv.get(key).map_err(internal)? {
+            Some(g) => {
+                let idx = Index::decode(g.value())?;
+                Ok(Some(idx.with_value(key, value_at(&log, idx.mod_revision)?)))
+            }
+            None => Ok(None),
+        };
+    }
+    let (at, _) = index_at(&txn, key, revision)?;
+    match at.get(key) {
+        Some(idx) => Ok(Some(idx.with_value(key, value_at(&log, idx.mod_revision)?))),
+        None => Ok(None),
+    }
+}
+
+fn read_index(table: &redb::Table<&str, &[u8]>, key: &str) -> Result<Option<Index>> {
+    match table.get(key).map_err(internal)? {
+        Some(g) => Ok(Some(Index::decode(g.value())?)),
+        None => Ok(None),
+    }
+}
+
+/// Applies one batch in one transaction and one durable commit, then answers and publishes.
+fn writer_loop(shared: Arc<Shared>, rx: mpsc::Receiver<Pending>, max_batch: usize) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        let result = commit_batch(&shared, &batch);
+        match result {
+            Ok((outcomes, events, revision)) => {
+                shared.revision.store(revision, Ordering::SeqCst);
+                {
+                    let mut hub = shared.hub();
+                    for ev in &events {
+                        // A watcher that cannot keep up is cut off; the client resumes from its
+                        // last revision.
+                        let rev = ev.kv.mod_revision;
+                        hub.watchers.retain_mut(|w| {
+                            rev <= w.after
+                                || !ev.kv.key.starts_with(&w.prefix)
+                                || w.offer(WatchEvent::Change(ev.clone()))
+                        });
+                    }
+                    hub.published = revision;
+                }
+                for (p, o) in batch.into_iter().zip(outcomes) {
+                    let _ = p.reply.send(Ok(o));
+                }
+            }
+            Err(e) => {
+                for p in batch {
+                    let _ = p.reply.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+}
+
+type BatchResult = (Vec<WriteOutcome>, Vec<Event>, Revision);
+
+fn commit_batch(shared: &Shared, batch: &[Pending]) -> Result<BatchResult> {
+    let txn = shared.db.begin_write().map_err(internal)?;
+    let mut outcomes = Vec::with_capacity(batch.len());
+    let mut events = vec![];
+    let mut rev = shared.revision.load(Ordering::SeqCst);
+    let empty = StoredValue::empty();
+    {
+        let mut kv = txn.open_table(KV).map_err(internal)?;
+        let mut log = txn.open_table(LOG).map_err(internal)?;
+        let mut meta = txn.open_table(META).map_err(internal)?;
+        for p in batch {
+            let (key, cur) = match &p.op {
+                Op::Create { key, .. } | Op::Update { key, .. } | Op::Delete { key, .. } => {
+                    (key.as_str(), read_index(&kv, key)?)
+                }
+                Op::Compact { revision } => {
+                    compact(shared, &mut log, &mut meta, (*revision).min(rev))?;
+                    outcomes.push(WriteOutcome::Conflict(None));
+                    continue;
+                }
+            };
+            // The current value, for prev_kv and conflict answers (not needed for a create).
+            let current = |cur: &Index| -> Result<KeyValue> {
+                Ok(cur.with_value(key, value_at(&log, cur.mod_revision)?))
+            };
+            let ev = match (&p.op, cur) {
+                (Op::Create { value, .. }, None) => {
+                    rev += 1;
+                    Event {
+                        event_type: EventType::Put,
+                        kv: KeyValue {
+                            key: key.into(),
+                            value: value.clone(),
+                            create_revision: rev,
+                            mod_revision: rev,
+                            version: 1,
+                        },
+                        prev_kv: None,
+                    }
+                }
+                (
+                    Op::Update {
+                        expected, value, ..
+                    },
+                    Some(c),
+                ) if c.mod_revision == *expected => {
+                    let prev = current(&c)?;
+                    rev += 1;
+                    Event {
+                        event_type: EventType::Put,
+                        kv: KeyValue {
+                            key: key.into(),
+                            value: value.clone(),
+                            create_revision: c.create_revision,
+                            mod_revision: rev,
+                            version: c.version + 1,
+                        },
+                        prev_kv: Some(prev),
+                    }
+                }
+                (Op::Delete { expected, .. }, Some(c))
+                    if *expected == 0 || c.mod_revision == *expected =>
+                {
+                    let prev = current(&c)?;
+                    rev += 1;
+                    Event {
+                        event_type: EventType::Delete,
+                        kv: KeyValue {
+                            key: key.into(),
+                            value: Bytes::new(),
+                            create_revision: 0,
+                            mod_revision: rev,
+                            version: 0,
+                        },
+                        prev_kv: Some(prev),
+                    }
+                }
+                (_, cur) => {
+                    let cur = cur.as_ref().map(current).transpose()?;
+                    outcomes.push(WriteOutcome::Conflict(cur));
+                    continue;
+                }
+            };
+            let prev = ev.prev_kv.as_ref().map(Index::of);
+            let stored = match &p.op {
+                Op::Create { stored, .. } | Op::Update { stored, .. } => stored,
+                _ => &empty,
+            };
+            match ev.event_type {
+                EventType::Put => {
+                    let mut idx = Vec::with_capacity(24);
+                    Index::of(&ev.kv).encode(&mut idx);
+                    kv.insert(key, idx.as_slice()).map_err(internal)?;
+                    outcomes.push(WriteOutcome::Done(ev.kv.clone()));
+                }
+                EventType::Delete => {
+                    kv.remove(key).map_err(internal)?;
+                    let mut gone = ev.prev_kv.clone().unwrap_or_else(|| ev.kv.clone());
+                    gone.mod_revision = rev;
+                    outcomes.push(WriteOutcome::Done(gone));
+                }
+            }
+            let entry = encode_entry(
+                ev.event_type == EventType::Delete,
+                key,
+                ev.kv.create_revision,
+                ev.kv.version,
+                prev.as_ref(),
+                stored,
+            );
+            log.insert(rev, entry.as_slice()).map_err(internal)?;
+            events.push(ev);
+        }
+        meta.insert("revision", rev).map_err(internal)?;
+    }
+    txn.commit().map_err(internal)?;
+    Ok((outcomes, events, rev))
+}
+
+/// Compacts history up to `target` (see the module comment): every entry after the previous
+/// compaction point and at or below `target` supersedes the entry its `prev` points to, and a
+/// tombstone at or below `target` is itself no longer needed.
+fn compact(
+    shared: &Shared,
+    log: &mut redb::Table<i64, &[u8]>,
+    meta: &mut redb::Table<&str, i64>,
+    target: Revision,
+) -> Result<()> {
+    let from = shared.compacted.load(Ordering::SeqCst);
+    if target <= from {
+        return Ok(());
+    }
+    let mut stale = vec![];
+    for item in log.range((from + 1)..=target).map_err(internal)? {
+        let (r, v) = item.map_err(internal)?;
+        let e = decode_entry(v.value())?;
+        if let Some(p) = e.prev {
+            stale.push(p.mod_revision);
+        }
+        if e.delete {
+            stale.push(r.value());
+        }
+    }
+    for r in stale {
+        log.remove(r).map_err(internal)?;
+    }
+    meta.insert("compacted", target).map_err(internal)?;
+    shared.compacted.store(target, Ordering::SeqCst);
+    Ok(())
+}
+
+/// One chunk of a watch's replay: the matching events in `(after, through]`, reading at most
+/// `chunk` log entries, and the revision it got to.
+fn replay_chunk(
+    shared: &Shared,
+    prefix: &str,
+    after: Revision,
+    through: Revision,
+    chunk: usize,
+) -> Result<(Vec<Event>, Revision)> {
+    shared.replay_chunks.fetch_add(1, Ordering::Relaxed);
+    let txn = shared.db.begin_read().map_err(internal)?;
+    let meta = txn.open_table(META).map_err(internal)?;
+    // In this snapshot nothing after `compacted` is gone: if the watch is not behind it, every
+    // entry it needs is here.
+    let compacted = meta
+        .get("compacted")
+        .map_err(internal)?
+        .map(|g| g.value())
+        .unwrap_or(0);
+    if after < compacted {
+        return Err(StorageError::Compacted {
+            requested: after,
+            compacted,
+        });
+    }
+    let log = txn.open_table(LOG).map_err(internal)?;
+    let mut out = vec![];
+    let mut reached = after;
+    let mut scanned = 0;
+    for item in log.range((after + 1)..=through).map_err(internal)? {
+        let (r, v) = item.map_err(internal)?;
+        let r = r.value();
+        if scanned == chunk {
+            break;
+        }
+        scanned += 1;
+        if entry_key(v.value())?.starts_with(prefix) {
+            out.push(event_at(&log, r, v.value())?);
+        }
+        reached = r;
+    }
+    if scanned < chunk {
+        // Everything up to `through` was read (revisions without an entry were compacted away).
+        reached = through;
+    }
+    Ok((out, reached))
+}
+
+/// Sends the history of a watch, then registers it with the writer for the live events.
+async fn replay_then_follow(
+    shared: Arc<Shared>,
+    id: u64,
+    req: WatchRequest,
+    tx: tmpsc::Sender<Result<WatchEvent>>,
+) {
+    let mut after = req.after;
+    let chunk = shared.opts.replay_chunk.max(1);
+    loop {
+        {
+            let mut hub = shared.hub();
+            // Checked under the lock `close` drains the watchers under.
+            if shared.closed.load(Ordering::SeqCst) {
+                drop(hub);
+                let _ = tx.send(Err(StorageError::Closed)).await;
+                return;
+            }
+            if after >= hub.published {
+                // Caught up: the writer sends the rest.
+                let mut w = Watcher {
+                    id,
+                    prefix: req.prefix,
+                    after,
+                    tx,
+                    sent: false,
+                };
+                let keep = match hub.progress_wanted.iter().position(|&p| p == id) {
+                    Some(i) => {
+                        hub.progress_wanted.swap_remove(i);
+                        let p = hub.published.max(after);
+                        w.offer(WatchEvent::Progress(p))
+                    }
+                    None => true,
+                };
+                if keep {
+                    hub.watchers.push(w);
+                }
+                return;
+            }
+        }
+        let through = shared.hub().published;
+        let (s, prefix) = (shared.clone(), req.prefix.clone());
+        let got =
+            tokio::task::spawn_blocking(move || replay_chunk(&s, &prefix, after, through, chunk))
+                .await
+                .map_err(internal)
+                .and_then(|r| r);
+        match got {
+            Ok((events, reached)) => {
+                for ev in events {
+                    if tx.send(Ok(WatchEvent::Change(ev))).await.is_err() {
+                        return;
+                    }
+                }
+                after = reached;
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+        }
+    }
+}
+
+/// How a [`WatchStream`] of this store asks for progress; also cancels the watch when dropped.
+struct Progress {
+    shared: Weak<Shared>,
+    id: u64,
+}
+
+impl ProgressRequester for Progress {
+    fn request_progress(&self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let mut hub = shared.hub();
+        let published = hub.published;
+        let id = self.id;
+        match hub.watchers.iter().position(|w| w.id == id) {
+            Some(i) => {
+                let w = &mut hub.watchers[i];
+                let p = published.max(w.after);
+                if !w.offer(WatchEvent::Progress(p)) {
+                    hub.watchers.swap_remove(i);
+                }
+            }
+            None => {
+                if !hub.progress_wanted.contains(&id) {
+                    hub.progress_wanted.push(id);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.upgrade() {
+            let mut hub = shared.hub();
+            let id = self.id;
+            hub.watchers.retain(|w| w.id != id);
+            hub.progress_wanted.retain(|&p| p != id);
+        }
+    }
+}
+
+/// Sends a progress notification to watch `id` when nothing was sent to it for a whole
+/// interval; ends with the watch.
+async fn progress_ticker(
+    shared: Weak<Shared>,
+    id: u64,
+    every: Duration,
+    watch: tmpsc::WeakSender<Result<WatchEvent>>,
+) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        if watch.upgrade().is_none_or(|tx| tx.is_closed()) {
+            return;
+        }
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let mut hub = shared.hub();
+        let published = hub.published;
+        // Not registered yet: still replaying history, which is activity.
+        if let Some(i) = hub.watchers.iter().position(|w| w.id == id) {
+            let w = &mut hub.watchers[i];
+            if std::mem::take(&mut w.sent) {
+                continue;
+            }
+            let p = published.max(w.after);
+            if !w.offer(WatchEvent::Progress(p)) {
+                hub.watchers.swap_remove(i);
+            }
+        }
+    }
+}
+
+impl Storage for EmbeddedStore {
+    fn current_revision(&self) -> BoxFuture<'_, Result<Revision>> {
+        let r = if self.shared.closed.load(Ordering::SeqCst) {
+            Err(StorageError::Closed)
+        } else {
+            Ok(self.shared.revision.load(Ordering::SeqCst))
+        };
+        Box::pin(std::future::ready(r))
+    }
+
+    fn compacted_revision(&self) -> Revision {
+        self.shared.compacted.load(Ordering::SeqCst)
+    }
+
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+        revision: Revision,
+    ) -> BoxFuture<'a, Result<Option<KeyValue>>> {
+        Box::pin(async move {
+            self.shared.check_revision(revision)?;
+            let key = key.to_string();
+            self.read(move |s| get_at(s, &key, revision)).await
+        })
+    }
+
+    fn range(&self, req: RangeRequest) -> BoxFuture<'_, Result<RangeResult>> {
+        Box::pin(async move {
+            self.shared.check_revision(req.revision)?;
+            self.read(move |s| match range_latest(s, &req)? {
+                Some(r) => Ok(r),
+                // An older revision: rebuild it from the log.
+                None => range_historical(s, &req),
+            })
+            .await
+        })
+    }
+
+    fn create<'a>(&'a self, key: &'a str, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>> {
+        Box::pin(async move {
+            let stored = StoredValue::new(&value);
+            self.submit(Op::Create {
+                key: key.to_string(),
+                value,
+                stored,
+            })
+            .await
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        key: &'a str,
+        expected: Revision,
+        value: Bytes,
+    ) -> BoxFuture<'a, Result<WriteOutcome>> {
+        Box::pin(async move {
+            let stored = StoredValue::new(&value);
+            self.submit(Op::Update {
+                key: key.to_string(),
+                expected,
+                value,
+                stored,
+            })
+            .await
+        })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        key: &'a str,
+        expected: Revision,
+    ) -> BoxFuture<'a, Result<WriteOutcome>> {
+        Box::pin(self.submit(Op::Delete {
+            key: key.to_string(),
+            expected,
+        }))
+    }
+
+    fn watch(&self, req: WatchRequest) -> BoxFuture<'_, Result<WatchStream>> {
+        Box::pin(async move {
+            if self.shared.closed.load(Ordering::SeqCst) {
+                return Err(StorageError::Closed);
+            }
+            let compacted = self.compacted_revision();
+            if req.after < compacted {
+                return Err(StorageError::Compacted {
+                    requested: req.after,
+                    compacted,
+                });
+            }
+            let id = self.shared.next_watch.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = tmpsc::channel(self.shared.opts.watch_buffer.max(1) + 1);
+            if req.progress_notify {
+                tokio::spawn(progress_ticker(
+                    Arc::downgrade(&self.shared),
+                    id,
+                    self.shared.opts.progress_interval,
+                    tx.downgrade(),
+                ));
+            }
+            tokio::spawn(replay_then_follow(self.shared.clone(), id, req, tx));
+            Ok(WatchStream::new(
+                rx,
+                Arc::new(Progress {
+                    shared: Arc::downgrade(&self.shared),
+                    id,
+                }),
+            ))
+        })
+    }
+
+    fn compact(&self, revision: Revision) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move { self.submit(Op::Compact { revision }).await.map(|_| ()) })
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.shared.closed.store(true, Ordering::SeqCst);
+            // Dropping the sender ends the writer after it drains what is queued.
+            drop(self.writer.lock().unwrap_or_else(|p| p.into_inner()).take());
+            let handle = self
+                .writer_thread
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(h) = handle {
+                let _ = tokio::task::spawn_blocking(move || h.join()).await;
+            }
+            let mut hub = self.shared.hub();
+            for w in hub.watchers.drain(..) {
+                let _ = w.tx.try_send(Err(StorageError::Closed));
+            }
+            hub.progress_wanted.clear();
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn log_revisions(s: &EmbeddedStore) -> Vec<Revision> {
+        let txn = s.shared.db.begin_read().unwrap();
+        let log = txn.open_table(LOG).unwrap();
+        log.iter().unwrap().map(|i| i.unwrap().0.value()).collect()
+    }
+
+    async fn next_change(w: &mut WatchStream) -> Event {
+        match w.next().await {
+            Some(Ok(WatchEvent::Change(ev))) => ev,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn compaction_drops_superseded_entries_and_tombstones() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            s.create("/c/1", Bytes::from("a1")).await.unwrap(); // 1
+            s.update("/c/1", 1, Bytes::from("a2")).await.unwrap(); // 2
+            s.create("/c/2", Bytes::from("b1")).await.unwrap(); // 3
+            s.delete("/c/2", 3).await.unwrap(); // 4
+            s.create("/c/3", Bytes::from("c1")).await.unwrap(); // 5
+            s.update("/c/3", 5, Bytes::from("c2")).await.unwrap(); // 6
+            s.compact(5).await.unwrap();
+            // Superseded puts and tombstones at or below 5 are gone; 2 and 5 are still live there.
+            assert_eq!(log_revisions(&s), vec![2, 5, 6]);
+            let mut w = s.watch(WatchRequest::new("/c/", 5)).await.unwrap();
+            let ev = next_change(&mut w).await;
+            assert_eq!(ev.kv.mod_revision, 6);
+            assert_eq!(ev.prev_kv.unwrap().value, Bytes::from("c1"));
+            s.compact(6).await.unwrap();
+            assert_eq!(log_revisions(&s), vec![2, 6]);
+            s.close().await;
+        });
+    }
+
+    #[test]
+    fn a_data_dir_of_another_format_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::create(dir.path().join("crest.redb")).unwrap();
+            let txn = db.begin_write().unwrap();
+            txn.open_table(META).unwrap().insert("revision", 7).unwrap();
+            txn.commit().unwrap();
+        }
+        let err = EmbeddedStore::open(dir.path(), EmbeddedOptions::default())
+            .err()
+            .expect("refused");
+        assert!(matches!(err, StorageError::DataDir(_)), "{err:?}");
+        assert!(err.to_string().contains("format 1"), "{err}");
+    }
+
+    #[test]
+    fn values_are_compressed_when_it_pays_and_read_back_whole() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            let json = format!(r#"{{"spec":{{"payload":"{}"}}}}"#, "x".repeat(2000));
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            let noise: Vec<u8> = (0..2000)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 24) as u8
+                })
+                .collect();
+            s.create("/v/json", Bytes::from(json.clone()))
+                .await
+                .unwrap();
+            s.create("/v/noise", Bytes::from(noise.clone()))
+                .await
+                .unwrap();
+            s.create("/v/small", Bytes::from("tiny")).await.unwrap();
+            let sizes: Vec<usize> = {
+                let txn = s.shared.db.begin_read().unwrap();
+                let log = txn.open_table(LOG).unwrap();
+                log.iter()
+                    .unwrap()
+                    .map(|i| i.unwrap().1.value().len())
+                    .collect()
+            };
+            assert!(sizes[0] < 200, "compressed JSON entry: {} bytes", sizes[0]);
+            assert!(sizes[1] > 2000, "incompressible values stay as they are");
+            assert_eq!(
+                s.get("/v/json", 0).await.unwrap().unwrap().value,
+                json.as_bytes()
+            );
+            assert_eq!(s.get("/v/noise", 0).await.unwrap().unwrap().value, noise);
+            assert_eq!(s.get("/v/small", 0).await.unwrap().unwrap().value, "tiny");
+            let mut w = s.watch(WatchRequest::new("/v/", 0)).await.unwrap();
+            assert_eq!(next_change(&mut w).await.kv.value, json.as_bytes());
+            s.close().await;
+        });
+    }
+
+    /// Format 2 wrote the same entries without compression: such a data dir is upgraded in place.
+    #[test]
+    fn a_format_2_data_dir_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::create(dir.path().join("crest.redb")).unwrap();
+            let txn = db.begin_write().unwrap();
+            {
+                let mut meta = txn.open_table(META).unwrap();
+                meta.insert("format", 2).unwrap();
+                meta.insert("revision", 1).unwrap();
+                let idx = Index {
+                    create_revision: 1,
+                    mod_revision: 1,
+                    version: 1,
+                };
+                let mut b = vec![];
+                idx.encode(&mut b);
+                txn.open_table(KV)
+                    .unwrap()
+                    .insert("/old/a", b.as_slice())
+                    .unwrap();
+                // Format 2's layout: type 0, key, create, version, no prev, the value as is.
+                let mut e = vec![0u8];
+                e.extend_from_slice(&6u32.to_le_bytes());
+                e.extend_from_slice(b"/old/a");
+                e.extend_from_slice(&1i64.to_le_bytes());
+                e.extend_from_slice(&1i64.to_le_bytes());
+                e.extend_from_slice(&[0; 24]);
+                e.extend_from_slice(b"old value");
+                txn.open_table(LOG)
+                    .unwrap()
+                    .insert(1, e.as_slice())
+                    .unwrap();
+            }
+            txn.commit().unwrap();
+        }
+        rt().block_on(async {
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            assert_eq!(
+                s.get("/old/a", 0).await.unwrap().unwrap().value,
+                "old value"
+            );
+            let kv = s
+                .create("/old/b", Bytes::from("x".repeat(500)))
+                .await
+                .unwrap();
+            assert!(matches!(kv, WriteOutcome::Done(ref k) if k.mod_revision == 2));
+            s.close().await;
+        });
+        let db = Database::open(dir.path().join("crest.redb")).unwrap();
+        let txn = db.begin_read().unwrap();
+        let format = txn
+            .open_table(META)
+            .unwrap()
+            .get("format")
+            .unwrap()
+            .unwrap()
+            .value();
+        assert_eq!(format, FORMAT);
+    }
+
+    /// A watch from far back reads the log a chunk at a time, no further ahead than its buffer
+    /// allows, instead of loading the whole history.
+    #[test]
+    fn watch_replay_streams_in_bounded_chunks() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = EmbeddedOptions {
+                replay_chunk: 64,
+                watch_buffer: 128,
+                ..Default::default()
+            };
+            let s = EmbeddedStore::open(dir.path(), opts).unwrap();
+            const N: i64 = 5000;
+            let mut tasks = vec![];
+            for t in 0..10 {
+                let s = s.clone();
+                tasks.push(tokio::spawn(async move {
+                    for i in 0..N / 10 {
+                        s.create(&format!("/s/{t}/{i}"), Bytes::from(vec![b'v'; 256]))
+                            .await
+                            .unwrap();
+                    }
+                }));
+            }
+            for t in tasks {
+                t.await.unwrap();
+            }
+            let mut w = s.watch(WatchRequest::new("/s/", 0)).await.unwrap();
+            assert_eq!(next_change(&mut w).await.kv.mod_revision, 1);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let ahead = s.replay_chunks_read();
+            assert!(
+                ahead <= 4,
+                "read {ahead} chunks ahead of a 128-event buffer"
+            );
+            for r in 2..=N {
+                assert_eq!(next_change(&mut w).await.kv.mod_revision, r);
+            }
+            assert!(s.replay_chunks_read() >= (N / 64) as usize);
+            s.close().await;
+        });
+    }
+
+    #[test]
+    fn a_watcher_that_falls_behind_is_cut_off_with_unavailable() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = EmbeddedOptions {
+                watch_buffer: 8,
+                ..Default::default()
+            };
+            let s = EmbeddedStore::open(dir.path(), opts).unwrap();
+            let mut w = s.watch(WatchRequest::new("/l/", 0)).await.unwrap();
+            // Registered once the (empty) replay is done.
+            w.request_progress();
+            assert!(matches!(w.next().await, Some(Ok(WatchEvent::Progress(0)))));
+            for i in 0..20 {
+                s.create(&format!("/l/{i}"), Bytes::new()).await.unwrap();
+            }
+            let mut got = 0;
+            loop {
+                match w.next().await {
+                    Some(Ok(WatchEvent::Change(_))) => got += 1,
+                    Some(Err(StorageError::Unavailable(_))) => break,
+                    other => panic!("{other:?}"),
+                }
+            }
+            assert_eq!(got, 8);
+            assert!(w.next().await.is_none());
+            s.close().await;
+        });
+    }
+}

@@ -2,13 +2,14 @@
 //! server runs it: `CrSchema` (crest-apiextensions' `customresource`) compiles the schema (its
 //! CEL rules included), decodes the request object (metadata as ObjectMeta, prune, drop
 //! non-nullable nulls, coerce embedded metadata, default) and the stored old object, then
-//! validates a create, a ratcheted update and a `/status` update. Below the root, the steps the
-//! pipeline does not run at the root are exercised on their own.
+//! validates a create, a ratcheted update and a `/status` update with the functions the server's
+//! strategy calls (`customresource::validate`, `validate_status`), a scale subresource included.
+//! Below the root, the steps the pipeline does not run at the root are exercised on their own.
 
 #![no_main]
 
 use crest_api::field::FieldPath;
-use crest_apiextensions::customresource::CrSchema;
+use crest_apiextensions::customresource::{self, scale::ScalePaths, CrSchema};
 use crest_schema::{objectmeta, pruning, Structural};
 use libfuzzer_sys::fuzz_target;
 
@@ -21,8 +22,16 @@ fuzz_target!(|data: &[u8]| {
     let raw = crest_fuzz::value(parts[1]);
     let old_raw = crest_fuzz::value(parts[2]);
 
+    let scale = ScalePaths::from_version(&serde_json::json!({"subresources": {"scale": {
+        "specReplicasPath": ".spec.replicas",
+        "statusReplicasPath": ".status.replicas",
+        "labelSelectorPath": ".status.selector",
+    }}}));
+    let scale = scale.as_ref();
+    let mut warnings = vec![];
+
     // The object as it arrives, before any decoding step.
-    let _ = cr.validate(&raw);
+    let _ = customresource::validate(Some(&cr), scale, &raw, None, &mut warnings);
 
     let mut obj = raw.clone();
     if cr.decode_request(&mut obj).is_err() {
@@ -31,13 +40,11 @@ fuzz_target!(|data: &[u8]| {
     let mut old = old_raw;
     cr.decode_stored(&mut old);
 
-    let _ = cr.validate(&obj);
-    let _ = cr.validate_update(&obj, &old);
-    let _ = cr.validate_update(&obj, &raw);
-    let _ = cr.validate_list_types_ratcheted(&obj, &old);
-    if let Some(status) = obj.get("status") {
-        let _ = cr.validate_status_update(status, old.get("status"));
-    }
+    // As the registry validates a create, an update, a /status update.
+    let _ = customresource::validate(Some(&cr), scale, &obj, None, &mut warnings);
+    let _ = customresource::validate(Some(&cr), scale, &obj, Some(&old), &mut warnings);
+    let _ = customresource::validate(Some(&cr), None, &obj, Some(&raw), &mut warnings);
+    let _ = customresource::validate_status(Some(&cr), scale, &obj, &old, &mut warnings);
 
     // Below the root (no resource-root special cases).
     let Ok(s) = Structural::from_json(&schema) else {

@@ -27,6 +27,18 @@ fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
 #[test]
 fn layers_import_only_the_layers_below() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    // Every module is in a layer folder; lib.rs is the composition root.
+    for entry in std::fs::read_dir(&src).expect("read src") {
+        let path = entry.expect("dir entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        assert!(
+            name == "lib.rs" || LAYERS.iter().any(|(l, _)| *l == name),
+            "src/{name} is outside the layer folders: put it in one (ARCHITECTURE.md)"
+        );
+    }
     let mut violations = vec![];
     for (layer, allowed) in LAYERS {
         let mut files = vec![];

@@ -128,24 +128,6 @@ impl CrSchema {
         Ok(UnknownFields(unknown))
     }
 
-    /// Schema validation of a new object (the generic ObjectMeta rules run in the registry).
-    pub fn validate(&self, obj: &Value) -> FieldErrors {
-        let mut errs = self.validate_values(obj);
-        errs.extend(self.validate_structure(obj));
-        let rules = self.validate_rules(obj, None, &errs, &mut vec![]);
-        errs.extend(rules);
-        errs
-    }
-
-    /// Schema validation of an update: errors in parts the update left unchanged are ratcheted.
-    pub fn validate_update(&self, new: &Value, old: &Value) -> FieldErrors {
-        let mut errs = self.validate_values_update(new, old);
-        errs.extend(self.validate_structure(new));
-        let rules = self.validate_rules(new, Some(old), &errs, &mut vec![]);
-        errs.extend(rules);
-        errs
-    }
-
     /// The CEL rules of the whole object (`old` on updates: transition rules, ratcheting).
     /// Not run when `errs` (what was found before) holds a missing, wrongly typed or oversized
     /// value: kube-apiserver then reports that some rules were not checked. Failures ratcheted
@@ -227,6 +209,60 @@ impl CrSchema {
     }
 }
 
+/// A custom resource's validation on create (`old` = `None`) and update, in upstream's order
+/// (the strategy's `Validate`/`ValidateUpdate`; the generic ObjectMeta rules run before, in the
+/// registry): schema values (ratcheted on update), the scale subresource's spec and status
+/// replicas, embedded resources and list types, then the CEL rules unless an earlier error
+/// makes them meaningless. Ratcheted rule failures are added to `warnings`.
+pub fn validate(
+    schema: Option<&CrSchema>,
+    scale: Option<&scale::ScalePaths>,
+    new: &Value,
+    old: Option<&Value>,
+    warnings: &mut Vec<String>,
+) -> FieldErrors {
+    let mut errs = match (schema, old) {
+        (Some(s), Some(old)) => s.validate_values_update(new, old),
+        (Some(s), None) => s.validate_values(new),
+        (None, _) => vec![],
+    };
+    if let Some(scale) = scale {
+        errs.extend(scale.validate_spec(new));
+        errs.extend(scale.validate_status(new));
+    }
+    if let Some(s) = schema {
+        errs.extend(s.validate_structure(new));
+        let rules = s.validate_rules(new, old, &errs, warnings);
+        errs.extend(rules);
+    }
+    errs
+}
+
+/// A `/status` write (the status strategy's `ValidateUpdate`): only `status` against its own
+/// schema (ratcheted), the scale status replicas, list types unless the old object already had
+/// list type errors, then the CEL rules of the whole object (unchanged parts ratcheted).
+pub fn validate_status(
+    schema: Option<&CrSchema>,
+    scale: Option<&scale::ScalePaths>,
+    new: &Value,
+    old: &Value,
+    warnings: &mut Vec<String>,
+) -> FieldErrors {
+    let mut errs = match (schema, new.get("status")) {
+        (Some(s), Some(status)) => s.validate_status_update(status, old.get("status")),
+        _ => vec![],
+    };
+    if let Some(scale) = scale {
+        errs.extend(scale.validate_status(new));
+    }
+    if let Some(s) = schema {
+        errs.extend(s.validate_list_types_ratcheted(new, old));
+        let rules = s.validate_rules(new, Some(old), &errs, warnings);
+        errs.extend(rules);
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,7 +311,10 @@ mod tests {
         let s = crontab_schema();
         let obj = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "a"},
             "spec": {"cronSpec": "* * * *", "replicas": 15}});
-        let msgs: Vec<String> = s.validate(&obj).iter().map(|e| e.to_string()).collect();
+        let msgs: Vec<String> = validate(Some(&s), None, &obj, None, &mut vec![])
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
         assert_eq!(msgs, [
             r#"spec.cronSpec: Invalid value: "* * * *": spec.cronSpec in body should match '^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$'"#,
             "spec.replicas: Invalid value: 15: spec.replicas in body should be less than or equal to 10",

@@ -7,8 +7,9 @@ pub(crate) mod gc;
 pub(crate) mod namespace;
 
 use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
-use crate::registry::resources::{ResourceDef, CRD_PREFIX, NAMESPACE_PREFIX};
+use crate::registry::resources::ResourceDef;
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
+use crate::store::keys::{CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX};
 use crest_api::meta;
 use namespace::finalize_namespace;
 use serde_json::{json, Value};
@@ -50,11 +51,7 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
         .filter_map(|o| o.value().ok())
         .collect();
     let res = registry.resources();
-    let Some(crd_def) = res.lookup(
-        crate::registry::resources::CRD_GROUP,
-        "v1",
-        "customresourcedefinitions",
-    ) else {
+    let Some(crd_def) = res.lookup(CRD_GROUP, "v1", "customresourcedefinitions") else {
         return Ok(());
     };
     let mut by_group: std::collections::HashMap<&str, Vec<Value>> = Default::default();

@@ -4,7 +4,7 @@
 use super::strategy::{copy_field, Strategy};
 use crest_api::{ApiResource, FieldErrors};
 use crest_apiextensions::customresource::scale::ScalePaths;
-use crest_apiextensions::customresource::CrSchema;
+use crest_apiextensions::customresource::{self, CrSchema};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -24,31 +24,6 @@ impl CustomResourceStrategy {
             scale: ScalePaths::from_version(version),
             schema,
         }
-    }
-
-    /// Upstream's order: schema values, scale spec and status, then embedded resources and
-    /// list types.
-    fn validate_with(
-        &self,
-        new: &Value,
-        old: Option<&Value>,
-        warnings: &mut Vec<String>,
-    ) -> FieldErrors {
-        let mut errs = match (&self.schema, old) {
-            (Some(s), Some(old)) => s.validate_values_update(new, old),
-            (Some(s), None) => s.validate_values(new),
-            (None, _) => vec![],
-        };
-        if let Some(scale) = &self.scale {
-            errs.extend(scale.validate_spec(new));
-            errs.extend(scale.validate_status(new));
-        }
-        if let Some(s) = &self.schema {
-            errs.extend(s.validate_structure(new));
-            let rules = s.validate_rules(new, old, &errs, warnings);
-            errs.extend(rules);
-        }
-        errs
     }
 }
 
@@ -75,32 +50,35 @@ impl Strategy for CustomResourceStrategy {
         }
     }
     fn validate_create(&self, obj: &Value, warnings: &mut Vec<String>) -> FieldErrors {
-        self.validate_with(obj, None, warnings)
+        customresource::validate(
+            self.schema.as_deref(),
+            self.scale.as_ref(),
+            obj,
+            None,
+            warnings,
+        )
     }
     fn validate_update(&self, new: &Value, old: &Value, warnings: &mut Vec<String>) -> FieldErrors {
-        self.validate_with(new, Some(old), warnings)
+        customresource::validate(
+            self.schema.as_deref(),
+            self.scale.as_ref(),
+            new,
+            Some(old),
+            warnings,
+        )
     }
-    /// Only `status` is validated (with its own schema, ratcheted), then the scale status and
-    /// list types when the old object had no list type errors.
     fn validate_status_update(
         &self,
         new: &Value,
         old: &Value,
         warnings: &mut Vec<String>,
     ) -> FieldErrors {
-        let mut errs = match (&self.schema, new.get("status")) {
-            (Some(s), Some(status)) => s.validate_status_update(status, old.get("status")),
-            _ => vec![],
-        };
-        if let Some(scale) = &self.scale {
-            errs.extend(scale.validate_status(new));
-        }
-        if let Some(s) = &self.schema {
-            errs.extend(s.validate_list_types_ratcheted(new, old));
-            // The rules see the whole object; unchanged parts are ratcheted.
-            let rules = s.validate_rules(new, Some(old), &errs, warnings);
-            errs.extend(rules);
-        }
-        errs
+        customresource::validate_status(
+            self.schema.as_deref(),
+            self.scale.as_ref(),
+            new,
+            old,
+            warnings,
+        )
     }
 }

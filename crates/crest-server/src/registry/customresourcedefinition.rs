@@ -19,7 +19,7 @@ pub(crate) const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensi
 impl CrdStrategy {
     fn other_crds(&self, name: &str) -> Vec<Value> {
         self.cache
-            .list(crate::registry::resources::CRD_PREFIX)
+            .list(crate::store::keys::CRD_PREFIX)
             .objects
             .iter()
             .filter_map(|o| o.value().ok())

@@ -16,9 +16,10 @@ use std::time::Duration;
 const LOAD_PAGE: usize = 1000;
 
 /// How long the feed waits before trying the store again, after `failures` attempts in a row
-/// that failed: 10 ms after a watch that was cut (it usually fell behind), doubling to 2 s.
+/// that failed (at least 1): 10 ms after a watch that was cut (it usually fell behind),
+/// doubling to 2 s while the store refuses watches.
 fn retry_delay(failures: u32) -> Duration {
-    Duration::from_millis(10u64 << failures.min(8)).min(Duration::from_secs(2))
+    Duration::from_millis(5u64 << failures.clamp(1, 9)).min(Duration::from_secs(2))
 }
 
 /// Whether the cache is being fed; `/readyz` and `/healthz` fail with the reason while not.
@@ -100,13 +101,10 @@ pub(crate) async fn feed_cache(
             .await
         {
             Ok(stream) => {
+                // The store takes watches again: a later cut is a fresh failure.
                 registry.feed.set(None);
-                let before = from;
-                let ended = follow(&registry, stream, &mut from, &mut shutdown).await;
-                if from > before {
-                    failures = 0;
-                }
-                ended
+                failures = 0;
+                follow(&registry, stream, &mut from, &mut shutdown).await
             }
             Err(e) => Some(e),
         };
@@ -146,9 +144,10 @@ async fn resync(registry: &Registry) -> Result<Revision, StorageError> {
     let (objects, revision) = list_all(registry.storage.as_ref()).await?;
     registry.cache.resync(objects, revision, || {
         registry.rebuild_resources();
+        // Read through the storage version's schema before anyone sees them, as the feed
+        // reads every object it applies.
+        registry.normalize_stored(None);
     });
-    // Objects stored under an older schema are served as read through the current one.
-    registry.normalize_stored(None);
     Ok(revision)
 }
 
@@ -166,7 +165,13 @@ async fn follow(
         };
         let first = match first {
             Some(Ok(WatchEvent::Change(ev))) => ev,
-            Some(Ok(WatchEvent::Progress(_))) => continue,
+            Some(Ok(WatchEvent::Progress(rev))) => {
+                // Everything up to `rev` has been delivered: reads waiting for a revision
+                // reached by writes outside the watched prefix need not wait for a change.
+                registry.cache.advance(rev);
+                *from = (*from).max(rev);
+                continue;
+            }
             Some(Err(e)) => return Some(e),
             None => return Some(StorageError::Unavailable("the watch ended".into())),
         };

@@ -18,6 +18,7 @@ pub(crate) mod resources;
 pub(crate) mod strategy;
 
 use crate::store::cache::{self, Cache, CachedObject, Snapshot};
+use crate::store::keys::{CRD_PREFIX, NAMESPACE_PREFIX};
 use bytes::Bytes;
 use crest_api::field::FieldPath;
 use crest_api::validation::{
@@ -27,7 +28,7 @@ use crest_api::validation::{
 use crest_api::{meta, ApiError, FieldError, GroupResource};
 use crest_storage::{Storage, StorageError, WriteOutcome};
 use customresourcedefinition::CrdStrategy;
-use resources::{ResourceDef, Resources, CRD_PREFIX, NAMESPACE_PREFIX};
+use resources::{ResourceDef, Resources};
 use serde_json::Value;
 use std::sync::{Arc, RwLock};
 use strategy::{spec_part, DeleteStep, Strategy};

@@ -9,7 +9,7 @@ use super::strategy::Strategy;
 use crest_api::gvk::all_verbs;
 use crest_api::{ApiResource, GroupVersion};
 use crest_apiextensions::customresource::CrSchema;
-pub(crate) use crest_table::TableStyle;
+use crest_table::TableStyle;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -247,7 +247,8 @@ impl Cache {
     /// Replaces the whole state by a fresh list from storage at `revision` (the feed lost its
     /// place: the revision to resume from was compacted). The change history is dropped, so a
     /// watcher from before `revision` is told it is too old and re-lists; subscribers (the
-    /// controllers) get the difference as events. `before_publish` sees the new state before
+    /// controllers) get the difference as events: puts at their objects' revisions, then
+    /// deletions at `revision`. `before_publish` sees the new state before
     /// readers do.
     pub(crate) fn resync(
         &self,
@@ -294,10 +295,23 @@ impl Cache {
             st.history_floor = st.revision;
         }
         before_publish();
+        // Subscribers see the difference in revision order (deletions last, at `revision`).
+        events.sort_by_key(|e| e.revision);
         for e in events {
             let _ = self.events_tx.send(Arc::new(e));
         }
-        self.revision_tx.send_replace(revision);
+        self.revision_tx.send_replace(self.revision());
+    }
+
+    /// Marks the cache current up to `revision` with no change (a watch progress notification:
+    /// every change up to it has been applied).
+    pub(crate) fn advance(&self, revision: Revision) {
+        let mut st = self.write();
+        if revision > st.revision {
+            st.revision = revision;
+            drop(st);
+            self.revision_tx.send_replace(revision);
+        }
     }
 
     /// Applies one batch of storage events (in revision order), runs `before_publish` (which sees
@@ -567,6 +581,60 @@ mod tests {
             .iter()
             .map(|o| (o.key.to_string(), o.mod_revision))
             .collect()
+    }
+
+    #[test]
+    fn resync_replaces_the_state_drops_history_and_reports_the_difference() {
+        let cache = Cache::with_history(HistoryLimits {
+            capacity: 100,
+            max_age: Duration::from_secs(60),
+        });
+        cache.load(vec![], 0);
+        cache.apply(
+            vec![
+                put("/p/a", 1, None),
+                put("/p/b", 2, None),
+                put("/p/c", 3, None),
+            ],
+            |_| {},
+        );
+        let kept = cache.get("/p/a").expect("a");
+        let mut events = cache.subscribe();
+        // Meanwhile in storage: b changed (7), c was deleted, d was created (6); list at 9.
+        let fresh = |key: &str, rev| {
+            CachedObject::from_stored(
+                key.into(),
+                format!(r#"{{"metadata":{{"name":"{key}"}}}}"#).as_bytes(),
+                rev,
+                rev,
+            )
+        };
+        let mut published = None;
+        cache.resync(
+            vec![fresh("/p/a", 1), fresh("/p/b", 7), fresh("/p/d", 6)],
+            9,
+            || published = Some(cache.get("/p/d").is_some()),
+        );
+        assert_eq!(published, Some(true), "before_publish sees the new state");
+        assert_eq!(cache.revision(), 9);
+        assert_eq!(cache.history_floor(), 9, "older watchers must re-list");
+        assert!(
+            Arc::ptr_eq(&cache.get("/p/a").expect("a"), &kept),
+            "unchanged kept"
+        );
+        assert!(cache.get("/p/c").is_none());
+        let mut got = vec![];
+        while let Ok(e) = events.try_recv() {
+            got.push((e.event_type, e.key.clone(), e.revision, e.prev.is_some()));
+        }
+        assert_eq!(
+            got,
+            [
+                (EventType::Put, "/p/d".to_string(), 6, false),
+                (EventType::Put, "/p/b".to_string(), 7, true),
+                (EventType::Delete, "/p/c".to_string(), 9, true),
+            ]
+        );
     }
 
     #[test]

@@ -299,8 +299,9 @@ pub trait Storage: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<WriteOutcome>>;
 
     /// Changes of keys under `req.prefix` with revision `> req.after`, history first. Fails with
-    /// `Compacted` when `req.after` is older than the compacted revision and `FutureRevision`
-    /// when it is newer than the current one.
+    /// `Compacted` when `req.after` is older than the compacted revision (or ends with it as its
+    /// first item). `req.after` may be newer than the current revision: as in etcd, the watch
+    /// then waits for the changes after it.
     fn watch(&self, req: WatchRequest) -> BoxFuture<'_, Result<WatchStream>>;
 
     /// Drops history older than `revision`; the latest state of every key stays. Reads and

@@ -1,49 +1,49 @@
-//! (schema, object, old object) through the request pipeline of a custom resource: compile the
-//! schema, prune, drop non-nullable nulls, coerce embedded metadata, default, validate (create
-//! and ratcheted update), list sets and maps, embedded ObjectMeta.
+//! (schema, object, old object) through the request pipeline of a custom resource, as the
+//! server runs it: `CrSchema` (crest-apiextensions' `customresource`) compiles the schema (its
+//! CEL rules included), decodes the request object (metadata as ObjectMeta, prune, drop
+//! non-nullable nulls, coerce embedded metadata, default) and the stored old object, then
+//! validates a create, a ratcheted update and a `/status` update. Below the root, the steps the
+//! pipeline does not run at the root are exercised on their own.
 
 #![no_main]
 
 use crest_api::field::FieldPath;
-use crest_schema::{defaulting, listtype, objectmeta, pruning, validation, Structural};
+use crest_apiextensions::customresource::CrSchema;
+use crest_schema::{objectmeta, pruning, Structural};
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
-
-fn decode(obj: &mut Value, s: &Structural, drop_invalid: bool) {
-    let root = FieldPath::root();
-    let _ = pruning::prune(obj, s, true);
-    defaulting::prune_non_nullable_nulls_without_defaults(obj, s);
-    let _ = objectmeta::coerce(&root, obj, s, true, drop_invalid);
-    defaulting::default(obj, s);
-}
 
 fuzz_target!(|data: &[u8]| {
     let parts = crest_fuzz::split(data, 3);
     let schema = crest_fuzz::value(parts[0]);
-    let Ok(s) = Structural::from_json(&schema) else {
+    let Some(cr) = CrSchema::compile(Some(&schema)) else {
         return;
     };
-    let root = FieldPath::root();
     let raw = crest_fuzz::value(parts[1]);
     let old_raw = crest_fuzz::value(parts[2]);
 
     // The object as it arrives, before any decoding step.
-    let _ = validation::validate(&raw, &s, &root);
-    let _ = listtype::validate_list_sets_and_maps(&root, &s, &raw);
-    let _ = objectmeta::validate(&root, &raw, &s, true);
+    let _ = cr.validate(&raw);
 
     let mut obj = raw.clone();
-    decode(&mut obj, &s, false);
+    if cr.decode_request(&mut obj).is_err() {
+        return;
+    }
     let mut old = old_raw;
-    decode(&mut old, &s, true);
+    cr.decode_stored(&mut old);
 
-    let _ = validation::validate(&obj, &s, &root);
-    let _ = validation::validate_update(&obj, &old, &s, &root);
-    let _ = validation::validate_update(&obj, &raw, &s, &root);
-    let _ = listtype::validate_list_sets_and_maps(&root, &s, &obj);
-    let _ = objectmeta::validate(&root, &obj, &s, true);
+    let _ = cr.validate(&obj);
+    let _ = cr.validate_update(&obj, &old);
+    let _ = cr.validate_update(&obj, &raw);
+    let _ = cr.validate_list_types_ratcheted(&obj, &old);
+    if let Some(status) = obj.get("status") {
+        let _ = cr.validate_status_update(status, old.get("status"));
+    }
 
     // Below the root (no resource-root special cases).
+    let Ok(s) = Structural::from_json(&schema) else {
+        return;
+    };
+    let root = FieldPath::root();
     let mut sub = raw;
     let _ = pruning::prune(&mut sub, &s, false);
     let _ = objectmeta::coerce(&root, &mut sub, &s, false, true);

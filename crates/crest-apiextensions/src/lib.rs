@@ -18,7 +18,6 @@ pub mod conditions;
 pub mod customresource;
 pub mod defaults;
 mod gofmt;
-mod goregexp;
 pub mod helpers;
 pub mod naming;
 pub mod schema_validation;
@@ -49,7 +48,7 @@ pub(crate) mod tests {
     use serde_json::{json, Value};
 
     /// The CRD of the seed walkthrough (`crontabs.stable.example.com`).
-    pub fn seed_crd() -> Value {
+    pub(crate) fn seed_crd() -> Value {
         json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",

@@ -8,7 +8,6 @@
 //! counts as "set": an empty string, `false` or `null` is unset, while an empty list or map is set
 //! for fields that are slices or maps in Go.
 
-use crate::goregexp;
 use crest_api::field::{aggregate, FieldError, FieldErrors, FieldPath};
 use crest_schema::Structural;
 use serde_json::{Map, Value};
@@ -1372,7 +1371,7 @@ fn value_validation(
     }
     let pattern = v.str("pattern");
     if !pattern.is_empty() {
-        if let Err(e) = goregexp::check(pattern) {
+        if let Err(e) = crest_goregexp::check(pattern) {
             errs.push(FieldError::invalid(
                 &path.child("pattern"),
                 pattern,
@@ -1543,12 +1542,18 @@ enum Step {
 
 /// `ValidateDefaults` for the root of a CRD schema (a resource root): every `default` must
 /// validate against its schema, survive pruning unchanged when `require_pruned` (it must not
-/// have unknown fields), and defaults of `apiVersion`, `kind` and `metadata` fields must give
-/// valid metadata in the surrounding object. `s` is the root marked as an embedded resource.
+/// have unknown fields), defaults of `apiVersion`, `kind` and `metadata` fields must give
+/// valid metadata in the surrounding object, and a default that passes all that must pass the
+/// `x-kubernetes-validations` rules of its schema node and below. `s` is the root marked as an
+/// embedded resource.
 fn validate_defaults(s: &Structural, path: &FieldPath, require_pruned: bool) -> FieldErrors {
-    let mut errs = vec![];
-    defaults_at(path, s, s, &[], false, require_pruned, 0, &mut errs);
-    errs
+    let mut d = Defaults {
+        require_pruned,
+        budget: crest_schema_cel::validator::RUNTIME_COST_BUDGET,
+        errs: vec![],
+    };
+    d.at(path, s, s, &[], false, 0);
+    d.errs
 }
 
 /// The object of the nearest embedded resource with `focus` placed at `steps`, with upstream's
@@ -1574,28 +1579,81 @@ fn surrounding_object(steps: &[Step], focus: &Value) -> Value {
     v
 }
 
-#[allow(clippy::too_many_arguments)]
-fn defaults_at(
-    path: &FieldPath,
-    s: &Structural,
-    root: &Structural,
-    steps: &[Step],
-    inside_meta: bool,
+/// The walk of `ValidateDefaults`: its errors and the CEL cost budget all defaults share
+/// (upstream's `RuntimeCELCostBudget`; once spent, the walk stops).
+struct Defaults {
     require_pruned: bool,
-    depth: usize,
-    errs: &mut FieldErrors,
-) {
-    if depth > MAX_DEPTH {
-        return;
+    budget: i64,
+    errs: FieldErrors,
+}
+
+impl Defaults {
+    /// `root` is the nearest embedded resource (the schema root included) and `steps` the way
+    /// from it to `s`; `inside_meta` when `s` is within its `apiVersion`, `kind` or
+    /// `metadata`.
+    fn at(
+        &mut self,
+        path: &FieldPath,
+        s: &Structural,
+        root: &Structural,
+        steps: &[Step],
+        inside_meta: bool,
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let depth = depth + 1;
+        // An embedded resource is the root object for the metadata defaults below it.
+        let (root, steps, inside_meta) = if s.extensions.x_embedded_resource {
+            (s, &[][..], false)
+        } else {
+            (root, steps, inside_meta)
+        };
+        if let Some(default) = s.generic.default.as_ref().filter(|d| !d.is_null()) {
+            self.default(path, s, root, steps, inside_meta, default);
+            if self.budget < 0 {
+                return;
+            }
+        }
+        // additionalProperties are not followed: defaults are forbidden there.
+        if let Some(items) = s.items.as_deref() {
+            let mut sub = steps.to_vec();
+            sub.push(Step::Index);
+            self.at(&path.child("items"), items, root, &sub, inside_meta, depth);
+            if self.budget < 0 {
+                return;
+            }
+        }
+        for (k, sub_schema) in &s.properties {
+            let sub_inside = inside_meta
+                || (s.extensions.x_embedded_resource
+                    && matches!(k.as_str(), "metadata" | "apiVersion" | "kind"));
+            let mut sub = steps.to_vec();
+            sub.push(Step::Child(k.clone()));
+            self.at(
+                &path.child("properties").key(k),
+                sub_schema,
+                root,
+                &sub,
+                sub_inside,
+                depth,
+            );
+            if self.budget < 0 {
+                return;
+            }
+        }
     }
-    let depth = depth + 1;
-    // An embedded resource is the root object for the metadata defaults below it.
-    let (root, steps, inside_meta) = if s.extensions.x_embedded_resource {
-        (s, &[][..], false)
-    } else {
-        (root, steps, inside_meta)
-    };
-    if let Some(default) = s.generic.default.as_ref().filter(|d| !d.is_null()) {
+
+    fn default(
+        &mut self,
+        path: &FieldPath,
+        s: &Structural,
+        root: &Structural,
+        steps: &[Step],
+        inside_meta: bool,
+        default: &Value,
+    ) {
         let dp = path.child("default");
         if inside_meta {
             let mut obj = surrounding_object(steps, default);
@@ -1615,72 +1673,71 @@ fn defaults_at(
                             Err(aggregate(&e))
                         }
                     });
-            match meta_errs {
-                Err(e) => errs.push(FieldError::invalid(
+            if let Err(e) = meta_errs {
+                self.errs.push(FieldError::invalid(
                     &dp,
                     default.clone(),
                     format!("must result in valid metadata: {e}"),
-                )),
-                Ok(()) => errs.extend(crest_schema::validation::validate(default, s, &dp)),
+                ));
+                return;
             }
-        } else {
-            if require_pruned {
-                let mut pruned = default.clone();
-                crest_schema::pruning::prune(&mut pruned, s, s.extensions.x_embedded_resource);
-                if &pruned != default {
-                    errs.push(FieldError::invalid(
-                        &dp,
-                        default.clone(),
-                        "must not have unknown fields",
-                    ));
-                }
+            let errs = crest_schema::validation::validate(default, s, &dp);
+            if errs.is_empty() {
+                self.rules(&dp, s, std::ptr::eq(s, root), default);
             }
-            // Coercion normalizes the value the later checks see, as upstream's in-place one.
-            let mut value = default.clone();
-            let embedded = s.extensions.x_embedded_resource;
-            if let Err(e) = crest_schema::objectmeta::coerce(&dp, &mut value, s, embedded, false) {
-                errs.push(e);
-            } else {
-                let meta = crest_schema::objectmeta::validate(&dp, &value, s, embedded);
-                if meta.is_empty() {
-                    errs.extend(crest_schema::validation::validate(&value, s, &dp));
-                } else {
-                    errs.extend(meta);
-                }
+            self.errs.extend(errs);
+            return;
+        }
+        if self.require_pruned {
+            let mut pruned = default.clone();
+            crest_schema::pruning::prune(&mut pruned, s, s.extensions.x_embedded_resource);
+            if &pruned != default {
+                self.errs.push(FieldError::invalid(
+                    &dp,
+                    default.clone(),
+                    "must not have unknown fields",
+                ));
             }
         }
+        // Coercion normalizes the value the later checks see, as upstream's in-place one.
+        let mut value = default.clone();
+        let embedded = s.extensions.x_embedded_resource;
+        if let Err(e) = crest_schema::objectmeta::coerce(&dp, &mut value, s, embedded, false) {
+            self.errs.push(e);
+            return;
+        }
+        let meta = crest_schema::objectmeta::validate(&dp, &value, s, embedded);
+        if !meta.is_empty() {
+            self.errs.extend(meta);
+            return;
+        }
+        let errs = crest_schema::validation::validate(&value, s, &dp);
+        if errs.is_empty() {
+            self.rules(&dp, s, std::ptr::eq(s, root), &value);
+        }
+        self.errs.extend(errs);
     }
-    // additionalProperties are not followed: defaults are forbidden there.
-    if let Some(items) = s.items.as_deref() {
-        let mut sub = steps.to_vec();
-        sub.push(Step::Index);
-        defaults_at(
-            &path.child("items"),
-            items,
-            root,
-            &sub,
-            inside_meta,
-            require_pruned,
-            depth,
-            errs,
-        );
-    }
-    for (k, sub_schema) in &s.properties {
-        let sub_inside = inside_meta
-            || (s.extensions.x_embedded_resource
-                && matches!(k.as_str(), "metadata" | "apiVersion" | "kind"));
-        let mut sub = steps.to_vec();
-        sub.push(Step::Child(k.clone()));
-        defaults_at(
-            &path.child("properties").key(k),
-            sub_schema,
-            root,
-            &sub,
-            sub_inside,
-            require_pruned,
-            depth,
-            errs,
-        );
+
+    /// The node's CEL rules (and those below it) on a default that passed the schema: once
+    /// with the default as its own old value (transition rules run), and, when that passed,
+    /// once without one (only `optionalOldSelf` transition rules run), as upstream does with
+    /// CRD validation ratcheting enabled. Both runs start from the remaining budget; the walk
+    /// continues with the smaller remainder. Nothing is ratcheted.
+    fn rules(&mut self, dp: &FieldPath, s: &Structural, resource_root: bool, value: &Value) {
+        let Some(validator) = crest_schema_cel::Validator::for_schema(s, resource_root) else {
+            return;
+        };
+        let mut with_old = self.budget;
+        let errs = validator.validate_at(dp, value, Some(value), &mut with_old);
+        if errs.is_empty() {
+            let mut without_old = self.budget;
+            let errs = validator.validate_at(dp, value, None, &mut without_old);
+            self.errs.extend(errs);
+            with_old = with_old.min(without_old);
+        } else {
+            self.errs.extend(errs);
+        }
+        self.budget = with_old;
     }
 }
 

@@ -197,7 +197,7 @@ impl Program {
                     if let Some(ExprKind::Literal(Literal::String(p))) =
                         args.last().map(|a| &a.kind)
                     {
-                        if let Ok(re) = regex::Regex::new(p) {
+                        if let Ok(re) = crest_goregexp::compile(p) {
                             regexes.insert(e.id, Arc::new(re));
                         }
                     }

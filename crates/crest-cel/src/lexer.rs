@@ -1,7 +1,7 @@
 //! Tokens of CEL's grammar (cel-spec `CEL.g4`). Offsets are code-point offsets.
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Tok {
+pub(crate) enum Tok {
     Ident(String),
     /// Backtick-quoted field name (`` a.`b-c` ``).
     EscIdent(String),
@@ -44,21 +44,21 @@ pub enum Tok {
 }
 
 #[derive(Debug, Clone)]
-pub struct Token {
+pub(crate) struct Token {
     pub tok: Tok,
     pub start: usize,
     /// The token's source text (error messages quote it).
     pub text: String,
 }
 
-pub struct LexError {
+pub(crate) struct LexError {
     pub offset: usize,
     pub message: String,
 }
 
 /// Splits the whole input into tokens; unrecognized characters become errors (as ANTLR's lexer
 /// reports them) and are skipped.
-pub fn tokenize(src: &[char]) -> (Vec<Token>, Vec<LexError>) {
+pub(crate) fn tokenize(src: &[char]) -> (Vec<Token>, Vec<LexError>) {
     let mut lx = Lexer {
         s: src,
         i: 0,

@@ -500,7 +500,8 @@ pub fn size(v: &Value) -> Option<i64> {
 }
 
 fn matches(s: &str, re: &str) -> Result<bool, EvalError> {
-    let re = regex::Regex::new(re).map_err(|e| err(format!("invalid regular expression: {e}")))?;
+    // Go's regexp, as cel-go's: its syntax, semantics and error text.
+    let re = crest_goregexp::compile(re).map_err(|e| err(e.to_string()))?;
     Ok(re.is_match(s))
 }
 

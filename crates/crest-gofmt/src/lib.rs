@@ -23,18 +23,24 @@ pub fn go_float(f: f64) -> String {
         s.push('-');
     }
     if !(-4..6).contains(&exp) {
-        s.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            s.push('.');
-            s.push_str(&digits[1..]);
-        }
-        s.push('e');
-        s.push(if exp < 0 { '-' } else { '+' });
-        let _ = write!(s, "{:02}", exp.abs());
+        exponent_form(&mut s, &digits, exp, 2);
     } else {
         fixed(&mut s, &digits, exp);
     }
     s
+}
+
+/// `d.ddde±XX`: the shortest digits with one before the point, the exponent at least `width`
+/// digits (`%v` pads it to two, `encoding/json` does not).
+fn exponent_form(s: &mut String, digits: &str, exp: i32, width: usize) {
+    s.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        s.push('.');
+        s.push_str(&digits[1..]);
+    }
+    s.push('e');
+    s.push(if exp < 0 { '-' } else { '+' });
+    let _ = write!(s, "{:0width$}", exp.abs());
 }
 
 /// Go's `encoding/json` form of a float64: `'f'` format unless the magnitude is < 1e-6 or
@@ -53,14 +59,7 @@ pub fn go_json_float(f: f64) -> String {
     }
     let abs = f.abs();
     if !(1e-6..1e21).contains(&abs) {
-        s.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            s.push('.');
-            s.push_str(&digits[1..]);
-        }
-        s.push('e');
-        s.push(if exp < 0 { '-' } else { '+' });
-        let _ = write!(s, "{}", exp.abs());
+        exponent_form(&mut s, &digits, exp, 1);
     } else {
         fixed(&mut s, &digits, exp);
     }

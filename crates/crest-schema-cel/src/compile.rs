@@ -5,9 +5,11 @@
 
 use std::sync::Arc;
 
-use crest_cel::ast::{Expr, ExprKind};
+use crest_cel::ast::{Expr, ExprKind, Literal, SourceInfo};
+use crest_cel::checker::CheckedAst;
 use crest_cel::cost::estimate_cost;
 use crest_cel::env::Env;
+use crest_cel::errors::{Issue, Issues};
 use crest_cel::eval::Program;
 use crest_cel::types::Type;
 use crest_schema::Structural;
@@ -168,7 +170,7 @@ impl NodeEnv {
                 detail,
             })
         };
-        let checked = match env.compile(&rule.rule) {
+        let checked = match compile_validated(env, &rule.rule) {
             Ok(c) => c,
             Err(issues) => {
                 out.error = invalid(format!("compilation failed: {issues}"));
@@ -180,12 +182,16 @@ impl NodeEnv {
             return out;
         }
         out.uses_old_self = references(&checked.ast.expr, "oldSelf");
+        if let Err(e) = instantiate(&checked.ast.expr) {
+            out.error = invalid(format!("program instantiation failed: {e}"));
+            return out;
+        }
         out.max_cost = estimate_cost(&checked, &self.estimator).max;
         out.max_cardinality = self.max_cardinality;
         out.program =
             Some(Program::new(&checked).with_cost_estimator(crate::library::runtime_costs()));
         if !rule.message_expression.is_empty() {
-            match env.compile(&rule.message_expression) {
+            match compile_validated(env, &rule.message_expression) {
                 Err(issues) => {
                     out.message_expression_error =
                         invalid(format!("messageExpression compilation failed: {issues}"));
@@ -197,6 +203,11 @@ impl NodeEnv {
                     return out;
                 }
                 Ok(c) => {
+                    if let Err(e) = instantiate(&c.ast.expr) {
+                        out.message_expression_error =
+                            invalid(format!("messageExpression instantiation failed: {e}"));
+                        return out;
+                    }
                     out.message_expression_max_cost = estimate_cost(&c, &self.estimator).max;
                     out.message_expression =
                         Some(Program::new(&c).with_cost_estimator(crate::library::runtime_costs()));
@@ -207,6 +218,88 @@ impl NodeEnv {
             out.normalized_field_path = valid_field_path(&rule.field_path, s).ok();
         }
         out
+    }
+}
+
+/// Parses and checks `src`, then runs the AST validators of Kubernetes' base environment
+/// that concern regular expressions (cel-go's `ValidateRegexLiterals`, enabled since 1.29):
+/// their issues fail the compilation as the checker's do.
+fn compile_validated(env: &Env, src: &str) -> Result<CheckedAst, Issues> {
+    let checked = env.compile(src)?;
+    let mut issues = Issues::new(checked.ast.source.clone());
+    regex_literals(&checked.ast.expr, &checked.ast.source, &mut issues);
+    if issues.is_empty() {
+        Ok(checked)
+    } else {
+        Err(issues)
+    }
+}
+
+/// cel-go's `ValidateRegexLiterals`: the first argument of every `matches` call, when it is a
+/// literal, must be a valid Go regexp, else "invalid matches argument" at the literal. As
+/// upstream, the first argument after the receiver: the pattern of `s.matches(re)`, but the
+/// string of the global `matches(s, re)`.
+fn regex_literals(e: &Expr, source: &SourceInfo, issues: &mut Issues) {
+    if let ExprKind::Call { function, args, .. } = &e.kind {
+        if function == "matches" {
+            if let Some(arg) = args.first() {
+                if let ExprKind::Literal(Literal::String(p)) = &arg.kind {
+                    if crest_goregexp::check(p).is_err() {
+                        issues.issues.push(Issue {
+                            offset: source.position(arg.id),
+                            message: "invalid matches argument".into(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    for c in e.children() {
+        regex_literals(c, source, issues);
+    }
+}
+
+/// What building cel-go's program with Kubernetes' options can fail on: regexes of
+/// `matches` (`OptOptimize`) and of `find` / `findAll` (`OptimizeRegex` with the library's
+/// optimizations) given as string literals are compiled then. The regex is the call's second
+/// operand, the receiver counted; the first failure in planning order (operands before the
+/// call) is Go's `regexp.Compile` error.
+fn instantiate(e: &Expr) -> Result<(), crest_goregexp::Error> {
+    for c in e.children() {
+        instantiate(c)?;
+    }
+    if let ExprKind::Call {
+        target,
+        function,
+        args,
+    } = &e.kind
+    {
+        if matches!(function.as_str(), "matches" | "find" | "findAll") {
+            let pattern = match target {
+                Some(_) => args.first(),
+                None => args.get(1),
+            };
+            if let Some(p) = pattern.and_then(constant_string) {
+                crest_goregexp::check(p)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A string the planner knows as a constant: a literal, or a type conversion of one
+/// (`OptOptimize` folds `string('..')` and `dyn('..')` of constants).
+fn constant_string(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Literal(Literal::String(s)) => Some(s),
+        ExprKind::Call {
+            target: None,
+            function,
+            args,
+        } if args.len() == 1 && matches!(function.as_str(), "string" | "dyn") => {
+            constant_string(&args[0])
+        }
+        _ => None,
     }
 }
 

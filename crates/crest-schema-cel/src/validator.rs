@@ -69,13 +69,36 @@ fn has_rules_at(s: &Structural, depth: usize) -> bool {
 impl Validator {
     /// Compiles every rule of a CRD version's schema; None when it has none.
     pub fn new(schema: &Structural) -> Option<Validator> {
+        Validator::for_schema(schema, true)
+    }
+
+    /// Compiles the rules of `schema` and below (upstream `NewValidator(s, isResourceRoot)`):
+    /// `self` has `apiVersion`, `kind` and `metadata` when `resource_root`. None when there
+    /// are no rules.
+    pub fn for_schema(schema: &Structural, resource_root: bool) -> Option<Validator> {
         if !has_rules(schema) {
             return None;
         }
         let mut types = Types::default();
-        let decl = types.declare(schema, true, "selfType");
+        let decl = types.declare(schema, resource_root, "selfType");
         let root = build(schema, decl, &Arc::new(types), 0)?;
         Some(Validator { root })
+    }
+
+    /// Upstream's `Validate(ctx, path, s, new, old, budget)` without ratcheting options: the
+    /// value at `path`, every failure an error, the cost taken from `budget` (negative once it
+    /// ran out, when an error says so).
+    pub fn validate_at(
+        &self,
+        path: &FieldPath,
+        new: &Json,
+        old: Option<&Json>,
+        budget: &mut i64,
+    ) -> Vec<FieldError> {
+        let mut out = Outcome::default();
+        self.root
+            .validate(path, new, old, Ratchet::default(), budget, &mut out);
+        out.errors
     }
 
     /// Validates an object (create) or an update (`old`), with a fresh cost budget.

@@ -176,3 +176,106 @@ fn rules_over_a_large_object_fail_on_cost_not_memory() {
         vec!["<nil>: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.a.replace('', self.b).size() > 0".to_string()]
     );
 }
+
+/// The rule's (or messageExpression's) error detail at CRD write for a string field `s`.
+fn regex_rule_error(rule: &str, message_expression: &str) -> Vec<String> {
+    crd_errors(json!({"type": "object", "properties": {
+        "s": {"type": "string", "maxLength": 10},
+        "p": {"type": "string", "maxLength": 10},
+    }, "x-kubernetes-validations": [{"rule": rule, "messageExpression": message_expression}]}))
+    .iter()
+    .map(|e| match e.split_once("OptionalOldSelf:(*bool)(nil)}: ") {
+        Some((_, detail)) => detail.to_string(),
+        None => e.clone(),
+    })
+    .collect()
+}
+
+#[test]
+fn regex_literals_are_checked_as_kubernetes_does() {
+    // cel-go's ValidateRegexLiterals: the literal first argument of matches, at compile time.
+    assert_eq!(
+        regex_rule_error("self.s.matches('x++')", ""),
+        ["compilation failed: ERROR: <input>:1:16: invalid matches argument\n | self.s.matches('x++')\n | ...............^"]
+    );
+    assert_eq!(
+        regex_rule_error("self.s.matches('(') || self.s.matches('[a') || self.s.matches('ok')", ""),
+        ["compilation failed: ERROR: <input>:1:16: invalid matches argument\n | self.s.matches('(') || self.s.matches('[a') || self.s.matches('ok')\n | ...............^\nERROR: <input>:1:39: invalid matches argument\n | self.s.matches('(') || self.s.matches('[a') || self.s.matches('ok')\n | ......................................^"]
+    );
+    // Its upstream quirk: the global form's first argument is the string, not the pattern.
+    assert_eq!(
+        regex_rule_error("matches('(', self.s)", ""),
+        ["compilation failed: ERROR: <input>:1:9: invalid matches argument\n | matches('(', self.s)\n | ........^"]
+    );
+    // Program building compiles the other literal patterns: Go's error verbatim.
+    for (rule, err) in [
+        ("matches(self.s, '[')", "missing closing ]: `[`"),
+        ("self.s.find(')') == ''", "unexpected ): `)`"),
+        ("self.s.findAll(')') == []", "unexpected ): `)`"),
+        (
+            "self.s.findAll('a{1001}', 1) == []",
+            "invalid repeat count: `{1001}`",
+        ),
+        (
+            "self.s.matches(string('(?x)'))",
+            "invalid or unsupported Perl syntax: `(?x`",
+        ),
+        (
+            "self.s.find('\\\\p{Foo}') == '' || self.s.find('[') == ''",
+            "invalid character class range: `\\p{Foo}`",
+        ),
+        (
+            "[self.s].all(x, x.findAll('\\\\8').size() == 0)",
+            "invalid escape sequence: `\\8`",
+        ),
+    ] {
+        assert_eq!(
+            regex_rule_error(rule, ""),
+            [format!(
+                "program instantiation failed: error parsing regexp: {err}"
+            )],
+            "{rule}"
+        );
+    }
+    // Go syntax the regex crate rejects is fine.
+    for rule in [
+        "self.s.matches('[[]x{abc}\\\\Q*\\\\E')",
+        "self.s.find('(?P<a>x)(?P<a>y)') == ''",
+        "self.s.matches(self.p)",
+    ] {
+        assert_eq!(regex_rule_error(rule, ""), Vec::<String>::new(), "{rule}");
+    }
+    // The same for messageExpression.
+    assert_eq!(
+        regex_rule_error("true", "self.s.find('(')"),
+        ["messageExpression instantiation failed: error parsing regexp: missing closing ): `(`"]
+    );
+    assert_eq!(
+        regex_rule_error("true", "self.s.matches('a**') ? 'x' : 'y'"),
+        ["messageExpression compilation failed: ERROR: <input>:1:16: invalid matches argument\n | self.s.matches('a**') ? 'x' : 'y'\n | ...............^"]
+    );
+}
+
+#[test]
+fn dynamic_regexes_fail_at_run_time_with_go_errors() {
+    let s = json!({"type": "object", "properties": {
+        "s": {"type": "string"}, "p": {"type": "string"},
+    }, "x-kubernetes-validations": [
+        {"rule": "self.s.matches(self.p)"},
+        {"rule": "self.s.find(self.p) == ''"},
+        {"rule": "self.s.findAll(self.p).size() == 0"},
+    ]});
+    assert_eq!(
+        run(s.clone(), json!({"s": "x", "p": "a(b"}), None),
+        [
+            "<nil>: Invalid value: \"object\": error parsing regexp: missing closing ): `a(b` evaluating rule: self.s.matches(self.p)",
+            "<nil>: Invalid value: \"object\": Illegal regex: error parsing regexp: missing closing ): `a(b` evaluating rule: self.s.find(self.p) == ''",
+            "<nil>: Invalid value: \"object\": Illegal regex: error parsing regexp: missing closing ): `a(b` evaluating rule: self.s.findAll(self.p).size() == 0",
+        ]
+    );
+    // Go's semantics when the pattern is valid: \d is ASCII.
+    assert_eq!(
+        run(s, json!({"s": "١", "p": "^\\d$"}), None),
+        ["<nil>: Invalid value: \"object\": failed rule: self.s.matches(self.p)"]
+    );
+}

@@ -20,14 +20,13 @@ mod registry;
 mod store;
 mod views;
 
-use crest_storage::{RangeRequest, Storage};
+use crest_storage::Storage;
 use http::App;
 use registry::Registry;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use store::cache::{self, Cache, CachedObject};
-use store::keys::REGISTRY_PREFIX;
+use store::cache::{self, Cache};
 
 /// Server settings.
 #[derive(Clone, Debug)]
@@ -72,9 +71,6 @@ impl Running {
     }
 }
 
-/// Stored objects read per storage range while loading the cache.
-const LOAD_PAGE: usize = 1000;
-
 /// Loads the cache, ensures the default namespaces, binds and starts serving.
 pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result<Running> {
     let cache = Cache::with_history(cache::HistoryLimits {
@@ -82,30 +78,9 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         max_age: config.history_retention,
     });
     let io_err = |e: crest_api::ApiError| std::io::Error::other(e.message);
-    // Paged at one revision, so only one page of stored bytes exists beside the cache.
-    let mut objects: Vec<CachedObject> = vec![];
-    let mut revision = 0;
-    let mut start_after = None;
-    loop {
-        let page = storage
-            .range(RangeRequest {
-                prefix: REGISTRY_PREFIX.into(),
-                start_after: start_after.take(),
-                limit: LOAD_PAGE,
-                revision,
-                count: false,
-            })
-            .await
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        revision = page.revision;
-        start_after = page.kvs.last().map(|kv| kv.key.clone());
-        objects.extend(page.kvs.into_iter().map(|kv| {
-            CachedObject::from_stored(kv.key, &kv.value, kv.create_revision, kv.mod_revision)
-        }));
-        if !page.more {
-            break;
-        }
-    }
+    let (objects, revision) = registry::feed::list_all(storage.as_ref())
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     cache.load(objects, revision);
     let registry = Registry::new(storage.clone(), cache.clone());
     registry.rebuild_resources();

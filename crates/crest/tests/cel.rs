@@ -1027,3 +1027,58 @@ fn runtime_cost_limits_stop_evaluation() {
         ],
     );
 }
+
+/// Go's regexp errors and defaults that break the rules, at CRD write through kubectl.
+#[test]
+fn regex_errors_and_rule_breaking_defaults_refuse_the_crd() {
+    let s = Server::start();
+    let field = |decl: &str| {
+        format!(
+            "          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n                field:\n{decl}"
+        )
+    };
+    let cases = [
+        (
+            "                  type: string\n                  pattern: \"a{1001}\"",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[field].pattern: Invalid value: \"a{1001}\": must be a valid regular expression, but isn't: error parsing regexp: invalid repeat count: `{1001}`",
+        ),
+        (
+            "                  type: string\n                  x-kubernetes-validations:\n                    - rule: \"self.matches('x++')\"",
+            "compilation failed: ERROR: <input>:1:14: invalid matches argument",
+        ),
+        (
+            "                  type: string\n                  x-kubernetes-validations:\n                    - rule: \"self.find('(?<n') == ''\"",
+            "program instantiation failed: error parsing regexp: invalid named capture: `(?<n`",
+        ),
+        (
+            "                  type: integer\n                  default: 0\n                  x-kubernetes-validations:\n                    - rule: \"self > 0\"\n                      messageExpression: \"'field must be positive, not ' + string(self)\"",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[field].default: Invalid value: \"integer\": field must be positive, not 0",
+        ),
+    ];
+    for (decl, want) in cases {
+        let (ok, _, err) = s.kubectl_stdin(&["apply", "-f", "-"], Some(&widget_crd(&field(decl))));
+        assert!(!ok, "{decl} accepted");
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+    // Go's syntax the regex crate rejects is accepted; a dynamic pattern fails at run time
+    // with Go's error.
+    s.install_crd(&widget_crd(
+        r#"          type: object
+          properties:
+            spec:
+              type: object
+              x-kubernetes-validations:
+                - rule: "self.s.matches(self.p)"
+                  message: "no match"
+              properties:
+                s: {type: string, maxLength: 20, pattern: "^[[]x{abc}\\Q*\\E$"}
+                p: {type: string, maxLength: 20}"#,
+    ));
+    assert_accepted(&s, "w1", json!({"s": "[x{abc}*", "p": "^\\[x"}));
+    assert_rejected(
+        &s,
+        "w2",
+        json!({"s": "[x{abc}*", "p": "a{2}{3}"}),
+        &["spec: Invalid value: \"object\": error parsing regexp: invalid nested repetition operator: `{2}{3}` evaluating rule: no match"],
+    );
+}

@@ -152,6 +152,37 @@ fn invalid_patterns_are_reported_with_go_wording() {
 }
 
 #[test]
+fn patterns_are_checked_with_go_syntax() {
+    // Valid in Go although the regex crate rejects them (and the reverse).
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "pattern": "[[]x{abc}\\Q*\\E[a-]"},
+            "b": {"type": "string", "pattern": "(?P<n>a)(?P<n>b)\\pL\\p{Greek}[[:alpha:]]"},
+            "c": {"type": "string", "pattern": "\\p{Letter}"},
+            "d": {"type": "string", "pattern": "(?=a)"},
+            "e": {"type": "string", "pattern": "a{1001}"},
+            "f": {"type": "string", "pattern": "\\8"},
+            "g": {"type": "string", "pattern": "(?P<a-b>x)"},
+            "h": {"type": "string", "pattern": "[[:word:][:foo:]]"},
+            "i": {"type": "string", "pattern": "x{2}{3}"},
+        },
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[c].pattern: Invalid value: \"\\\\p{Letter}\": must be a valid regular expression, but isn't: error parsing regexp: invalid character class range: `\\p{Letter}`",
+            "spec.validation.openAPIV3Schema.properties[d].pattern: Invalid value: \"(?=a)\": must be a valid regular expression, but isn't: error parsing regexp: invalid or unsupported Perl syntax: `(?=`",
+            "spec.validation.openAPIV3Schema.properties[e].pattern: Invalid value: \"a{1001}\": must be a valid regular expression, but isn't: error parsing regexp: invalid repeat count: `{1001}`",
+            "spec.validation.openAPIV3Schema.properties[f].pattern: Invalid value: \"\\\\8\": must be a valid regular expression, but isn't: error parsing regexp: invalid escape sequence: `\\8`",
+            "spec.validation.openAPIV3Schema.properties[g].pattern: Invalid value: \"(?P<a-b>x)\": must be a valid regular expression, but isn't: error parsing regexp: invalid named capture: `(?P<a-b>`",
+            "spec.validation.openAPIV3Schema.properties[h].pattern: Invalid value: \"[[:word:][:foo:]]\": must be a valid regular expression, but isn't: error parsing regexp: invalid character class range: `[:foo:]`",
+            "spec.validation.openAPIV3Schema.properties[i].pattern: Invalid value: \"x{2}{3}\": must be a valid regular expression, but isn't: error parsing regexp: invalid nested repetition operator: `{2}{3}`",
+        ]
+    );
+}
+
+#[test]
 fn int_or_string_patterns() {
     let ok = json!({
         "type": "object",
@@ -408,4 +439,173 @@ fn defaults_must_validate_and_be_pruned() {
     assert!(!has_unpruned_defaults(
         &json!({"type": "object", "properties": {"a": {"type": "string", "default": "x"}}})
     ));
+}
+
+/// A CRD schema whose `spec` holds `props`.
+fn with_spec(props: Value) -> Value {
+    json!({"type": "object", "properties": {"spec": {"type": "object", "properties": props}}})
+}
+
+#[test]
+fn defaults_must_pass_the_cel_rules() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "x-kubernetes-validations": [{"rule": "self.replicas <= self.max", "message": "replicas above max"}],
+                "default": {"replicas": 5, "max": 3},
+                "properties": {
+                    "replicas": {"type": "integer", "default": 0, "x-kubernetes-validations": [{"rule": "self > 0"}]},
+                    "max": {"type": "integer"},
+                    "list": {"type": "array", "maxItems": 5, "items": {
+                        "type": "string", "maxLength": 10, "default": "x",
+                        "x-kubernetes-validations": [{"rule": "self.startsWith('a')", "messageExpression": "'bad item ' + self"}],
+                    }},
+                    "nested": {"type": "object", "default": {"name": "zz", "other": "ok"}, "properties": {
+                        "name": {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 2"}]},
+                        "other": {"type": "string"},
+                    }, "x-kubernetes-validations": [{"rule": "self.other == 'x'", "fieldPath": ".other", "reason": "FieldValueForbidden", "message": "other must be x"}]},
+                    "fine": {"type": "integer", "default": 3, "x-kubernetes-validations": [{"rule": "self == 3"}]},
+                },
+            },
+        },
+    });
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[spec].default: Invalid value: \"object\": replicas above max",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[list].items.default: Invalid value: \"string\": bad item x",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[nested].default.other: Forbidden: other must be x",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[nested].default.name: Invalid value: \"string\": failed rule: self.size() < 2",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[replicas].default: Invalid value: \"integer\": failed rule: self > 0",
+        ]
+    );
+}
+
+#[test]
+fn defaults_and_transition_rules() {
+    // The default is its own old value first: self == oldSelf holds, self != oldSelf fails.
+    // Then (only if that passed) without an old value: transition rules are skipped unless
+    // optionalOldSelf, where oldSelf is none.
+    let schema = with_spec(json!({
+        "a": {"type": "integer", "default": 1, "x-kubernetes-validations": [{"rule": "self == oldSelf"}]},
+        "b": {"type": "integer", "default": 1, "x-kubernetes-validations": [{"rule": "self != oldSelf", "message": "must change"}]},
+        "c": {"type": "integer", "default": 1, "x-kubernetes-validations": [{"rule": "oldSelf.hasValue()", "optionalOldSelf": true, "message": "needs an old value"}]},
+        "d": {"type": "integer", "default": 1, "x-kubernetes-validations": [{"rule": "oldSelf.orValue(1) == self", "optionalOldSelf": true}]},
+    }));
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[spec].properties[b].default: Invalid value: \"integer\": must change",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[c].default: Invalid value: \"integer\": needs an old value",
+        ]
+    );
+}
+
+#[test]
+fn defaults_of_embedded_resources_see_their_metadata() {
+    let schema = with_spec(json!({
+        "template": {
+            "type": "object",
+            "x-kubernetes-embedded-resource": true,
+            "properties": {"spec": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+            "x-kubernetes-validations": [
+                {"rule": "self.metadata.name.startsWith('t')", "message": "name must start with t"},
+                {"rule": "self.kind == 'Pod' && self.apiVersion == 'v1'", "message": "kind"},
+            ],
+            "default": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "abc"}, "spec": {"n": 1}},
+        },
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "x-kubernetes-embedded-resource": true,
+                "x-kubernetes-preserve-unknown-fields": true,
+                "x-kubernetes-validations": [{"rule": "self.metadata.name == 'x'", "message": "item name"}],
+            },
+            "default": [{"apiVersion": "v1", "kind": "A", "metadata": {"name": "y"}}],
+        },
+    }));
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[spec].properties[items].default[0]: Invalid value: \"object\": item name",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[template].default: Invalid value: \"object\": name must start with t",
+        ]
+    );
+}
+
+#[test]
+fn default_errors_replace_the_rule_checks() {
+    // Upstream validates defaults first and checks the rules (compilation, cost) only when
+    // no default is wrong: a rule that does not compile shows in the default's error then.
+    let schema = with_spec(json!({
+        "c": {"type": "integer", "default": 1, "x-kubernetes-validations": [{"rule": "self == true"}]},
+    }));
+    assert_eq!(
+        validate(schema, all_on()),
+        vec!["spec.validation.openAPIV3Schema.properties[spec].properties[c].default: Invalid value: \"integer\": rule compile error: compilation failed: ERROR: <input>:1:6: found no matching overload for '_==_' applied to '(int, bool)'\n | self == true\n | .....^"]
+    );
+    let schema = with_spec(json!({
+        "c": {"type": "integer", "x-kubernetes-validations": [{"rule": "self == true"}]},
+        "d": {"type": "string", "default": "x", "x-kubernetes-validations": [{"rule": "self.matches('[')"}]},
+    }));
+    assert_eq!(
+        validate(schema, all_on()),
+        vec!["spec.validation.openAPIV3Schema.properties[spec].properties[d].default: Invalid value: \"string\": rule compile error: compilation failed: ERROR: <input>:1:14: invalid matches argument\n | self.matches('[')\n | .............^"]
+    );
+    // Schema errors of a default come first: its rules are not run then.
+    let schema = with_spec(json!({
+        "e": {"type": "integer", "minimum": 5, "default": 1, "x-kubernetes-validations": [{"rule": "self > 3"}]},
+    }));
+    assert_eq!(
+        validate(schema, all_on()),
+        vec!["spec.validation.openAPIV3Schema.properties[spec].properties[e].default: Invalid value: 1:  in body should be greater than or equal to 5"]
+    );
+}
+
+#[test]
+fn defaults_share_one_cost_budget() {
+    // Each default costs about a tenth of the budget (90 scans of a 100k string, each priced
+    // by its length): the walk stops where the budget runs out.
+    let text = "a".repeat(100_000);
+    let range: Vec<String> = (0..90).map(|i| i.to_string()).collect();
+    let rule = format!("[{}].all(i, !self.matches('b'))", range.join(", "));
+    let mut props = Map::new();
+    for i in 0..16 {
+        props.insert(
+            format!("p{i:02}"),
+            json!({"type": "string", "maxLength": 100_000, "default": text,
+                "x-kubernetes-validations": [{"rule": rule}]}),
+        );
+    }
+    let errs = validate(with_spec(Value::Object(props)), all_on());
+    assert_eq!(
+        errs,
+        ["spec.validation.openAPIV3Schema.properties[spec].properties[p11].default: Invalid value: \"string\": validation failed due to running out of cost budget, no further validation rules will be run"]
+    );
+}
+
+#[test]
+fn defaults_of_maps_and_lists_run_the_rules_below() {
+    let schema = with_spec(json!({
+        "m": {"type": "object", "default": {"a": 1, "b": 2},
+            "additionalProperties": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 1", "message": "small"}]}},
+        "l": {"type": "array", "default": [{"k": "x", "v": 1}, {"k": "y", "v": 5}],
+            "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+            "items": {"type": "object", "required": ["k"], "properties": {
+                "k": {"type": "string"},
+                "v": {"type": "integer", "x-kubernetes-validations": [{"rule": "self < 3", "messageExpression": "'v is ' + string(self)"}]},
+            }}},
+        "x": {"type": "object", "additionalProperties": {"type": "integer", "default": 0,
+            "x-kubernetes-validations": [{"rule": "self > 0"}]}},
+    }));
+    assert_eq!(
+        validate(schema, all_on()),
+        vec![
+            "spec.validation.openAPIV3Schema.properties[spec].properties[l].default[1].v: Invalid value: \"integer\": v is 5",
+            "spec.validation.openAPIV3Schema.properties[spec].properties[m].default[a]: Invalid value: \"integer\": small",
+        ]
+    );
 }

@@ -16,7 +16,7 @@ use crest_cel::types::{Type, TypeProvider};
 use crest_cel::value::{Key, MapValue, ObjectValue, Value};
 
 #[derive(Debug, Clone)]
-pub struct Field {
+pub(crate) struct Field {
     pub ty: Type,
     /// The protobuf type as written (`int32`, `NestedEnum`, ...), resolved for messages/enums.
     pub proto: String,
@@ -28,7 +28,7 @@ pub struct Field {
 }
 
 #[derive(Debug, Default)]
-pub struct Protos {
+pub(crate) struct Protos {
     pub messages: HashMap<String, IndexMap<String, Field>>,
     /// Enum full name -> value name -> number.
     pub enums: HashMap<String, HashMap<String, i64>>,
@@ -55,7 +55,7 @@ fn scalar(t: &str) -> Option<Type> {
 }
 
 impl Protos {
-    pub fn load(dir: &Path) -> Protos {
+    pub(crate) fn load(dir: &Path) -> Protos {
         let mut p = Protos::default();
         for (pkg, file) in [
             ("cel.expr.conformance.proto2", "proto2/test_all_types.proto"),
@@ -242,7 +242,7 @@ impl Protos {
         }
     }
 
-    pub fn field(&self, msg: &str, field: &str) -> Option<&Field> {
+    pub(crate) fn field(&self, msg: &str, field: &str) -> Option<&Field> {
         self.messages.get(msg)?.get(field)
     }
 
@@ -295,7 +295,7 @@ impl Protos {
     }
 
     /// Converts a protobuf-JSON value of a field into a CEL value.
-    pub fn value_from_json(&self, ty: &Type, proto: &str, j: &J) -> Option<Value> {
+    pub(crate) fn value_from_json(&self, ty: &Type, proto: &str, j: &J) -> Option<Value> {
         Some(match (ty, j) {
             (_, J::Null) => Value::Null,
             (Type::Int, J::String(s)) if self.enums.contains_key(proto) => {
@@ -350,7 +350,11 @@ impl Protos {
         })
     }
 
-    pub fn message_from_json(&self, name: &str, o: &serde_json::Map<String, J>) -> Option<Value> {
+    pub(crate) fn message_from_json(
+        &self,
+        name: &str,
+        o: &serde_json::Map<String, J>,
+    ) -> Option<Value> {
         let mut fields = IndexMap::new();
         for (k, j) in o {
             if k == "@type" {

@@ -1,5 +1,5 @@
 //! Kubernetes' regex library (apiserver `library/regex.go`): `find` and `findAll` on strings
-//! (RE2 syntax, as Go's regexp).
+//! (Go's regexp syntax and semantics, through `crest_goregexp`).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -20,8 +20,8 @@ fn compiled(pattern: &str) -> Result<Arc<Regex>, EvalError> {
         return Ok(re);
     }
     let re = Arc::new(
-        Regex::new(pattern)
-            .map_err(|e| EvalError::new(format!("Illegal regex: error parsing regexp: {e}")))?,
+        crest_goregexp::compile(pattern)
+            .map_err(|e| EvalError::new(format!("Illegal regex: {e}")))?,
     );
     CACHE.with(|c| {
         let mut c = c.borrow_mut();

@@ -57,7 +57,17 @@ fn regex() {
     yes("'123 abc 456'.findAll('[0-9]+') == ['123', '456']");
     yes("'123 abc 456'.findAll('[0-9]+', 1) == ['123']");
     yes("'123 abc 456'.findAll('xyz') == []");
-    err("'x'.find('(')", "Illegal regex");
+    err(
+        "'x'.find('(')",
+        "Illegal regex: error parsing regexp: missing closing ): `(`",
+    );
+    err(
+        "'x'.findAll('[[:foo:]]')",
+        "Illegal regex: error parsing regexp: invalid character class range: `[:foo:]`",
+    );
+    // Go's syntax and semantics, not the regex crate's.
+    yes("'a[b'.find('[[]') == '['");
+    yes("'x١2'.findAll('\\\\d') == ['2']");
 }
 
 #[test]

@@ -61,7 +61,7 @@ enum Seg<'a> {
 }
 
 impl<'a> Path<'a> {
-    pub const ROOT: Path<'static> = Path {
+    pub(super) const ROOT: Path<'static> = Path {
         parent: None,
         seg: Seg::Root,
     };
@@ -159,7 +159,7 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Engine { errs: Vec::new() }
     }
 
@@ -174,7 +174,13 @@ impl Engine {
 
     /// Validates `data` against `s`; `old` is the correlated old value when ratcheting.
     /// Returns kube-openapi's match count for this subtree.
-    pub fn schema(&mut self, s: Node, data: &Value, path: &Path, old: Option<&Value>) -> u32 {
+    pub(super) fn schema(
+        &mut self,
+        s: Node,
+        data: &Value,
+        path: &Path,
+        old: Option<&Value>,
+    ) -> u32 {
         let start = self.errs.len();
         let count = self.schema_inner(s, data, path, old);
         if let (Some(old), Some(st)) = (old, s.structural()) {

@@ -19,11 +19,11 @@ pub(crate) enum Types<'a> {
 }
 
 impl<'a> Types<'a> {
-    pub fn is_empty(self) -> bool {
+    pub(super) fn is_empty(self) -> bool {
         matches!(self, Types::None)
     }
 
-    pub fn contains(self, t: &str) -> bool {
+    pub(super) fn contains(self, t: &str) -> bool {
         match self {
             Types::None => false,
             Types::One(x) => x == t,
@@ -32,7 +32,7 @@ impl<'a> Types<'a> {
     }
 
     /// The list as kube-openapi joins it in messages.
-    pub fn joined(self) -> &'a str {
+    pub(super) fn joined(self) -> &'a str {
         match self {
             Types::None => "",
             Types::IntOrString => "integer,string",
@@ -42,28 +42,28 @@ impl<'a> Types<'a> {
 }
 
 impl<'a> Node<'a> {
-    pub fn generic(self) -> &'a Generic {
+    pub(super) fn generic(self) -> &'a Generic {
         match self {
             Node::S(s) => &s.generic,
             Node::N(n) => &n.forbidden_generics,
         }
     }
 
-    pub fn ext(self) -> &'a Extensions {
+    pub(super) fn ext(self) -> &'a Extensions {
         match self {
             Node::S(s) => &s.extensions,
             Node::N(n) => &n.forbidden_extensions,
         }
     }
 
-    pub fn vv(self) -> Option<&'a ValueValidation> {
+    pub(super) fn vv(self) -> Option<&'a ValueValidation> {
         match self {
             Node::S(s) => s.value_validation.as_deref(),
             Node::N(n) => Some(&n.value_validation),
         }
     }
 
-    pub fn types(self) -> Types<'a> {
+    pub(super) fn types(self) -> Types<'a> {
         if self.ext().x_int_or_string {
             Types::IntOrString
         } else {
@@ -76,14 +76,14 @@ impl<'a> Node<'a> {
         }
     }
 
-    pub fn items(self) -> Option<Node<'a>> {
+    pub(super) fn items(self) -> Option<Node<'a>> {
         match self {
             Node::S(s) => s.items.as_deref().map(Node::S),
             Node::N(n) => n.items.as_deref().map(Node::N),
         }
     }
 
-    pub fn has_property(self, k: &str) -> bool {
+    pub(super) fn has_property(self, k: &str) -> bool {
         match self {
             Node::S(s) => s.properties.contains_key(k),
             Node::N(n) => n.properties.contains_key(k),
@@ -91,7 +91,7 @@ impl<'a> Node<'a> {
     }
 
     /// Calls `f` for every declared property.
-    pub fn for_each_property(self, mut f: impl FnMut(&'a str, Node<'a>)) {
+    pub(super) fn for_each_property(self, mut f: impl FnMut(&'a str, Node<'a>)) {
         match self {
             Node::S(s) => s.properties.iter().for_each(|(k, v)| f(k, Node::S(v))),
             Node::N(n) => n.properties.iter().for_each(|(k, v)| f(k, Node::N(v))),
@@ -99,14 +99,14 @@ impl<'a> Node<'a> {
     }
 
     /// `additionalProperties`: whether other keys are allowed, and their schema.
-    pub fn additional(self) -> Option<(bool, Option<Node<'a>>)> {
+    pub(super) fn additional(self) -> Option<(bool, Option<Node<'a>>)> {
         self.generic()
             .additional_properties
             .as_ref()
             .map(|a| (a.bool, a.structural.as_deref().map(Node::S)))
     }
 
-    pub fn structural(self) -> Option<&'a Structural> {
+    pub(super) fn structural(self) -> Option<&'a Structural> {
         match self {
             Node::S(s) => Some(s),
             Node::N(_) => None,

@@ -37,14 +37,61 @@ fn accept(req: &Request<Incoming>) -> Option<String> {
         .map(str::to_string)
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut r = Response::new(full(text));
+fn plain(status: StatusCode, text: impl Into<String>) -> Response<Body> {
+    let mut r = Response::new(full(text.into()));
     *r.status_mut() = status;
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     r
+}
+
+/// The health endpoints as kube-apiserver answers them: `ok`, or with `?verbose` (and always
+/// when a check fails) one `[+]name ok` / `[-]name failed: reason` line per check and a verdict;
+/// `/<endpoint>/<check>` runs one check. `cache-feed` fails while the cache is not being fed
+/// from storage (reads would wait and time out); liveness does not include it, since a restart
+/// would not help and the feed heals by itself.
+fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
+    let path = path.trim_end_matches('/');
+    let (endpoint, only) = match path[1..].split_once('/') {
+        Some((e, check)) => (e, Some(check)),
+        None => (&path[1..], None),
+    };
+    let feed = app.registry.feed.problem();
+    let mut checks: Vec<(&str, Option<String>)> = vec![("ping", None)];
+    if endpoint != "livez" {
+        checks.push(("cache-feed", feed));
+    }
+    if let Some(name) = only {
+        return match checks.iter().find(|(n, _)| *n == name) {
+            Some((_, None)) => plain(StatusCode::OK, "ok"),
+            Some((_, Some(why))) => plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal server error: {why}\n"),
+            ),
+            None => plain(StatusCode::NOT_FOUND, "404 page not found\n"),
+        };
+    }
+    let failed = checks.iter().any(|(_, p)| p.is_some());
+    let verbose = query.get("verbose").is_some();
+    if !failed && !verbose {
+        return plain(StatusCode::OK, "ok");
+    }
+    let mut text = String::new();
+    for (name, problem) in &checks {
+        match problem {
+            None => text.push_str(&format!("[+]{name} ok\n")),
+            Some(why) => text.push_str(&format!("[-]{name} failed: {why}\n")),
+        }
+    }
+    if failed {
+        text.push_str(&format!("{endpoint} check failed\n"));
+        plain(StatusCode::INTERNAL_SERVER_ERROR, text)
+    } else {
+        text.push_str(&format!("{endpoint} check passed\n"));
+        plain(StatusCode::OK, text)
+    }
 }
 
 /// Entry point for every request.
@@ -79,15 +126,12 @@ async fn route(
 ) -> Result<Response<Body>, ApiError> {
     let is_get = req.method() == Method::GET || req.method() == Method::HEAD;
     match path {
-        "/healthz" | "/livez" | "/readyz" | "/healthz/" | "/livez/" | "/readyz/" if is_get => {
-            return Ok(plain(StatusCode::OK, "ok"));
-        }
         p if is_get
-            && (p.starts_with("/healthz/")
-                || p.starts_with("/livez/")
-                || p.starts_with("/readyz/")) =>
+            && ["/healthz", "/livez", "/readyz"]
+                .iter()
+                .any(|h| p == *h || p.starts_with(&format!("{h}/"))) =>
         {
-            return Ok(plain(StatusCode::OK, "ok"));
+            return Ok(health(&app, p, query));
         }
         "/version" | "/version/" if is_get => {
             let out = negotiate(accept, Capabilities::default())?;

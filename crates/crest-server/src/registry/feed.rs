@@ -4,124 +4,257 @@
 use super::Registry;
 use crate::store::cache::{CacheEvent, CachedObject};
 use crate::store::keys::{self, CRD_PREFIX, REGISTRY_PREFIX};
-use crest_storage::{Revision, WatchEvent, WatchRequest};
+use crest_storage::{
+    RangeRequest, Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream,
+};
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
+
+/// Stored objects read per storage range while loading or re-listing the cache.
+const LOAD_PAGE: usize = 1000;
+
+/// How long the feed waits before trying the store again, after `failures` attempts in a row
+/// that failed: 10 ms after a watch that was cut (it usually fell behind), doubling to 2 s.
+fn retry_delay(failures: u32) -> Duration {
+    Duration::from_millis(10u64 << failures.min(8)).min(Duration::from_secs(2))
+}
+
+/// Whether the cache is being fed; `/readyz` and `/healthz` fail with the reason while not.
+#[derive(Default)]
+pub(crate) struct FeedHealth(Mutex<Option<String>>);
+
+impl FeedHealth {
+    /// Why the cache is not being fed, if it is not.
+    pub(crate) fn problem(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set(&self, problem: Option<String>) {
+        let mut p = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if p.is_none() && problem.is_some() {
+            tracing::error!(
+                reason = problem.as_deref().unwrap_or_default(),
+                "the cache is not being fed"
+            );
+        } else if p.is_some() && problem.is_none() {
+            tracing::info!("the cache is being fed again");
+        }
+        *p = problem;
+    }
+}
+
+/// Every object under `/registry/`, paged at one revision (so only one page of stored bytes
+/// exists beside what is kept), and that revision.
+pub(crate) async fn list_all(
+    storage: &dyn Storage,
+) -> Result<(Vec<CachedObject>, Revision), StorageError> {
+    let mut objects: Vec<CachedObject> = vec![];
+    let mut revision = 0;
+    let mut start_after = None;
+    loop {
+        let page = storage
+            .range(RangeRequest {
+                prefix: REGISTRY_PREFIX.into(),
+                start_after: start_after.take(),
+                limit: LOAD_PAGE,
+                revision,
+                count: false,
+            })
+            .await?;
+        revision = page.revision;
+        start_after = page.kvs.last().map(|kv| kv.key.clone());
+        objects.extend(page.kvs.into_iter().map(|kv| {
+            CachedObject::from_stored(kv.key, &kv.value, kv.create_revision, kv.mod_revision)
+        }));
+        if !page.more {
+            return Ok((objects, revision));
+        }
+    }
+}
 
 /// Keeps the cache current from one storage watch; rebuilds the served resources when a CRD
 /// changes, before the change becomes visible.
+///
+/// The feed never ends before shutdown. A watch that is cut is re-established from the last
+/// revision applied; while the store refuses watches (unavailable, timing out) the feed retries
+/// with backoff and [`FeedHealth`] reports it; when the revision to resume from has been
+/// compacted (the store moved on while the feed was down), the cache is re-listed from the
+/// store and the changes in between are lost to watchers, who get 410 Expired and re-list, as
+/// with kube-apiserver's watch cache.
 pub(crate) async fn feed_cache(
     registry: Arc<Registry>,
     from: Revision,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     let mut from = from;
+    let mut failures = 0u32;
     loop {
-        let mut stream = match registry
+        if *shutdown.borrow() {
+            return;
+        }
+        let ended = match registry
             .storage
             .watch(WatchRequest::new(REGISTRY_PREFIX, from))
             .await
         {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::error!(error = %e, "cache watch failed");
+            Ok(stream) => {
+                registry.feed.set(None);
+                let before = from;
+                let ended = follow(&registry, stream, &mut from, &mut shutdown).await;
+                if from > before {
+                    failures = 0;
+                }
+                ended
+            }
+            Err(e) => Some(e),
+        };
+        match ended {
+            // Shutdown.
+            None => return,
+            Some(StorageError::Closed) => {
+                registry.feed.set(Some("storage is closed".into()));
                 return;
             }
+            Some(StorageError::Compacted { .. }) => match resync(&registry).await {
+                Ok(rev) => {
+                    from = rev;
+                    failures = 0;
+                    continue;
+                }
+                Err(e) => registry
+                    .feed
+                    .set(Some(format!("re-listing from storage failed: {e}"))),
+            },
+            // A cut watch (the feed fell behind) is resumed at once without alarm; a watch the
+            // store refuses is reported.
+            Some(e) if failures > 0 => registry.feed.set(Some(format!("storage watch: {e}"))),
+            Some(e) => tracing::debug!(error = %e, "cache watch ended; watching again"),
+        }
+        failures += 1;
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = tokio::time::sleep(retry_delay(failures)) => {}
+        }
+    }
+}
+
+/// Re-lists everything from storage into the cache (the revision to resume from is gone).
+async fn resync(registry: &Registry) -> Result<Revision, StorageError> {
+    tracing::warn!("cache watch revision compacted; re-listing from storage");
+    let (objects, revision) = list_all(registry.storage.as_ref()).await?;
+    registry.cache.resync(objects, revision, || {
+        registry.rebuild_resources();
+    });
+    // Objects stored under an older schema are served as read through the current one.
+    registry.normalize_stored(None);
+    Ok(revision)
+}
+
+/// Applies one watch's events to the cache until it ends: `Some(why)`, or `None` at shutdown.
+async fn follow(
+    registry: &Registry,
+    mut stream: WatchStream,
+    from: &mut Revision,
+    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+) -> Option<StorageError> {
+    loop {
+        let first = tokio::select! {
+            _ = shutdown.changed() => return None,
+            ev = stream.next() => ev,
         };
-        loop {
-            let first = tokio::select! {
-                _ = shutdown.changed() => return,
-                ev = stream.next() => ev,
-            };
-            let first = match first {
-                Some(Ok(WatchEvent::Change(ev))) => ev,
+        let first = match first {
+            Some(Ok(WatchEvent::Change(ev))) => ev,
+            Some(Ok(WatchEvent::Progress(_))) => continue,
+            Some(Err(e)) => return Some(e),
+            None => return Some(StorageError::Unavailable("the watch ended".into())),
+        };
+        let mut batch = vec![first];
+        let mut ended = None;
+        while batch.len() < 1024 {
+            match stream.try_next() {
+                Some(Ok(WatchEvent::Change(ev))) => batch.push(ev),
                 Some(Ok(WatchEvent::Progress(_))) => continue,
-                _ => break,
-            };
-            let mut batch = vec![first];
-            while batch.len() < 1024 {
-                match stream.try_next() {
-                    Some(Ok(WatchEvent::Change(ev))) => batch.push(ev),
-                    Some(Ok(WatchEvent::Progress(_))) => continue,
-                    _ => break,
+                Some(Err(e)) => {
+                    ended = Some(e);
+                    break;
                 }
+                None => break,
             }
-            // The previous state is already in the cache (or earlier in this batch): reuse it
-            // instead of decoding the store's prev_kv again.
-            let mut latest: std::collections::HashMap<String, Arc<CachedObject>> =
-                std::collections::HashMap::new();
-            let resources = registry.resources();
-            let events: Vec<CacheEvent> = batch
-                .into_iter()
-                .map(|ev| {
-                    let rev = ev.kv.mod_revision;
-                    let prev = ev.prev_kv.as_ref().map(|p| {
-                        latest
-                            .get(&p.key)
-                            .cloned()
-                            .or_else(|| registry.cache.get(&p.key))
-                            .filter(|c| c.mod_revision == p.mod_revision)
-                            .unwrap_or_else(|| {
-                                Arc::new(CachedObject::from_stored(
-                                    p.key.clone(),
-                                    &p.value,
-                                    p.create_revision,
-                                    p.mod_revision,
-                                ))
-                            })
-                    });
-                    let object = match ev.event_type {
-                        // Written through another version: read it as the storage version.
-                        crest_storage::EventType::Put => Arc::new(super::resources::read_stored(
-                            &ev.kv,
-                            resources.stored_schema(&ev.kv.key),
-                        )),
-                        crest_storage::EventType::Delete => prev.clone().unwrap_or_else(|| {
-                            Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
-                        }),
-                    };
-                    latest.insert(ev.kv.key.clone(), object.clone());
-                    CacheEvent {
-                        event_type: ev.event_type,
-                        key: ev.kv.key,
-                        revision: rev,
-                        object,
-                        prev,
-                    }
-                })
-                .collect();
-            from = events.last().map(|e| e.revision).unwrap_or(from);
-            let changed_crds: Vec<String> = events
-                .iter()
-                .filter(|e| e.key.starts_with(CRD_PREFIX))
-                .filter_map(|e| e.object.value().ok())
-                .map(|crd| {
-                    let plural = crd
-                        .pointer("/status/acceptedNames/plural")
-                        .or_else(|| crd.pointer("/spec/names/plural"))
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string();
-                    let group = crd
-                        .pointer("/spec/group")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    keys::resource_prefix(group, &plural)
-                })
-                .collect();
-            registry.cache.apply(events, |_| {
-                if !changed_crds.is_empty() {
-                    registry.rebuild_resources();
-                    // Objects of a changed CRD are read through its new schema from now on.
-                    registry.normalize_stored(Some(&changed_crds));
+        }
+        // The previous state is already in the cache (or earlier in this batch): reuse it
+        // instead of decoding the store's prev_kv again.
+        let mut latest: std::collections::HashMap<String, Arc<CachedObject>> =
+            std::collections::HashMap::new();
+        let resources = registry.resources();
+        let events: Vec<CacheEvent> = batch
+            .into_iter()
+            .map(|ev| {
+                let rev = ev.kv.mod_revision;
+                let prev = ev.prev_kv.as_ref().map(|p| {
+                    latest
+                        .get(&p.key)
+                        .cloned()
+                        .or_else(|| registry.cache.get(&p.key))
+                        .filter(|c| c.mod_revision == p.mod_revision)
+                        .unwrap_or_else(|| {
+                            Arc::new(CachedObject::from_stored(
+                                p.key.clone(),
+                                &p.value,
+                                p.create_revision,
+                                p.mod_revision,
+                            ))
+                        })
+                });
+                let object = match ev.event_type {
+                    // Written through another version: read it as the storage version.
+                    crest_storage::EventType::Put => Arc::new(super::resources::read_stored(
+                        &ev.kv,
+                        resources.stored_schema(&ev.kv.key),
+                    )),
+                    crest_storage::EventType::Delete => prev.clone().unwrap_or_else(|| {
+                        Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
+                    }),
+                };
+                latest.insert(ev.kv.key.clone(), object.clone());
+                CacheEvent {
+                    event_type: ev.event_type,
+                    key: ev.kv.key,
+                    revision: rev,
+                    object,
+                    prev,
                 }
-            });
+            })
+            .collect();
+        *from = events.last().map(|e| e.revision).unwrap_or(*from);
+        let changed_crds: Vec<String> = events
+            .iter()
+            .filter(|e| e.key.starts_with(CRD_PREFIX))
+            .filter_map(|e| e.object.value().ok())
+            .map(|crd| {
+                let plural = crd
+                    .pointer("/status/acceptedNames/plural")
+                    .or_else(|| crd.pointer("/spec/names/plural"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let group = crd
+                    .pointer("/spec/group")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                keys::resource_prefix(group, &plural)
+            })
+            .collect();
+        registry.cache.apply(events, |_| {
+            if !changed_crds.is_empty() {
+                registry.rebuild_resources();
+                // Objects of a changed CRD are read through its new schema from now on.
+                registry.normalize_stored(Some(&changed_crds));
+            }
+        });
+        if ended.is_some() {
+            return ended;
         }
-        // The watch ended (fell behind or store closed): resume from the last applied revision.
-        if *shutdown.borrow() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

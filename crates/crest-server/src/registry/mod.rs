@@ -40,6 +40,8 @@ pub(crate) struct Registry {
     pub cache: Arc<Cache>,
     resources: RwLock<Arc<Resources>>,
     crd_strategy: Arc<dyn Strategy>,
+    /// Whether the cache is being fed from storage (`/readyz`).
+    pub feed: feed::FeedHealth,
 }
 
 /// Which part of an object an update may change.
@@ -193,6 +195,7 @@ impl Registry {
             cache,
             resources: RwLock::new(Arc::new(resources)),
             crd_strategy,
+            feed: Default::default(),
         })
     }
 

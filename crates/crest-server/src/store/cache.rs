@@ -244,6 +244,62 @@ impl Cache {
         self.revision_tx.send_replace(revision);
     }
 
+    /// Replaces the whole state by a fresh list from storage at `revision` (the feed lost its
+    /// place: the revision to resume from was compacted). The change history is dropped, so a
+    /// watcher from before `revision` is told it is too old and re-lists; subscribers (the
+    /// controllers) get the difference as events. `before_publish` sees the new state before
+    /// readers do.
+    pub(crate) fn resync(
+        &self,
+        objects: Vec<CachedObject>,
+        revision: Revision,
+        before_publish: impl FnOnce(),
+    ) {
+        let mut events = vec![];
+        {
+            let mut st = self.write();
+            let mut fresh: BTreeMap<Arc<str>, Arc<CachedObject>> = BTreeMap::new();
+            for o in objects {
+                let old = st.objects.remove(&*o.key);
+                let object = match old {
+                    // Unchanged: keep the cached (possibly normalized) object.
+                    Some(old) if old.mod_revision == o.mod_revision => old,
+                    old => {
+                        let object = Arc::new(o);
+                        events.push(CacheEvent {
+                            event_type: EventType::Put,
+                            key: object.key.to_string(),
+                            revision: object.mod_revision,
+                            object: object.clone(),
+                            prev: old,
+                        });
+                        object
+                    }
+                };
+                fresh.insert(object.key.clone(), object);
+            }
+            // What is left was deleted while the feed was away.
+            for (key, old) in std::mem::take(&mut st.objects) {
+                events.push(CacheEvent {
+                    event_type: EventType::Delete,
+                    key: key.to_string(),
+                    revision,
+                    object: old.clone(),
+                    prev: Some(old),
+                });
+            }
+            st.objects = fresh;
+            st.revision = st.revision.max(revision);
+            st.history.clear();
+            st.history_floor = st.revision;
+        }
+        before_publish();
+        for e in events {
+            let _ = self.events_tx.send(Arc::new(e));
+        }
+        self.revision_tx.send_replace(revision);
+    }
+
     /// Applies one batch of storage events (in revision order), runs `before_publish` (which sees
     /// the new state), then makes the new revision visible to waiting readers and subscribers.
     pub(crate) fn apply(
@@ -424,7 +480,6 @@ impl Cache {
         }
     }
 
-    /// Marks the cache current up to `revision` without events (e.g. writes outside `/registry/`).
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<CacheEvent>> {
         self.events_tx.subscribe()
     }

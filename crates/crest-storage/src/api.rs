@@ -299,8 +299,9 @@ pub trait Storage: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<WriteOutcome>>;
 
     /// Changes of keys under `req.prefix` with revision `> req.after`, history first. Fails with
-    /// `Compacted` when `req.after` is older than the compacted revision. A watch from a revision
-    /// newer than the current one waits for it, as etcd's does (no `FutureRevision`).
+    /// `Compacted` when `req.after` is older than the compacted revision (or ends with it as its
+    /// first item). `req.after` may be newer than the current revision: as in etcd, the watch
+    /// then waits for the changes after it.
     fn watch(&self, req: WatchRequest) -> BoxFuture<'_, Result<WatchStream>>;
 
     /// Drops history older than `revision`; the latest state of every key stays. Reads and

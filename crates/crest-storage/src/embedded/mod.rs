@@ -938,6 +938,29 @@ impl Storage for EmbeddedStore {
                     tx.downgrade(),
                 ));
             }
+            {
+                // Caught up already (the usual case): registered now, no replay task.
+                let mut hub = self.shared.hub();
+                if self.shared.closed.load(Ordering::SeqCst) {
+                    return Err(StorageError::Closed);
+                }
+                if req.after >= hub.published {
+                    hub.watchers.push(Watcher {
+                        id,
+                        prefix: req.prefix,
+                        after: req.after,
+                        tx,
+                        sent: false,
+                    });
+                    return Ok(WatchStream::new(
+                        rx,
+                        Arc::new(Progress {
+                            shared: Arc::downgrade(&self.shared),
+                            id,
+                        }),
+                    ));
+                }
+            }
             tokio::spawn(replay_then_follow(self.shared.clone(), id, req, tx));
             Ok(WatchStream::new(
                 rx,

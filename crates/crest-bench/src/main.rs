@@ -24,6 +24,8 @@
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
 //!   same values from 64 gRPC clients, and each data dir after compaction (etcd: + defrag);
 //!   `--rounds R` (default 3) alternates them R times and reports medians. See `etcd.rs`.
+//! - `--payload repeated|random`: what fills each object's 1,800-character payload: `x`s (the
+//!   default, as every figure so far) or characters compression cannot shrink.
 //! - `idle` (in `watch`): server RSS growth for 10,000 idle watch connections (and, to compare,
 //!   for as many idle keep-alive connections without a watch).
 
@@ -115,6 +117,14 @@ fn parse_args() -> Args {
                     .unwrap_or(args.seconds)
             }
             "--keep" => args.keep = it.next().map(PathBuf::from),
+            "--payload" => match it.next().as_deref() {
+                Some("repeated") => PAYLOAD_RANDOM.store(false, Ordering::Relaxed),
+                Some("random") => PAYLOAD_RANDOM.store(true, Ordering::Relaxed),
+                _ => {
+                    eprintln!("--payload takes repeated or random");
+                    std::process::exit(2);
+                }
+            },
             "--only" => {
                 let v = it.next().unwrap_or_default();
                 for s in v.split(',').filter(|s| !s.is_empty()) {
@@ -250,9 +260,34 @@ fn rss_mib(pid: u32) -> f64 {
 
 const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"crontabs.stable.example.com"},"spec":{"group":"stable.example.com","scope":"Namespaced","names":{"plural":"crontabs","singular":"crontab","kind":"CronTab","shortNames":["ct"]},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}"#;
 
+/// What fills the 1,800-character `spec.payload` of [`crontab`]: `repeated` (`x`s: every
+/// figure so far was measured with it; it compresses to almost nothing) or `random` (base64-like
+/// characters from a generator seeded by the name: what compression cannot shrink, the
+/// store's worst case). `--payload`.
+static PAYLOAD_RANDOM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn payload(name: &str) -> String {
+    if !PAYLOAD_RANDOM.load(Ordering::Relaxed) {
+        return "x".repeat(1800);
+    }
+    const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    // FNV-1a of the name seeds an xorshift64: the same name, the same payload.
+    let mut x = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    }) | 1;
+    (0..1800)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            CHARS[(x % 64) as usize] as char
+        })
+        .collect()
+}
+
 /// A CronTab whose JSON is about 2 KiB.
 fn crontab(name: &str) -> String {
-    let pad = "x".repeat(1800);
+    let pad = payload(name);
     format!(
         r#"{{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{{"name":"{name}","namespace":"default","labels":{{"app":"bench"}}}},"spec":{{"cronSpec":"* * * * */5","image":"my-awesome-cron-image","replicas":1,"payload":"{pad}"}}}}"#
     )

@@ -215,15 +215,20 @@ impl Ctx<'_> {
         Ok((Payload::Value(converted), Output::Json))
     }
 
-    /// The schema-coercing decode of a custom resource written in this version: prunes and
-    /// defaults `obj`, and applies `fieldValidation` to the unknown fields it dropped and to the
+    /// The schema-coercing decode of a custom resource written in this version (prunes and
+    /// defaults `obj`), or the typed decode of a built-in kind (drops the fields its type does
+    /// not have); then applies `fieldValidation` to the unknown fields dropped and to the
     /// duplicate fields of the body (`dups`, reported first, as upstream's decoder does; for
     /// every resource). A create or update words a strict failure as decoding the body does; a
     /// patch bare.
     fn coerce(&self, obj: &mut Value, from_patch: bool, dups: &Duplicates) -> Result<(), ApiError> {
-        let unknown = match &self.def.cr_schema {
-            Some(schema) => schema.decode_request(obj)?,
-            None => UnknownFields(Vec::new()),
+        let unknown = match (&self.def.cr_schema, self.def.typed) {
+            (Some(schema), _) => schema.decode_request(obj)?,
+            // A built-in kind: decoded against its published type.
+            (None, Some(definition)) => {
+                UnknownFields(crest_openapi::typed::prune_unknown_fields(definition, obj))
+            }
+            (None, None) => UnknownFields(Vec::new()),
         };
         if unknown.0.is_empty() && dups.is_empty() {
             return Ok(());

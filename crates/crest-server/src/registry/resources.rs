@@ -37,6 +37,9 @@ pub(crate) struct ResourceDef {
     /// For custom resources: the version's `selectableFields`, as field selector names (the
     /// `jsonPath` without its leading `.`, e.g. `spec.color`).
     pub selectable_fields: Vec<String>,
+    /// For built-in kinds: the published definition the body is decoded against (unknown
+    /// fields found and dropped per fieldValidation, as kube-apiserver's typed decoding).
+    pub typed: Option<&'static str>,
 }
 
 impl ResourceDef {
@@ -266,6 +269,7 @@ impl Resources {
             schema: None,
             cr_schema: None,
             selectable_fields: Vec::new(),
+            typed: Some("io.k8s.api.core.v1.Namespace"),
         });
         r.add(ResourceDef {
             api: crd_resource(),
@@ -278,6 +282,9 @@ impl Resources {
             schema: None,
             cr_schema: None,
             selectable_fields: Vec::new(),
+            typed: Some(
+                "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+            ),
         });
         let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for crd in crds {
@@ -469,6 +476,7 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
             schema: v.pointer("/schema/openAPIV3Schema").cloned(),
             cr_schema,
             selectable_fields: selectable_fields(v),
+            typed: None,
         }));
         served.push(version);
     }

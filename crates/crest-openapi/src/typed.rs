@@ -6,9 +6,10 @@
 //! The published v3 definitions are the source of truth (no hand-written field lists): an
 //! object with `properties` is a struct, its other fields unknown; `additionalProperties` with a
 //! schema is a map whose values are walked; `items` a slice. A definition with neither (JSON,
-//! IntOrString, Quantity, Time, FieldsV1, and the custom-unmarshalled
-//! JSONSchemaPropsOr{Array,Bool,StringArray}) is opaque: decoded by its own UnmarshalJSON,
-//! which the strict decoder does not look into.
+//! IntOrString, Quantity, Time, FieldsV1) is opaque: decoded by its own UnmarshalJSON, which
+//! the strict decoder does not look into. apiextensions' JSONSchemaPropsOr{Array,Bool,
+//! StringArray} decode the schema they hold leniently: unknown fields there are dropped
+//! without a report, as upstream's custom UnmarshalJSON drops them.
 //!
 //! Paths are the decoder's field stack, as its messages print them: keys joined with `.`
 //! (map keys too), indices as `[i]`.
@@ -25,40 +26,74 @@ pub fn prune_unknown_fields(definition: &str, value: &mut Value) -> Vec<String> 
     let defs = super::builtin_v3();
     let mut found = vec![];
     if let Some(schema) = defs.get(definition) {
-        walk(defs, schema, value, &mut String::new(), &mut found, 0);
+        walk(defs, schema, value, &mut String::new(), &mut found, true, 0);
     }
     found
 }
 
-/// The definition a schema names through `$ref` (also wrapped in a one-element `allOf`, as the
-/// v3 documents write references with siblings), or the schema itself.
+/// The definition name a schema refers to through `$ref` (also wrapped in a one-element
+/// `allOf`, as the v3 documents write references with siblings).
+fn ref_name(schema: &Value) -> Option<&str> {
+    let target = schema
+        .get("$ref")
+        .or_else(|| match schema.get("allOf").and_then(Value::as_array) {
+            Some(all) if all.len() == 1 => all[0].get("$ref"),
+            _ => None,
+        })
+        .and_then(Value::as_str)?;
+    Some(target.rsplit('/').next().unwrap_or(target))
+}
+
+/// The definition a schema refers to, or the schema itself.
 fn resolve<'a>(defs: &'a Map<String, Value>, schema: &'a Value) -> Option<&'a Value> {
     let mut s = schema;
     for _ in 0..8 {
-        let target = s
-            .get("$ref")
-            .or_else(|| match s.get("allOf").and_then(Value::as_array) {
-                Some(all) if all.len() == 1 => all[0].get("$ref"),
-                _ => None,
-            })
-            .and_then(Value::as_str);
-        match target {
-            Some(r) => s = defs.get(r.rsplit('/').next().unwrap_or(r))?,
+        match ref_name(s) {
+            Some(name) => s = defs.get(name)?,
             None => return Some(s),
         }
     }
     None
 }
 
+/// apiextensions' `JSONSchemaPropsOr{Array,Bool,StringArray}` have their own UnmarshalJSON,
+/// which decodes the schema they may hold with the lenient decoder: unknown fields in it (and
+/// below) are dropped without a report, whatever fieldValidation says.
+const LENIENT_WRAPPERS: [&str; 3] = [
+    "JSONSchemaPropsOrArray",
+    "JSONSchemaPropsOrBool",
+    "JSONSchemaPropsOrStringArray",
+];
+const JSON_SCHEMA_PROPS: &str =
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps";
+
+#[allow(clippy::too_many_arguments)]
 fn walk(
     defs: &Map<String, Value>,
     schema: &Value,
     value: &mut Value,
     path: &mut String,
     found: &mut Vec<String>,
+    report: bool,
     depth: usize,
 ) {
     if depth > MAX_DEPTH {
+        return;
+    }
+    if ref_name(schema).is_some_and(|n| LENIENT_WRAPPERS.iter().any(|w| n.ends_with(w))) {
+        // A schema (object) or, for OrArray, a list of schemas; booleans and strings as they are.
+        let Some(props) = defs.get(JSON_SCHEMA_PROPS) else {
+            return;
+        };
+        match value {
+            Value::Object(_) => walk(defs, props, value, path, found, false, depth + 1),
+            Value::Array(items) => {
+                for v in items.iter_mut().filter(|v| v.is_object()) {
+                    walk(defs, props, v, path, found, false, depth + 1);
+                }
+            }
+            _ => {}
+        }
         return;
     }
     let Some(schema) = resolve(defs, schema) else {
@@ -76,8 +111,9 @@ fn walk(
                     .collect();
                 for (k, v) in obj.iter_mut() {
                     match props.get(k.as_str()) {
-                        Some(p) => descend(defs, p, v, path, k, found, depth),
-                        None => found.push(join(path, k)),
+                        Some(p) => descend(defs, p, v, path, k, found, report, depth),
+                        None if report => found.push(join(path, k)),
+                        None => {}
                     }
                 }
                 for k in unknown {
@@ -87,7 +123,7 @@ fn walk(
                 schema.get("additionalProperties").filter(|a| a.is_object())
             {
                 for (k, v) in obj.iter_mut() {
-                    descend(defs, values, v, path, k, found, depth);
+                    descend(defs, values, v, path, k, found, report, depth);
                 }
             }
         }
@@ -96,7 +132,7 @@ fn walk(
                 for (i, v) in items.iter_mut().enumerate() {
                     let len = path.len();
                     path.push_str(&format!("[{i}]"));
-                    walk(defs, item, v, path, found, depth + 1);
+                    walk(defs, item, v, path, found, report, depth + 1);
                     path.truncate(len);
                 }
             }
@@ -105,6 +141,7 @@ fn walk(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn descend(
     defs: &Map<String, Value>,
     schema: &Value,
@@ -112,11 +149,12 @@ fn descend(
     path: &mut String,
     key: &str,
     found: &mut Vec<String>,
+    report: bool,
     depth: usize,
 ) {
     let len = path.len();
     *path = join(path, key);
-    walk(defs, schema, value, path, found, depth + 1);
+    walk(defs, schema, value, path, found, report, depth + 1);
     path.truncate(len);
 }
 
@@ -174,9 +212,10 @@ mod tests {
                         "schema": {"openAPIV3Schema": {
                             "type": "object", "readOnly": true,
                             "x-kubernetes-validations": [{"rule": "true", "bogus": 1}],
-                            // items and additionalProperties have custom unmarshalers: opaque.
+                            // items and additionalProperties have lenient custom unmarshalers.
                             "properties": {"spec": {"type": "object", "writeOnly": true,
-                                "items": {"type": "string", "kept": true}}}}}}]},
+                                "items": {"type": "string", "dropped": true,
+                                          "properties": {"x": {"type": "string", "gone": 1}}}}}}}}]},
         });
         let found = prune_unknown_fields(
             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
@@ -192,7 +231,11 @@ mod tests {
         );
         let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
         assert!(schema.get("readOnly").is_none());
-        assert_eq!(schema["properties"]["spec"]["items"]["kept"], true);
+        // Under items (a lenient custom unmarshaler): dropped, not reported.
+        assert_eq!(
+            schema["properties"]["spec"]["items"],
+            json!({"type": "string", "properties": {"x": {"type": "string"}}})
+        );
     }
 
     #[test]

@@ -175,6 +175,19 @@ pub struct Namespace {
     pub status: Option<NamespaceStatus>,
 }
 
+/// `core/v1 ConfigMap`: metadata = 1, data = 2, binaryData = 3, immutable = 4.
+#[derive(Clone, PartialEq, Message)]
+pub struct ConfigMap {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(btree_map = "string, string", tag = "2")]
+    pub data: BTreeMap<String, String>,
+    #[prost(btree_map = "string, bytes", tag = "3")]
+    pub binary_data: BTreeMap<String, Vec<u8>>,
+    #[prost(bool, optional, tag = "4")]
+    pub immutable: Option<bool>,
+}
+
 /// `core/v1 NamespaceSpec`: finalizers = 1.
 #[derive(Clone, PartialEq, Message)]
 pub struct NamespaceSpec {
@@ -277,7 +290,7 @@ pub fn decode_object(
     kind: &str,
 ) -> Result<Value, ApiError> {
     // Only the kinds clients send as protobuf are decoded; the rest answer as unsupported.
-    if (group, kind) != ("", "Namespace") {
+    if !group.is_empty() || !matches!(kind, "Namespace" | "ConfigMap") {
         return Err(unsupported_for_kind());
     }
     let (tm, raw) = envelope(body).map_err(|e| {
@@ -315,8 +328,41 @@ pub fn decode_object(
     } else {
         format!("{g}/{v}")
     };
+    if kind == "ConfigMap" {
+        let cm = ConfigMap::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return config_map_json(&cm, &api_version).map_err(cannot);
+    }
     let ns = Namespace::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
     namespace_json(&ns, &api_version).map_err(cannot)
+}
+
+/// A ConfigMap as Go's JSON encoding of the decoded struct (`data` and `binaryData` omitted when
+/// empty, binary values in base64, `immutable` when sent).
+fn config_map_json(cm: &ConfigMap, api_version: &str) -> Result<Value, String> {
+    use base64::Engine;
+    let mut o = Map::new();
+    o.insert("kind".into(), "ConfigMap".into());
+    o.insert("apiVersion".into(), api_version.into());
+    o.insert(
+        "metadata".into(),
+        object_meta_json(&cm.metadata.clone().unwrap_or_default())?,
+    );
+    if !cm.data.is_empty() {
+        o.insert("data".into(), json!(cm.data));
+    }
+    if !cm.binary_data.is_empty() {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let m: Map<String, Value> = cm
+            .binary_data
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(b64.encode(v))))
+            .collect();
+        o.insert("binaryData".into(), m.into());
+    }
+    if let Some(i) = cm.immutable {
+        o.insert("immutable".into(), i.into());
+    }
+    Ok(o.into())
 }
 
 /// 415 for a resource Crest takes only as JSON or YAML (custom resources, as upstream; CRDs).

@@ -586,11 +586,11 @@ async fn owner_references_are_validated_and_stored() {
     );
 
     // Valid references are stored as sent, blockOwnerDeletion included. The CronTab owner
-    // exists (the garbage collector would drop a reference to an absent one); ConfigMaps are
+    // exists (the garbage collector would drop a reference to an absent one); Widgets are
     // not served, so the collector leaves that reference alone.
     let other = create(&s, CT, &crontab("other", &[])).await;
     let refs = json!([
-        {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "uid-a", "controller": true, "blockOwnerDeletion": true},
+        {"apiVersion": "unserved.example.com/v1", "kind": "Widget", "name": "a", "uid": "uid-a", "controller": true, "blockOwnerDeletion": true},
         {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "name": "other", "uid": other["metadata"]["uid"]}
     ]);
     let created = create(&s, CT, &with_refs("ok", refs.clone())).await;
@@ -599,7 +599,7 @@ async fn owner_references_are_validated_and_stored() {
     assert_eq!(got["metadata"]["ownerReferences"], refs);
 
     // Exact duplicates are dropped, with a warning.
-    let dup = json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "d", "uid": "uid-d"});
+    let dup = json!({"apiVersion": "unserved.example.com/v1", "kind": "Widget", "name": "d", "uid": "uid-d"});
     let (code, headers, body) = s
         .http(
             "POST",
@@ -631,7 +631,7 @@ async fn owner_references_are_validated_and_stored() {
     ]);
     assert!(!ok);
     assert!(
-        err.contains(r#"Only one reference can have Controller set to true. Found "true" in references for ConfigMap/a and CronTab/other"#),
+        err.contains(r#"Only one reference can have Controller set to true. Found "true" in references for Widget/a and CronTab/other"#),
         "{err}"
     );
     // A client may not change the uid.

@@ -7,6 +7,7 @@
 //! Reads come from the [`Cache`] after it has caught up with the store's current revision, so a
 //! client always reads its own writes.
 
+pub(crate) mod configmap;
 pub(crate) mod customresource;
 pub(crate) mod customresourcedefinition;
 pub(crate) mod deletion;

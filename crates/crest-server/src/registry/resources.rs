@@ -3,6 +3,7 @@
 //! It is rebuilt (never mutated in place) whenever a CRD changes in the cache, so a request holds
 //! one consistent `Arc<Resources>` for its whole life.
 
+use super::configmap::ConfigMapStrategy;
 use super::customresource::CustomResourceStrategy;
 use super::namespace::NamespaceStrategy;
 use super::strategy::Strategy;
@@ -14,8 +15,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::store::keys;
-pub(crate) use crate::store::keys::{CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX};
+use crate::store::keys::{self, CONFIGMAP_PREFIX, CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX};
 
 /// One served resource in one version.
 pub(crate) struct ResourceDef {
@@ -196,6 +196,22 @@ fn is_condition_true(crd: &Value, cond: &str) -> bool {
         })
 }
 
+pub(crate) fn configmap_resource() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "configmaps".into(),
+        singular: "configmap".into(),
+        kind: "ConfigMap".into(),
+        list_kind: "ConfigMapList".into(),
+        namespaced: true,
+        verbs: all_verbs(),
+        short_names: vec!["cm".into()],
+        categories: vec![],
+        subresources: vec![],
+    }
+}
+
 pub(crate) fn namespace_resource() -> ApiResource {
     ApiResource {
         group: String::new(),
@@ -270,6 +286,19 @@ impl Resources {
             cr_schema: None,
             selectable_fields: Vec::new(),
             typed: Some("io.k8s.api.core.v1.Namespace"),
+        });
+        r.add(ResourceDef {
+            api: configmap_resource(),
+            key_prefix: CONFIGMAP_PREFIX.into(),
+            storage_api_version: "v1".into(),
+            strategy: Arc::new(ConfigMapStrategy),
+            table: TableStyle::ConfigMap,
+            crd_name: None,
+            terminating: false,
+            schema: None,
+            cr_schema: None,
+            selectable_fields: Vec::new(),
+            typed: Some("io.k8s.api.core.v1.ConfigMap"),
         });
         r.add(ResourceDef {
             api: crd_resource(),

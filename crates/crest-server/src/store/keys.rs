@@ -1,6 +1,7 @@
 //! The storage key layout, written here and nowhere else:
 //!
 //! - `/registry/namespaces/<name>`
+//! - `/registry/configmaps/<namespace>/<name>`
 //! - `/registry/apiextensions.k8s.io/customresourcedefinitions/<name>`
 //! - `/registry/<group>/<plural>/[<namespace>/]<name>` for custom resources
 //!
@@ -15,6 +16,8 @@ pub(crate) const CRD_GROUP: &str = "apiextensions.k8s.io";
 pub(crate) const CRD_PREFIX: &str = "/registry/apiextensions.k8s.io/customresourcedefinitions/";
 /// Where namespaces are stored.
 pub(crate) const NAMESPACE_PREFIX: &str = "/registry/namespaces/";
+/// Where ConfigMaps are stored (`<prefix><namespace>/<name>`).
+pub(crate) const CONFIGMAP_PREFIX: &str = "/registry/configmaps/";
 
 /// The key prefix of a custom resource (a group and a CRD's plural).
 pub(crate) fn resource_prefix(group: &str, plural: &str) -> String {

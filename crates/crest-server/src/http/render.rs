@@ -5,7 +5,7 @@ use bytes::Bytes;
 use crest_api::ApiError;
 use crest_codec::negotiate::Output;
 use http::{HeaderValue, Response, StatusCode};
-use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::Value;
 use std::convert::Infallible;
@@ -83,18 +83,63 @@ pub(crate) fn error_response(e: &ApiError, output: Output) -> Response<Body> {
     resp
 }
 
-/// Reads the request body, enforcing the size limit.
-pub(crate) async fn read_body(body: Incoming) -> Result<Bytes, ApiError> {
-    match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(ApiError::too_large(MAX_BODY_BYTES))
-        }
-        Err(e) => Err(ApiError::bad_request(format!(
-            "error reading request body: {e}"
-        ))),
+/// How much of a too-large body is read and discarded before the 413 is sent, and for how
+/// long: a client still writing its body when the server answers and closes would otherwise
+/// see a broken pipe instead of the 413 (nginx's lingering close does the same). Beyond these
+/// bounds the connection is simply closed, so a hostile client cannot hold it.
+const DRAIN_MAX_BYTES: u64 = 16 * 1024 * 1024;
+const DRAIN_MAX_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Reads the request body, enforcing the size limit (413, after draining what the client is
+/// still sending, within bounds).
+pub(crate) async fn read_body(mut body: Incoming) -> Result<Bytes, ApiError> {
+    use hyper::body::Body as _;
+    let limit = MAX_BODY_BYTES as u64;
+    let declared = body.size_hint().lower();
+    let mut buf = bytes::BytesMut::new();
+    // Too large: set once the body (declared or read) passes the limit; from then on frames
+    // are discarded until the drain bounds.
+    let mut too_large = (declared > limit).then(|| tokio::time::Instant::now() + DRAIN_MAX_TIME);
+    if declared > DRAIN_MAX_BYTES {
+        return Err(ApiError::too_large(MAX_BODY_BYTES));
     }
+    let mut discarded = 0u64;
+    loop {
+        let next = match too_large {
+            Some(deadline) => match tokio::time::timeout_at(deadline, body.frame()).await {
+                Ok(next) => next,
+                Err(_) => break,
+            },
+            None => body.frame().await,
+        };
+        let Some(frame) = next else { break };
+        let frame = match frame {
+            Ok(f) => f,
+            Err(_) if too_large.is_some() => break,
+            Err(e) => {
+                return Err(ApiError::bad_request(format!(
+                    "error reading request body: {e}"
+                )))
+            }
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if too_large.is_some() {
+            discarded += data.len() as u64;
+            if discarded > DRAIN_MAX_BYTES {
+                break;
+            }
+        } else if (buf.len() + data.len()) as u64 > limit {
+            too_large = Some(tokio::time::Instant::now() + DRAIN_MAX_TIME);
+            discarded = (buf.len() + data.len()) as u64;
+            buf = bytes::BytesMut::new();
+        } else {
+            buf.extend_from_slice(&data);
+        }
+    }
+    if too_large.is_some() {
+        return Err(ApiError::too_large(MAX_BODY_BYTES));
+    }
+    Ok(buf.freeze())
 }

@@ -16,14 +16,6 @@ fn crontab(name: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-fn warnings(h: &reqwest::header::HeaderMap) -> Vec<String> {
-    h.get_all("warning")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_string)
-        .collect()
-}
-
 fn message(body: &[u8]) -> String {
     let v: Value = serde_json::from_slice(body).expect("status json");
     v["message"].as_str().unwrap_or_default().to_string()

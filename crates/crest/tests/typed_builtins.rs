@@ -8,14 +8,6 @@ use serde_json::{json, Value};
 
 const NAMESPACES: &str = "/api/v1/namespaces";
 
-fn warnings(h: &reqwest::header::HeaderMap) -> Vec<String> {
-    h.get_all("warning")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_string)
-        .collect()
-}
-
 fn namespace(name: &str) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "apiVersion": "v1", "kind": "Namespace",

@@ -384,3 +384,12 @@ spec:
   cronSpec: "* * * * */5"
   image: my-awesome-cron-image
 "#;
+
+/// The Warning headers of a response, in order.
+pub(crate) fn warnings(h: &reqwest::header::HeaderMap) -> Vec<String> {
+    h.get_all("warning")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_string)
+        .collect()
+}

@@ -225,6 +225,14 @@ async fn feed_reports_outages_resumes_and_relists_after_compaction() {
     .await;
     let (code, body) = request(addr, "GET", "/api/v1/namespaces/during", "").await;
     assert_eq!(code, 200, "{body}");
+    let (code, body) = request(addr, "GET", "/readyz?exclude=nope&verbose", "").await;
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.ends_with(
+            "warn: some health checks cannot be excluded: no matches for \"nope\"\nreadyz check passed\n"
+        ),
+        "{body}"
+    );
     let (code, body) = request(addr, "GET", "/readyz?verbose", "").await;
     assert_eq!(
         (code, body.as_str()),

@@ -49,7 +49,7 @@ fn plain(status: StatusCode, text: impl Into<String>) -> Response<Body> {
 
 /// The health endpoints as kube-apiserver answers them: `ok`, or with `?verbose` (and always
 /// when a check fails) one `[+]name ok` / `[-]name failed: reason withheld` line per check and a
-/// verdict; `?exclude=name` leaves a check out; `/<endpoint>/<check>` runs one check and gives
+/// verdict; `?exclude=name` leaves a check out (printed in its place as excluded); `/<endpoint>/<check>` runs one check and gives
 /// the reason. `etcd` fails while storage does not answer, `cache-feed` while the cache is not
 /// being fed from storage (reads would wait and time out); liveness includes neither, since a
 /// restart would not help and both heal by themselves. Checks Crest does not have (upstream's
@@ -81,19 +81,19 @@ async fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
             _ => plain(StatusCode::OK, "ok"),
         };
     }
-    let excluded: Vec<&str> = checks
+    // Excluded checks print in their place; names that match no check get upstream's warning.
+    let excludes = query.all("exclude");
+    let excluded = |name: &str| excludes.iter().any(|x| x == name);
+    let failed = checks
         .iter()
-        .map(|(name, _)| *name)
-        .filter(|name| query.all("exclude").iter().any(|x| x == name))
-        .collect();
-    checks.retain(|(name, _)| !excluded.contains(name));
-    let failed = checks.iter().any(|(_, p)| p.is_some());
+        .any(|(name, problem)| problem.is_some() && !excluded(name));
     if !failed && query.get("verbose").is_none() {
         return plain(StatusCode::OK, "ok");
     }
     let mut text = String::new();
     for (name, problem) in &checks {
         match problem {
+            _ if excluded(name) => text.push_str(&format!("[+]{name} excluded: ok\n")),
             None => text.push_str(&format!("[+]{name} ok\n")),
             Some(why) => {
                 tracing::warn!(check = name, reason = %why, "{endpoint} check failed");
@@ -101,8 +101,16 @@ async fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
             }
         }
     }
-    for name in excluded {
-        text.push_str(&format!("[+]{name} excluded: ok\n"));
+    let unmatched: Vec<String> = excludes
+        .iter()
+        .filter(|x| !checks.iter().any(|(name, _)| name == x))
+        .map(|x| crest_gofmt::go_quote(x))
+        .collect();
+    if !unmatched.is_empty() {
+        text.push_str(&format!(
+            "warn: some health checks cannot be excluded: no matches for {}\n",
+            unmatched.join(",")
+        ));
     }
     if failed {
         text.push_str(&format!("{endpoint} check failed\n"));

@@ -15,6 +15,7 @@
 //! (map keys too), indices as `[i]`.
 
 use serde_json::{Map, Value};
+use std::fmt::Write as _;
 
 /// How deep a value is walked (the JSON decoders refuse deeper nesting anyway).
 const MAX_DEPTH: usize = 128;
@@ -112,7 +113,11 @@ fn walk(
                 for (k, v) in obj.iter_mut() {
                     match props.get(k.as_str()) {
                         Some(p) => descend(defs, p, v, path, k, found, report, depth),
-                        None if report => found.push(join(path, k)),
+                        None if report => found.push(if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        }),
                         None => {}
                     }
                 }
@@ -131,7 +136,7 @@ fn walk(
             if let Some(item) = schema.get("items").filter(|i| i.is_object()) {
                 for (i, v) in items.iter_mut().enumerate() {
                     let len = path.len();
-                    path.push_str(&format!("[{i}]"));
+                    let _ = write!(path, "[{i}]");
                     walk(defs, item, v, path, found, report, depth + 1);
                     path.truncate(len);
                 }
@@ -152,18 +157,14 @@ fn descend(
     report: bool,
     depth: usize,
 ) {
+    // One path buffer for the whole walk: pushed and truncated, not copied per field.
     let len = path.len();
-    *path = join(path, key);
+    if len > 0 {
+        path.push('.');
+    }
+    path.push_str(key);
     walk(defs, schema, value, path, found, report, depth + 1);
     path.truncate(len);
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 #[cfg(test)]

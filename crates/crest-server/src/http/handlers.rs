@@ -230,7 +230,24 @@ impl Ctx<'_> {
             }
             (None, None) => UnknownFields(Vec::new()),
         };
-        if unknown.0.is_empty() && dups.is_empty() {
+        let a = &self.def.api;
+        self.field_validation(unknown.messages(), dups, from_patch, &a.kind, &a.version)
+    }
+
+    /// Applies `fieldValidation` to what a decode found: the body's duplicate fields (first, as
+    /// upstream's decoder reports them) and the unknown fields it dropped. Ignore: nothing;
+    /// Warn: one Warning header each; Strict: a 400 worded as decoding the body does for a
+    /// create or update (`<Kind> in version "<v>" cannot be handled as a <Kind>: ...`), bare
+    /// for a patch.
+    fn field_validation(
+        &self,
+        unknown: Vec<String>,
+        dups: &Duplicates,
+        from_patch: bool,
+        kind: &str,
+        version: &str,
+    ) -> Result<(), ApiError> {
+        if unknown.is_empty() && dups.is_empty() {
             return Ok(());
         }
         match FieldValidation::parse(self.query.field_validation()?) {
@@ -239,21 +256,18 @@ impl Ctx<'_> {
                 let mut w = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
                 w.clear();
                 w.extend(dups.warnings.iter().cloned());
-                w.extend(unknown.messages());
+                w.extend(unknown);
                 Ok(())
             }
             FieldValidation::Strict => {
-                // The decoder's errors (duplicates) come before pruning's unknown fields.
                 let mut all = dups.strict.clone();
-                all.extend(unknown.messages());
+                all.extend(unknown);
                 let text = format!("strict decoding error: {}", all.join(", "));
                 if from_patch {
                     return Err(ApiError::bad_request(text));
                 }
-                let a = &self.def.api;
                 Err(ApiError::bad_request(format!(
-                    "{} in version {:?} cannot be handled as a {}: {text}",
-                    a.kind, a.version, a.kind,
+                    "{kind} in version {version:?} cannot be handled as a {kind}: {text}"
                 )))
             }
         }
@@ -562,34 +576,8 @@ impl Ctx<'_> {
         dups: &Duplicates,
         from_patch: bool,
     ) -> Result<(), ApiError> {
-        let unknown: Vec<String> = scale::unknown_fields(obj)
-            .iter()
-            .map(|f| format!("unknown field \"{f}\""))
-            .collect();
-        if unknown.is_empty() && dups.is_empty() {
-            return Ok(());
-        }
-        match FieldValidation::parse(self.query.field_validation()?) {
-            FieldValidation::Ignore => Ok(()),
-            FieldValidation::Warn => {
-                let mut w = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
-                w.clear();
-                w.extend(dups.warnings.iter().cloned());
-                w.extend(unknown);
-                Ok(())
-            }
-            FieldValidation::Strict => {
-                let mut all = dups.strict.clone();
-                all.extend(unknown);
-                let text = format!("strict decoding error: {}", all.join(", "));
-                if from_patch {
-                    return Err(ApiError::bad_request(text));
-                }
-                Err(ApiError::bad_request(format!(
-                    "Scale in version \"v1\" cannot be handled as a Scale: {text}"
-                )))
-            }
-        }
+        let unknown = UnknownFields(scale::unknown_fields(obj)).messages();
+        self.field_validation(unknown, dups, from_patch, "Scale", "v1")
     }
 
     /// GET .../NAME/scale: the Scale of the object (500 when spec replicas are absent).

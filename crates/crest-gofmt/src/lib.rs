@@ -11,17 +11,10 @@ mod isprint;
 /// Go's `%v` (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, exponent form when the
 /// decimal exponent is < -4 or >= 6 (Go's precision for that decision with shortest digits).
 pub fn go_float(f: f64) -> String {
-    if let Some(s) = special(f) {
-        return s.to_string();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let (neg, digits, exp) = shortest(f);
-    let mut s = String::new();
-    if neg {
-        s.push('-');
-    }
+    let (mut s, digits, exp) = match signed_shortest(f) {
+        Ok(parts) => parts,
+        Err(text) => return special(f).map_or(text, str::to_string),
+    };
     if !(-4..6).contains(&exp) {
         exponent_form(&mut s, &digits, exp, 2);
     } else {
@@ -43,20 +36,30 @@ fn exponent_form(s: &mut String, digits: &str, exp: i32, width: usize) {
     let _ = write!(s, "{:0width$}", exp.abs());
 }
 
+/// The start of a finite, non-zero float's text (its sign) with its shortest digits and decimal
+/// exponent; `Err` with the whole text for ±0 (`0`, `-0`), and for NaN and ±Inf (which callers
+/// print their own way).
+fn signed_shortest(f: f64) -> Result<(String, String, i32), String> {
+    if !f.is_finite() {
+        return Err(String::new());
+    }
+    if f == 0.0 {
+        return Err(if f.is_sign_negative() { "-0" } else { "0" }.to_string());
+    }
+    let (neg, digits, exp) = shortest(f);
+    Ok((if neg { "-".into() } else { String::new() }, digits, exp))
+}
+
 /// Go's `encoding/json` form of a float64: `'f'` format unless the magnitude is < 1e-6 or
 /// >= 1e21, then `'e'` with a short exponent (`1e-7`, `1e+21`).
 pub fn go_json_float(f: f64) -> String {
     if !f.is_finite() {
         return "null".to_string();
     }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let (neg, digits, exp) = shortest(f);
-    let mut s = String::new();
-    if neg {
-        s.push('-');
-    }
+    let (mut s, digits, exp) = match signed_shortest(f) {
+        Ok(parts) => parts,
+        Err(text) => return text,
+    };
     let abs = f.abs();
     if !(1e-6..1e21).contains(&abs) {
         exponent_form(&mut s, &digits, exp, 1);
@@ -69,17 +72,10 @@ pub fn go_json_float(f: f64) -> String {
 /// Go's `strconv.FormatFloat(f, 'f', -1, 64)`: the shortest digits that read back as `f`,
 /// never with an exponent (`1e21` is `1000000000000000000000`, `2e-9` is `0.000000002`).
 pub fn go_float_fixed_shortest(f: f64) -> String {
-    if let Some(s) = special(f) {
-        return s.to_string();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let (neg, digits, exp) = shortest(f);
-    let mut s = String::new();
-    if neg {
-        s.push('-');
-    }
+    let (mut s, digits, exp) = match signed_shortest(f) {
+        Ok(parts) => parts,
+        Err(text) => return special(f).map_or(text, str::to_string),
+    };
     fixed(&mut s, &digits, exp);
     s
 }

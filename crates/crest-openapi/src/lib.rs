@@ -89,13 +89,25 @@ pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
     }
 }
 
-/// The built-in definitions (meta/v1, autoscaling/v1 Scale, core/v1 Namespace, apiextensions/v1),
-/// in v3 form. Texts are the upstream API documentation, as kube-apiserver publishes them.
+/// The published definitions of the built-in kinds, one file per API group version (copied from
+/// upstream's `api/openapi-spec/v3`), besides `meta.json` (meta/v1, autoscaling/v1 Scale).
+const BUILTIN_SOURCES: &[&str] = &[
+    include_str!("meta.json"),
+    include_str!("builtin/apimachinery.json"),
+    include_str!("builtin/core_v1.json"),
+    include_str!("builtin/events_v1.json"),
+    include_str!("builtin/apiextensions_v1.json"),
+    include_str!("builtin/coordination_v1.json"),
+    include_str!("builtin/discovery_v1.json"),
+];
+
+/// The built-in definitions in v3 form. Texts are the upstream API documentation, as
+/// kube-apiserver publishes them.
 fn builtin_v3() -> &'static Map<String, Value> {
     static DEFS: OnceLock<Map<String, Value>> = OnceLock::new();
     DEFS.get_or_init(|| {
         let mut all = Map::new();
-        for src in [include_str!("meta.json"), include_str!("builtin.json")] {
+        for src in BUILTIN_SOURCES {
             if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(src) {
                 all.extend(m);
             }

@@ -615,9 +615,7 @@ fn parse_field_selector(selector: &str) -> Result<Vec<Term>, String> {
 enum FieldSource {
     Name,
     Namespace,
-    /// `status.phase` of namespaces.
-    Phase,
-    /// A custom resource's selectable field: the path's property names.
+    /// A selectable field: the path's property names in the stored object.
     Path(Vec<String>),
 }
 
@@ -631,8 +629,11 @@ pub enum FieldLabels<'a> {
         namespaced: bool,
         selectable: &'a [String],
     },
-    /// core/v1 Namespace (`AddFieldLabelConversionsForNamespace`): `metadata.name`, `status.phase`.
-    Namespace,
+    /// A built-in kind with its own field label conversion (`AddFieldLabelConversionsFor<Kind>`):
+    /// each selectable label with the dotted path of the stored object's field it reads (e.g.
+    /// core/v1 Event's `source` reads `source.component`), `metadata.name` and
+    /// `metadata.namespace` included when selectable.
+    Builtin { fields: &'a [(&'a str, &'a str)] },
     /// `runtime.DefaultMetaV1FieldSelectorConversion`: `metadata.name`, `metadata.namespace`.
     Default,
 }
@@ -652,10 +653,13 @@ fn field_source(labels: FieldLabels<'_>, field: &str) -> Result<FieldSource, Str
             )),
             f => Err(format!("field label not supported: {f}")),
         },
-        FieldLabels::Namespace => match field {
-            "metadata.name" => Ok(FieldSource::Name),
-            "status.phase" => Ok(FieldSource::Phase),
-            f => Err(format!("field label not supported: {f}")),
+        FieldLabels::Builtin { fields } => match fields.iter().find(|(label, _)| *label == field) {
+            Some((_, "metadata.name")) => Ok(FieldSource::Name),
+            Some((_, "metadata.namespace")) => Ok(FieldSource::Namespace),
+            Some((_, path)) => Ok(FieldSource::Path(
+                path.split('.').map(str::to_string).collect(),
+            )),
+            None => Err(format!("field label not supported: {field}")),
         },
         FieldLabels::Default => match field {
             "metadata.name" => Ok(FieldSource::Name),
@@ -682,11 +686,6 @@ impl FieldRequirement {
         let actual = match &self.source {
             FieldSource::Name => meta::name(obj).to_string(),
             FieldSource::Namespace => meta::namespace(obj).to_string(),
-            FieldSource::Phase => obj
-                .pointer("/status/phase")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
             FieldSource::Path(path) => {
                 let mut cur = Some(obj);
                 for p in path {
@@ -804,7 +803,6 @@ impl ListFilter {
             return Ok(self.matches(&v));
         };
         let read = self.fields.iter().filter_map(|f| match &f.source {
-            FieldSource::Phase => Some("status"),
             FieldSource::Path(p) => p.first().map(String::as_str),
             FieldSource::Name | FieldSource::Namespace => None,
         });

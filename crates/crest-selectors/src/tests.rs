@@ -21,7 +21,12 @@ impl Res {
                 namespaced: *namespaced,
                 selectable,
             },
-            Res::Namespace => FieldLabels::Namespace,
+            Res::Namespace => FieldLabels::Builtin {
+                fields: &[
+                    ("metadata.name", "metadata.name"),
+                    ("status.phase", "status.phase"),
+                ],
+            },
             Res::Default => FieldLabels::Default,
         }
     }

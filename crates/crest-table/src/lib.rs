@@ -7,6 +7,7 @@
 //! CRDs the default convertor (Name, Created At). Lists are written straight to bytes.
 
 mod jsonpath;
+pub mod printers;
 
 pub use jsonpath::{Item, JsonPath};
 
@@ -20,18 +21,31 @@ use std::collections::HashMap;
 /// How a resource renders as a `meta.k8s.io/v1 Table`.
 #[derive(Clone, Debug)]
 pub enum TableStyle {
-    /// Name, Status (phase), Age: the built-in namespace printer.
-    Namespace,
+    /// A built-in kind's printer (upstream's pkg/printers/internalversion handler for it).
+    Builtin(&'static Printer),
     /// Name, Created At: kube-apiserver's default table convertor (used for CRDs).
     Default,
-    /// Name, Data (the number of keys), Age: the built-in ConfigMap printer.
-    ConfigMap,
     /// Name, then the CRD version's printer columns, compiled once (Age when none are declared).
     Columns(std::sync::Arc<Columns>),
 }
 
-/// The `data` field's documentation (the ConfigMap printer's Data column describes it).
-pub const CONFIGMAP_DATA_DESCRIPTION: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
+/// A built-in kind's printer: its column definitions and the cells of one object's row (the
+/// first cell is the name).
+#[derive(Debug)]
+pub struct Printer {
+    pub columns: &'static [ColumnDef],
+    pub cells: for<'a> fn(&'a Value, i64) -> Vec<Cell<'a>>,
+}
+
+/// One column definition of a built-in printer (`metav1.TableColumnDefinition`).
+#[derive(Debug)]
+pub struct ColumnDef {
+    pub name: &'static str,
+    pub column_type: &'static str,
+    pub format: &'static str,
+    pub description: &'static str,
+    pub priority: i64,
+}
 
 pub const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 pub const CREATION_TIMESTAMP_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
@@ -220,19 +234,14 @@ fn definition(name: &str, ty: &str, format: &str, description: &str, priority: i
 
 pub fn column_definitions(style: &TableStyle) -> Vec<Value> {
     match style {
-        TableStyle::Namespace => vec![
-            definition("Name", "string", "name", NAME_DESCRIPTION, 0),
-            definition("Status", "string", "", "The status of the namespace", 0),
-            definition("Age", "string", "", CREATION_TIMESTAMP_DESCRIPTION, 0),
-        ],
+        TableStyle::Builtin(p) => p
+            .columns
+            .iter()
+            .map(|c| definition(c.name, c.column_type, c.format, c.description, c.priority))
+            .collect(),
         TableStyle::Default => vec![
             definition("Name", "string", "name", NAME_DESCRIPTION, 0),
             definition("Created At", "date", "", CREATION_TIMESTAMP_DESCRIPTION, 0),
-        ],
-        TableStyle::ConfigMap => vec![
-            definition("Name", "string", "name", NAME_DESCRIPTION, 0),
-            definition("Data", "string", "", CONFIGMAP_DATA_DESCRIPTION, 0),
-            definition("Age", "string", "", CREATION_TIMESTAMP_DESCRIPTION, 0),
         ],
         TableStyle::Columns(c) => serde_json::from_str(&c.definitions).unwrap_or_default(),
     }
@@ -277,24 +286,8 @@ pub fn cells<'a>(style: &'a TableStyle, obj: &'a Value, now_ms: i64) -> Vec<Cell
     let name = Cell::Str(Cow::Borrowed(crest_api::meta::name(obj)));
     let created = crest_api::meta::meta_str(obj, "creationTimestamp");
     match style {
-        TableStyle::Namespace => vec![
-            name,
-            Cell::Str(Cow::Borrowed(
-                obj.pointer("/status/phase")
-                    .and_then(Value::as_str)
-                    .unwrap_or(""),
-            )),
-            Cell::Str(Cow::Owned(human_age_at(created, now_ms))),
-        ],
+        TableStyle::Builtin(p) => (p.cells)(obj, now_ms),
         TableStyle::Default => vec![name, Cell::Str(Cow::Borrowed(created))],
-        TableStyle::ConfigMap => {
-            let keys = |f: &str| obj.get(f).and_then(Value::as_object).map_or(0, |m| m.len());
-            vec![
-                name,
-                Cell::Int((keys("data") + keys("binaryData")) as i64),
-                Cell::Str(Cow::Owned(human_age_at(created, now_ms))),
-            ]
-        }
         TableStyle::Columns(c) => {
             let mut cells = Vec::with_capacity(1 + c.columns.len());
             cells.push(name);

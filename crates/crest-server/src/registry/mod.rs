@@ -7,13 +7,14 @@
 //! Reads come from the [`Cache`] after it has caught up with the store's current revision, so a
 //! client always reads its own writes.
 
-pub(crate) mod configmap;
+pub(crate) mod builtin;
+pub(crate) mod conversion;
+pub(crate) mod core;
 pub(crate) mod customresource;
 pub(crate) mod customresourcedefinition;
 pub(crate) mod deletion;
 pub(crate) mod feed;
 pub(crate) mod list;
-pub(crate) mod namespace;
 pub(crate) mod options;
 pub(crate) mod resources;
 pub(crate) mod strategy;
@@ -280,19 +281,24 @@ impl Registry {
     /// Converts a cached object to the served version (custom resources may be stored in another
     /// version); returns the cached bytes untouched when nothing changes.
     pub(crate) fn serve(&self, def: &ResourceDef, obj: &CachedObject) -> Result<Bytes, ApiError> {
-        if def.crd_name.is_none() || def.storage_api_version == def.api.api_version() {
+        if !def.converts() {
             return Ok(obj.json.clone());
         }
         let v = self.convert(def, obj.value()?);
         to_bytes(&v)
     }
 
-    /// The served-version object (`None` conversion: only apiVersion changes).
+    /// The served-version object of a stored one (custom resources' `None` conversion: only
+    /// apiVersion changes).
     pub(crate) fn convert(&self, def: &ResourceDef, mut v: Value) -> Value {
-        if def.crd_name.is_some() {
-            if let Some(o) = v.as_object_mut() {
-                o.insert("apiVersion".into(), def.api.api_version().into());
-            }
+        if !def.converts() {
+            return v;
+        }
+        if let Some(c) = &def.conversion {
+            return c.to_served(v);
+        }
+        if let Some(o) = v.as_object_mut() {
+            o.insert("apiVersion".into(), def.api.api_version().into());
         }
         v
     }
@@ -424,9 +430,7 @@ impl Registry {
                 .map_err(storage_error)?
             {
                 WriteOutcome::Done(kv) => {
-                    let unconverted =
-                        def.crd_name.is_none() || def.storage_api_version == def.api.api_version();
-                    if let (Some((start, empty)), true) = (metadata, unconverted) {
+                    if let (Some((start, empty)), false) = (metadata, def.converts()) {
                         let served =
                             cache::splice_resource_version(&stored, start, empty, kv.mod_revision);
                         return Ok(Served::Json(Bytes::from(served)));
@@ -442,10 +446,13 @@ impl Registry {
     }
 
     fn to_storage_version(&self, def: &ResourceDef, obj: &mut Value) {
-        if def.crd_name.is_some() {
-            if let Some(o) = obj.as_object_mut() {
-                o.insert("apiVersion".into(), def.storage_api_version.clone().into());
-            }
+        if !def.converts() {
+            return;
+        }
+        if let Some(c) = &def.conversion {
+            *obj = c.to_stored(std::mem::take(obj));
+        } else if let Some(o) = obj.as_object_mut() {
+            o.insert("apiVersion".into(), def.storage_api_version.clone().into());
         }
     }
 

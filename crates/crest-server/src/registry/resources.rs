@@ -3,9 +3,8 @@
 //! It is rebuilt (never mutated in place) whenever a CRD changes in the cache, so a request holds
 //! one consistent `Arc<Resources>` for its whole life.
 
-use super::configmap::ConfigMapStrategy;
+use super::conversion::Conversion;
 use super::customresource::CustomResourceStrategy;
-use super::namespace::NamespaceStrategy;
 use super::strategy::Strategy;
 use crest_api::gvk::all_verbs;
 use crest_api::{ApiResource, GroupVersion};
@@ -15,7 +14,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::store::keys::{self, CONFIGMAP_PREFIX, CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX};
+use crate::store::keys::{self, CRD_GROUP, CRD_PREFIX};
 
 /// One served resource in one version.
 pub(crate) struct ResourceDef {
@@ -40,9 +39,44 @@ pub(crate) struct ResourceDef {
     /// For built-in kinds: the published definition the body is decoded against (unknown
     /// fields found and dropped per fieldValidation, as kube-apiserver's typed decoding).
     pub typed: Option<&'static str>,
+    /// For built-in kinds with their own field label conversion: each selectable label with the
+    /// stored object's field it reads (see [`crest_selectors::FieldLabels::Builtin`]).
+    pub field_labels: Option<&'static [(&'static str, &'static str)]>,
+    /// For a built-in resource served in another version than its objects are stored in.
+    pub conversion: Option<Arc<dyn Conversion>>,
 }
 
 impl ResourceDef {
+    /// A built-in kind's resource, stored in the version it is served in.
+    pub(crate) fn builtin(
+        api: ApiResource,
+        key_prefix: &str,
+        strategy: Arc<dyn Strategy>,
+        table: TableStyle,
+        typed: &'static str,
+    ) -> ResourceDef {
+        ResourceDef {
+            storage_api_version: api.api_version(),
+            api,
+            key_prefix: key_prefix.into(),
+            strategy,
+            table,
+            crd_name: None,
+            terminating: false,
+            schema: None,
+            cr_schema: None,
+            selectable_fields: Vec::new(),
+            typed: Some(typed),
+            field_labels: None,
+            conversion: None,
+        }
+    }
+
+    /// Whether objects are stored in another version than this one (reads and writes convert).
+    pub(crate) fn converts(&self) -> bool {
+        self.storage_api_version != self.api.api_version()
+    }
+
     pub(crate) fn key(&self, namespace: Option<&str>, name: &str) -> String {
         keys::object_key(
             &self.key_prefix,
@@ -58,8 +92,8 @@ impl ResourceDef {
                 namespaced: self.api.namespaced,
                 selectable: &self.selectable_fields,
             }
-        } else if self.api.group.is_empty() && self.api.kind == "Namespace" {
-            crest_selectors::FieldLabels::Namespace
+        } else if let Some(fields) = self.field_labels {
+            crest_selectors::FieldLabels::Builtin { fields }
         } else {
             crest_selectors::FieldLabels::Default
         }
@@ -196,41 +230,6 @@ fn is_condition_true(crd: &Value, cond: &str) -> bool {
         })
 }
 
-pub(crate) fn configmap_resource() -> ApiResource {
-    ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "configmaps".into(),
-        singular: "configmap".into(),
-        kind: "ConfigMap".into(),
-        list_kind: "ConfigMapList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names: vec!["cm".into()],
-        categories: vec![],
-        subresources: vec![],
-    }
-}
-
-pub(crate) fn namespace_resource() -> ApiResource {
-    ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "namespaces".into(),
-        singular: "namespace".into(),
-        kind: "Namespace".into(),
-        list_kind: "NamespaceList".into(),
-        namespaced: false,
-        verbs: all_verbs()
-            .into_iter()
-            .filter(|v| v != "deletecollection")
-            .collect(),
-        short_names: vec!["ns".into()],
-        categories: vec![],
-        subresources: vec!["finalize".into(), "status".into()],
-    }
-}
-
 pub(crate) fn crd_resource() -> ApiResource {
     ApiResource {
         group: CRD_GROUP.into(),
@@ -274,47 +273,16 @@ impl Resources {
         previous: Option<&Resources>,
     ) -> Resources {
         let mut r = Resources::default();
-        r.add(ResourceDef {
-            api: namespace_resource(),
-            key_prefix: NAMESPACE_PREFIX.into(),
-            storage_api_version: "v1".into(),
-            strategy: Arc::new(NamespaceStrategy),
-            table: TableStyle::Namespace,
-            crd_name: None,
-            terminating: false,
-            schema: None,
-            cr_schema: None,
-            selectable_fields: Vec::new(),
-            typed: Some("io.k8s.api.core.v1.Namespace"),
-        });
-        r.add(ResourceDef {
-            api: configmap_resource(),
-            key_prefix: CONFIGMAP_PREFIX.into(),
-            storage_api_version: "v1".into(),
-            strategy: Arc::new(ConfigMapStrategy),
-            table: TableStyle::ConfigMap,
-            crd_name: None,
-            terminating: false,
-            schema: None,
-            cr_schema: None,
-            selectable_fields: Vec::new(),
-            typed: Some("io.k8s.api.core.v1.ConfigMap"),
-        });
-        r.add(ResourceDef {
-            api: crd_resource(),
-            key_prefix: CRD_PREFIX.into(),
-            storage_api_version: format!("{CRD_GROUP}/v1"),
-            strategy: crd_strategy,
-            table: TableStyle::Default,
-            crd_name: None,
-            terminating: false,
-            schema: None,
-            cr_schema: None,
-            selectable_fields: Vec::new(),
-            typed: Some(
-                "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
-            ),
-        });
+        for def in super::builtin::defs() {
+            r.add(def);
+        }
+        r.add(ResourceDef::builtin(
+            crd_resource(),
+            CRD_PREFIX,
+            crd_strategy,
+            TableStyle::Default,
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+        ));
         let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for crd in crds {
             let name = crest_api::meta::name(crd);
@@ -338,14 +306,18 @@ impl Resources {
                 .extend(c.versions.iter().cloned());
             r.crds.insert(name.to_string(), c);
         }
-        r.groups.push(GroupInfo {
-            name: String::new(),
-            versions: vec!["v1".into()],
-        });
-        r.groups.push(GroupInfo {
-            name: CRD_GROUP.into(),
-            versions: vec!["v1".into()],
-        });
+        for (group, version) in super::builtin::GROUPS {
+            let gv = GroupVersion {
+                group: group.to_string(),
+                version: version.to_string(),
+            };
+            if r.by_gv.contains_key(&gv) {
+                r.groups.push(GroupInfo {
+                    name: group.to_string(),
+                    versions: vec![version.to_string()],
+                });
+            }
+        }
         for (name, mut versions) in crd_groups {
             versions.sort_by(|a, b| version_priority_cmp(a, b));
             versions.dedup();
@@ -506,6 +478,8 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
             cr_schema,
             selectable_fields: selectable_fields(v),
             typed: None,
+            field_labels: None,
+            conversion: None,
         }));
         served.push(version);
     }

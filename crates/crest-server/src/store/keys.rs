@@ -1,7 +1,8 @@
 //! The storage key layout, written here and nowhere else:
 //!
 //! - `/registry/namespaces/<name>`
-//! - `/registry/configmaps/<namespace>/<name>`
+//! - `/registry/configmaps/<namespace>/<name>`, and the other built-in kinds as upstream lays
+//!   them out (`/registry/secrets/...`, `/registry/services/specs/...`, ...)
 //! - `/registry/apiextensions.k8s.io/customresourcedefinitions/<name>`
 //! - `/registry/<group>/<plural>/[<namespace>/]<name>` for custom resources
 //!
@@ -18,6 +19,27 @@ pub(crate) const CRD_PREFIX: &str = "/registry/apiextensions.k8s.io/customresour
 pub(crate) const NAMESPACE_PREFIX: &str = "/registry/namespaces/";
 /// Where ConfigMaps are stored (`<prefix><namespace>/<name>`).
 pub(crate) const CONFIGMAP_PREFIX: &str = "/registry/configmaps/";
+/// Where Secrets are stored.
+#[allow(dead_code)] // until its kind is served
+pub(crate) const SECRET_PREFIX: &str = "/registry/secrets/";
+/// Where ServiceAccounts are stored.
+#[allow(dead_code)] // until its kind is served
+pub(crate) const SERVICEACCOUNT_PREFIX: &str = "/registry/serviceaccounts/";
+/// Where Events (core/v1 and events.k8s.io/v1 alike) are stored.
+#[allow(dead_code)] // until its kind is served
+pub(crate) const EVENT_PREFIX: &str = "/registry/events/";
+/// Where Services are stored.
+#[allow(dead_code)] // until its kind is served
+pub(crate) const SERVICE_PREFIX: &str = "/registry/services/specs/";
+/// Where Endpoints are stored.
+#[allow(dead_code)] // until its kind is served
+pub(crate) const ENDPOINTS_PREFIX: &str = "/registry/services/endpoints/";
+/// Where EndpointSlices are stored.
+#[allow(dead_code)] // until its kind is served
+pub(crate) const ENDPOINTSLICE_PREFIX: &str = "/registry/endpointslices/";
+/// Where Leases are stored.
+#[allow(dead_code)] // until its kind is served
+pub(crate) const LEASE_PREFIX: &str = "/registry/leases/";
 
 /// The key prefix of a custom resource (a group and a CRD's plural).
 pub(crate) fn resource_prefix(group: &str, plural: &str) -> String {

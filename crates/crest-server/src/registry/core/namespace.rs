@@ -1,11 +1,48 @@
-//! core/v1 Namespace (upstream pkg/registry/core/namespace): its strategy.
+//! core/v1 Namespace (upstream pkg/registry/core/namespace): its resource and strategy.
 
-use super::strategy::{
+use crate::registry::resources::ResourceDef;
+use crate::registry::strategy::{
     copy_field, generic_delete_step, set_deletion_timestamp, DeleteStep, Strategy,
 };
+use crate::store::keys::NAMESPACE_PREFIX;
+use crest_api::gvk::all_verbs;
 use crest_api::validation::{name_is_dns_label, NameValidator};
-use crest_api::{meta, ApiError, GroupResource};
+use crest_api::{meta, ApiError, ApiResource, GroupResource};
+use crest_table::TableStyle;
 use serde_json::{json, Value};
+use std::sync::Arc;
+
+pub(crate) fn defs() -> Vec<ResourceDef> {
+    let api = ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "namespaces".into(),
+        singular: "namespace".into(),
+        kind: "Namespace".into(),
+        list_kind: "NamespaceList".into(),
+        namespaced: false,
+        verbs: all_verbs()
+            .into_iter()
+            .filter(|v| v != "deletecollection")
+            .collect(),
+        short_names: vec!["ns".into()],
+        categories: vec![],
+        subresources: vec!["finalize".into(), "status".into()],
+    };
+    let mut def = ResourceDef::builtin(
+        api,
+        NAMESPACE_PREFIX,
+        Arc::new(NamespaceStrategy),
+        TableStyle::Builtin(&crest_table::printers::NAMESPACE),
+        "io.k8s.api.core.v1.Namespace",
+    );
+    // AddFieldLabelConversionsForNamespace.
+    def.field_labels = Some(&[
+        ("metadata.name", "metadata.name"),
+        ("status.phase", "status.phase"),
+    ]);
+    vec![def]
+}
 
 /// core/v1 Namespace.
 pub(crate) struct NamespaceStrategy;

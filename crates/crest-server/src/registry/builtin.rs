@@ -1,0 +1,30 @@
+//! The built-in kinds Crest serves besides CustomResourceDefinitions: where each kind module's
+//! resources are listed, and the order of the built-in API groups.
+//!
+//! A kind is a module under its group's folder (`core/`, ...) that provides `defs()`, its
+//! served resources through [`ResourceDef::builtin`]; adding a kind adds a line here and
+//! nothing to the pipeline.
+
+use super::core;
+use super::resources::ResourceDef;
+
+/// Every built-in kind's served resources (CRDs excepted: their strategy needs the server's
+/// state), in discovery order within each group version (sorted by resource, as the installer).
+pub(crate) fn defs() -> Vec<ResourceDef> {
+    let mut defs = vec![];
+    defs.extend(core::namespace::defs());
+    defs.extend(core::configmap::defs());
+    defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
+    defs
+}
+
+/// Built-in API groups with their versions, in discovery order (kube-aggregator's group
+/// priorities: the core group, events.k8s.io, apiextensions.k8s.io, coordination.k8s.io,
+/// discovery.k8s.io). A group is served when one of its kinds is.
+pub(crate) const GROUPS: &[(&str, &str)] = &[
+    ("", "v1"),
+    ("events.k8s.io", "v1"),
+    ("apiextensions.k8s.io", "v1"),
+    ("coordination.k8s.io", "v1"),
+    ("discovery.k8s.io", "v1"),
+];

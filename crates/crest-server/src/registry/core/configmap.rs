@@ -1,0 +1,56 @@
+//! core/v1 ConfigMap (upstream pkg/registry/core/configmap): its resource and strategy.
+
+use crate::registry::resources::ResourceDef;
+use crate::registry::strategy::Strategy;
+use crate::store::keys::CONFIGMAP_PREFIX;
+use crest_api::gvk::all_verbs;
+use crest_api::{ApiResource, FieldErrors};
+use crest_table::TableStyle;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub(crate) fn defs() -> Vec<ResourceDef> {
+    let api = ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "configmaps".into(),
+        singular: "configmap".into(),
+        kind: "ConfigMap".into(),
+        list_kind: "ConfigMapList".into(),
+        namespaced: true,
+        verbs: all_verbs(),
+        short_names: vec!["cm".into()],
+        categories: vec![],
+        subresources: vec![],
+    };
+    vec![ResourceDef::builtin(
+        api,
+        CONFIGMAP_PREFIX,
+        Arc::new(ConfigMapStrategy),
+        TableStyle::Builtin(&crest_table::printers::CONFIGMAP),
+        "io.k8s.api.core.v1.ConfigMap",
+    )]
+}
+
+/// core/v1 ConfigMap: no generation, no status; validated by `crest_core_api::configmap`.
+pub(crate) struct ConfigMapStrategy;
+
+impl Strategy for ConfigMapStrategy {
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+    fn uses_generation(&self) -> bool {
+        false
+    }
+    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
+        crest_core_api::configmap::validate(obj)
+    }
+    fn validate_update(
+        &self,
+        new: &Value,
+        old: &Value,
+        _warnings: &mut Vec<String>,
+    ) -> FieldErrors {
+        crest_core_api::configmap::validate_update(new, old)
+    }
+}

@@ -1,0 +1,5 @@
+//! The core (legacy, `/api/v1`) group's built-in kinds (upstream pkg/registry/core/<kind>): one
+//! module each with its resource description and strategy.
+
+pub(crate) mod configmap;
+pub(crate) mod namespace;

@@ -19,6 +19,8 @@
 //!   latency against the same writes without watchers, and no event lost across re-watches.
 //! - `openapi`: a group-version's OpenAPI v3 document from the cache, and CRD create -> served
 //!   (and published in OpenAPI) with 500 CRDs installed.
+//! - `builtin`: ConfigMaps against CronTabs of the same size in one server: durable creates and
+//!   GETs by name, alternated over rounds (a built-in kind within 10% of a custom resource).
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
 //! - `etcd` (only when named): Crest next to etcd 3.4 (`etcd` on PATH: Debian's etcd-server) in
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
@@ -35,6 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod builtin;
 mod etcd;
 mod openapi;
 mod table;
@@ -476,6 +479,14 @@ fn main() {
     }
     if args.wants("idle") {
         rows.push(rt.block_on(watch::idle(&args.binary, &args.watch)));
+    }
+    if args.wants("builtin") {
+        rows.extend(rt.block_on(builtin::compare(
+            &args.binary,
+            args.objects.min(60_000),
+            args.clients,
+            args.seconds,
+        )));
     }
     if args.wants("table") {
         rows.push(rt.block_on(table::table_list(&args.binary)));

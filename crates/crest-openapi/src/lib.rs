@@ -10,8 +10,11 @@
 //! wrapped in `allOf`. Pure: no I/O, no caching (the server caches).
 
 mod convert;
+mod patchmeta;
 mod paths;
 pub mod typed;
+
+pub use patchmeta::{patch_meta, strategic_merge, DefinitionMeta};
 
 use serde_json::{json, Map, Value};
 use std::sync::OnceLock;

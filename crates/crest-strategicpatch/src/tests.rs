@@ -1,0 +1,184 @@
+use super::*;
+use serde_json::json;
+
+/// A lookup over a small description: `{"field": {"strategy": "merge", "key": "port",
+/// "fields": {...}}}`; a described field's `fields` describe its elements (lists) or its own
+/// fields (objects).
+#[derive(Clone)]
+struct Desc(Value);
+
+impl PatchMeta for Desc {
+    fn field(&self, name: &str) -> Option<(Self, FieldMeta)> {
+        let f = self.0.get(name)?;
+        let fm = FieldMeta::parse(
+            f.get("strategy").and_then(Value::as_str),
+            f.get("key").and_then(Value::as_str),
+        );
+        Some((Desc(f.get("fields").cloned().unwrap_or(json!({}))), fm))
+    }
+    fn elements(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+}
+
+fn service() -> Desc {
+    Desc(json!({
+        "metadata": {"fields": {
+            "finalizers": {"strategy": "merge"},
+            "ownerReferences": {"strategy": "merge", "key": "uid"},
+        }},
+        "spec": {"fields": {
+            "ports": {"strategy": "merge", "key": "port"},
+            "selector": {"strategy": "replace"},
+            "strategy": {"strategy": "retainKeys"},
+        }},
+    }))
+}
+
+fn apply_ok(original: Value, patch: Value) -> Value {
+    apply(&original, &patch, &service()).expect("patch applies")
+}
+
+#[test]
+fn maps_merge_and_nulls_delete() {
+    let got = apply_ok(
+        json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"type": "ClusterIP"}}),
+        json!({"metadata": {"labels": {"b": null, "c": "3"}}, "spec": {"missing": null}}),
+    );
+    assert_eq!(
+        got,
+        json!({"metadata": {"labels": {"a": "1", "c": "3"}}, "spec": {"type": "ClusterIP"}})
+    );
+}
+
+#[test]
+fn lists_with_a_merge_key_merge_by_it() {
+    let original = json!({"spec": {"ports": [
+        {"port": 80, "name": "http"},
+        {"port": 443, "name": "https"},
+    ]}});
+    // What client-side `kubectl apply` sends after changing the 443 port's target.
+    let got = apply_ok(
+        original.clone(),
+        json!({"spec": {
+            "$setElementOrder/ports": [{"port": 80}, {"port": 443}],
+            "ports": [{"port": 443, "targetPort": 8443}],
+        }}),
+    );
+    assert_eq!(
+        got["spec"]["ports"],
+        json!([{"port": 80, "name": "http"}, {"port": 443, "name": "https", "targetPort": 8443}])
+    );
+    // A new element is added; `$patch: delete` removes by merge key.
+    let got = apply_ok(
+        original,
+        json!({"spec": {"ports": [{"port": 8080}, {"$patch": "delete", "port": 80}]}}),
+    );
+    assert_eq!(
+        got["spec"]["ports"],
+        json!([{"port": 8080}, {"port": 443, "name": "https"}])
+    );
+}
+
+#[test]
+fn scalar_merge_lists_are_unions_and_parallel_deletion_lists_remove() {
+    let original = json!({"metadata": {"finalizers": ["a", "b", "c"]}});
+    let got = apply_ok(
+        original.clone(),
+        json!({"metadata": {"finalizers": ["b", "d"]}}),
+    );
+    // mergeSortedSlice: a server-only element goes first only when it preceded the patch
+    // element in the live list; `d` is new, so it goes before `c`.
+    assert_eq!(got["metadata"]["finalizers"], json!(["a", "b", "d", "c"]));
+    let got = apply_ok(
+        original,
+        json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["b"]}}),
+    );
+    assert_eq!(got["metadata"]["finalizers"], json!(["a", "c"]));
+}
+
+#[test]
+fn lists_without_the_merge_strategy_are_replaced() {
+    let got = apply_ok(
+        json!({"spec": {"externalIPs": ["1.1.1.1", "2.2.2.2"]}}),
+        json!({"spec": {"externalIPs": ["3.3.3.3"]}}),
+    );
+    assert_eq!(got["spec"]["externalIPs"], json!(["3.3.3.3"]));
+}
+
+#[test]
+fn replace_strategy_and_directives() {
+    // selector has the replace strategy: the map is not merged.
+    let got = apply_ok(
+        json!({"spec": {"selector": {"a": "1"}}}),
+        json!({"spec": {"selector": {"b": "2"}}}),
+    );
+    assert_eq!(got["spec"]["selector"], json!({"b": "2"}));
+    // `$patch: replace` in a map replaces it; `$patch: delete` empties it.
+    let got = apply_ok(
+        json!({"metadata": {"labels": {"a": "1"}, "annotations": {"x": "y"}}}),
+        json!({"metadata": {"labels": {"$patch": "replace", "b": "2"}, "annotations": {"$patch": "delete"}}}),
+    );
+    assert_eq!(
+        got["metadata"],
+        json!({"labels": {"b": "2"}, "annotations": {}})
+    );
+    // `{"$patch": "replace"}` as a list element replaces the list.
+    let got = apply_ok(
+        json!({"spec": {"ports": [{"port": 80}, {"port": 443}]}}),
+        json!({"spec": {"ports": [{"$patch": "replace"}, {"port": 9000}]}}),
+    );
+    assert_eq!(got["spec"]["ports"], json!([{"port": 9000}]));
+    // $retainKeys clears the fields it does not name.
+    let got = apply_ok(
+        json!({"spec": {"strategy": {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}}}),
+        json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}}),
+    );
+    assert_eq!(got["spec"]["strategy"], json!({"type": "Recreate"}));
+}
+
+#[test]
+fn errors_are_upstreams() {
+    let e = apply(
+        &json!({"spec": {"ports": [{"port": 80}]}}),
+        &json!({"spec": {"ports": [{"name": "x"}]}}),
+        &service(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.0,
+        "map: map[name:x] does not contain declared merge key: port"
+    );
+    let e = apply(
+        &json!({"metadata": {}}),
+        &json!({"metadata": {"$patch": "bogus"}}),
+        &service(),
+    )
+    .unwrap_err();
+    assert_eq!(e.0, "unknown patch type: bogus in map: map[$patch:bogus]");
+    let e = apply(&json!({}), &json!([1]), &service()).unwrap_err();
+    assert_eq!(
+        e.0,
+        "json: cannot unmarshal array into Go value of type map[string]interface {}"
+    );
+}
+
+#[test]
+fn unknown_fields_merge_as_json_merge_patch() {
+    let got = apply(
+        &json!({"a": [1, 2], "b": {"c": 1}}),
+        &json!({"a": [3], "b": {"d": 2}}),
+        &NoMeta,
+    )
+    .expect("applies");
+    assert_eq!(got, json!({"a": [3], "b": {"c": 1, "d": 2}}));
+}
+
+#[test]
+fn deep_patches_are_refused_not_overflowed() {
+    let mut patch = json!({});
+    for _ in 0..500 {
+        patch = json!({ "a": patch });
+    }
+    assert!(apply(&json!({}), &patch, &NoMeta).is_err());
+}

@@ -69,7 +69,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "etcd",
     "core",
     "list",
@@ -79,6 +79,7 @@ const SECTIONS: [&str; 9] = [
     "idle",
     "table",
     "openapi",
+    "builtin",
 ];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {

@@ -17,7 +17,9 @@ fn owner(name: &str, uid: &str) -> Value {
 /// owners); returns its uid.
 async fn owner_cm(s: &Server, name: &str) -> String {
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
-    let (code, body) = s.http_json("POST", CMS, "application/json", Some(&cm)).await;
+    let (code, body) = s
+        .http_json("POST", CMS, "application/json", Some(&cm))
+        .await;
     assert_eq!(code, 201, "{body}");
     body["metadata"]["uid"].as_str().expect("uid").to_string()
 }
@@ -33,7 +35,9 @@ async fn merge_lists_merge_and_directives_apply() {
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
         "name": "smp", "finalizers": ["example.com/a"], "ownerReferences": [owner("one", &u1)],
     }, "data": {"k": "v"}});
-    let (code, body) = s.http_json("POST", CMS, "application/json", Some(&cm)).await;
+    let (code, body) = s
+        .http_json("POST", CMS, "application/json", Some(&cm))
+        .await;
     assert_eq!(code, 201, "{body}");
     let path = format!("{CMS}/smp");
 
@@ -53,7 +57,10 @@ async fn merge_lists_merge_and_directives_apply() {
     let patch = json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": u2}]}});
     let (code, body) = s.http_json("PATCH", &path, SMP, Some(&patch)).await;
     assert_eq!(code, 200, "{body}");
-    assert_eq!(body["metadata"]["ownerReferences"], json!([owner("one", &u1)]));
+    assert_eq!(
+        body["metadata"]["ownerReferences"],
+        json!([owner("one", &u1)])
+    );
 
     // A JSON merge patch of the same list replaces it.
     let patch = json!({"metadata": {"ownerReferences": [owner("three", &u3)]}});
@@ -61,7 +68,10 @@ async fn merge_lists_merge_and_directives_apply() {
         .http_json("PATCH", &path, "application/merge-patch+json", Some(&patch))
         .await;
     assert_eq!(code, 200, "{body}");
-    assert_eq!(body["metadata"]["ownerReferences"], json!([owner("three", &u3)]));
+    assert_eq!(
+        body["metadata"]["ownerReferences"],
+        json!([owner("three", &u3)])
+    );
 
     // finalizers merge as a set through kubectl; the parallel deletion list removes.
     s.kubectl_ok(&[

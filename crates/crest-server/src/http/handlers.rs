@@ -1,7 +1,7 @@
 //! Resource request handlers: map (verb, path) to the generic registry and render the result.
 //! The same code serves namespaces, CRDs and every custom resource.
 
-use crate::http::render::{read_body, render, Body, Payload};
+use crate::http::render::{error_response, read_body, render, warning_header, Body, Payload};
 use crate::http::request::ResourcePath;
 use crate::http::{watch, App};
 use crate::registry::options::{DeleteOptions, Query};
@@ -36,6 +36,43 @@ pub(crate) async fn resource(
     else {
         return Err(ApiError::path_not_found());
     };
+    let Some(warning) = def.deprecation_warning.clone() else {
+        return handle(app, req, rp, def, query, accept, pretty).await;
+    };
+    // A deprecated version: every answer, errors and watches included, carries the warning,
+    // ahead of the request's own (the CRD handler adds it before serving).
+    let mut resp = match handle(app, req, rp, def, query, accept, pretty).await {
+        Ok(r) => r,
+        Err(e) => error_response(
+            &e,
+            negotiate(accept, Capabilities::default()).unwrap_or(Output::Json),
+        ),
+    };
+    let own: Vec<http::HeaderValue> = resp
+        .headers()
+        .get_all(http::header::WARNING)
+        .iter()
+        .cloned()
+        .collect();
+    resp.headers_mut().remove(http::header::WARNING);
+    if let Some(v) = warning_header(&warning) {
+        resp.headers_mut().append(http::header::WARNING, v);
+    }
+    for v in own {
+        resp.headers_mut().append(http::header::WARNING, v);
+    }
+    Ok(resp)
+}
+
+async fn handle(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    rp: ResourcePath,
+    def: Arc<ResourceDef>,
+    query: &Query,
+    accept: Option<&str>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
     let ns = rp.namespace.as_deref();
     // Wrong scope is a 404, as no such route exists upstream.
     if ns.is_some() && !def.api.namespaced {
@@ -167,9 +204,7 @@ impl Ctx<'_> {
         let mut seen = std::collections::HashSet::new();
         // Upstream's warning recorder drops a text it already sent.
         for w in warnings.iter().filter(|w| seen.insert(w.as_str())) {
-            // RFC 7234 warn-text: a quoted string with `"` and `\` escaped.
-            let text = w.replace('\\', "\\\\").replace('"', "\\\"");
-            if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+            if let Some(v) = warning_header(w) {
                 resp.headers_mut().append(http::header::WARNING, v);
             }
         }
@@ -854,4 +889,3 @@ fn apply_patch(
 fn json_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
-

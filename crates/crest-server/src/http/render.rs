@@ -67,6 +67,13 @@ pub(crate) fn render(
     resp
 }
 
+/// A `Warning: 299` header value; the text as an RFC 7234 warn-text (a quoted string with `"` and
+/// `\` escaped). `None` for a text a header cannot carry.
+pub(crate) fn warning_header(text: &str) -> Option<HeaderValue> {
+    let text = text.replace('\\', "\\\\").replace('"', "\\\"");
+    HeaderValue::from_str(&format!("299 - \"{text}\"")).ok()
+}
+
 /// The Status response of an error (JSON, or YAML when that is what the client takes).
 pub(crate) fn error_response(e: &ApiError, output: Output) -> Response<Body> {
     let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

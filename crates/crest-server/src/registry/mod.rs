@@ -300,6 +300,11 @@ impl Registry {
         if let Some(o) = v.as_object_mut() {
             o.insert("apiVersion".into(), def.api.api_version().into());
         }
+        // The served version's schema prunes and defaults what it reads (apiextensions'
+        // schema-coercing converter and defaulting of the decoded version).
+        if let Some(schema) = def.cr_schema.as_deref().filter(|s| s.normalizes()) {
+            schema.decode_stored(&mut v);
+        }
         v
     }
 
@@ -453,6 +458,12 @@ impl Registry {
             *obj = c.to_stored(std::mem::take(obj));
         } else if let Some(o) = obj.as_object_mut() {
             o.insert("apiVersion".into(), def.storage_api_version.clone().into());
+            // Converted objects are pruned and defaulted by the storage version's schema.
+            if let Some(ss) = self.resources().stored_schema(&def.key_prefix) {
+                if ss.schema.normalizes() {
+                    ss.schema.decode_stored(obj);
+                }
+            }
         }
     }
 

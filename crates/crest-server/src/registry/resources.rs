@@ -44,6 +44,8 @@ pub(crate) struct ResourceDef {
     pub field_labels: Option<&'static [(&'static str, &'static str)]>,
     /// For a built-in resource served in another version than its objects are stored in.
     pub conversion: Option<Arc<dyn Conversion>>,
+    /// For a deprecated custom resource version: the warning every request through it gets.
+    pub deprecation_warning: Option<String>,
 }
 
 impl ResourceDef {
@@ -69,6 +71,7 @@ impl ResourceDef {
             typed: Some(typed),
             field_labels: None,
             conversion: None,
+            deprecation_warning: None,
         }
     }
 
@@ -387,6 +390,37 @@ impl Resources {
     }
 }
 
+/// The warning of a request through a deprecated version: its `deprecationWarning`, or
+/// apiextensions-apiserver's default naming the highest-priority served, not deprecated version
+/// of higher priority.
+fn deprecation_warning(spec: &Value, version: &Value) -> Option<String> {
+    if version["deprecated"] != true {
+        return None;
+    }
+    if let Some(w) = version["deprecationWarning"].as_str() {
+        return Some(w.to_string());
+    }
+    let group = spec["group"].as_str().unwrap_or_default();
+    let kind = spec
+        .pointer("/names/kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let name = version["name"].as_str().unwrap_or_default();
+    let mut msg = format!("{group}/{name} {kind} is deprecated");
+    let newer = spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"] == true && v["deprecated"] != true)
+        .filter_map(|v| v["name"].as_str())
+        .filter(|v| version_priority_cmp(v, name) == std::cmp::Ordering::Less)
+        .min_by(|a, b| version_priority_cmp(a, b));
+    if let Some(v) = newer {
+        msg.push_str(&format!("; use {group}/{v} {kind}"));
+    }
+    Some(msg)
+}
+
 /// What one CRD contributes to the served set (None unless established with accepted names).
 fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
     let mut stored = None;
@@ -480,6 +514,7 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
             typed: None,
             field_labels: None,
             conversion: None,
+            deprecation_warning: deprecation_warning(spec, v),
         }));
         served.push(version);
     }

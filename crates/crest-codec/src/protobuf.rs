@@ -188,6 +188,62 @@ pub struct ConfigMap {
     pub immutable: Option<bool>,
 }
 
+/// `core/v1 Secret`: metadata = 1, data = 2, type = 3, stringData = 4, immutable = 5.
+#[derive(Clone, PartialEq, Message)]
+pub struct Secret {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(btree_map = "string, bytes", tag = "2")]
+    pub data: BTreeMap<String, Vec<u8>>,
+    #[prost(string, optional, tag = "3")]
+    pub r#type: Option<String>,
+    #[prost(btree_map = "string, string", tag = "4")]
+    pub string_data: BTreeMap<String, String>,
+    #[prost(bool, optional, tag = "5")]
+    pub immutable: Option<bool>,
+}
+
+/// `core/v1 ServiceAccount`: metadata = 1, secrets = 2, imagePullSecrets = 3,
+/// automountServiceAccountToken = 4.
+#[derive(Clone, PartialEq, Message)]
+pub struct ServiceAccount {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(message, repeated, tag = "2")]
+    pub secrets: Vec<ObjectReference>,
+    #[prost(message, repeated, tag = "3")]
+    pub image_pull_secrets: Vec<LocalObjectReference>,
+    #[prost(bool, optional, tag = "4")]
+    pub automount_service_account_token: Option<bool>,
+}
+
+/// `core/v1 ObjectReference`: kind = 1, namespace = 2, name = 3, uid = 4, apiVersion = 5,
+/// resourceVersion = 6, fieldPath = 7.
+#[derive(Clone, PartialEq, Message)]
+pub struct ObjectReference {
+    #[prost(string, optional, tag = "1")]
+    pub kind: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    pub namespace: Option<String>,
+    #[prost(string, optional, tag = "3")]
+    pub name: Option<String>,
+    #[prost(string, optional, tag = "4")]
+    pub uid: Option<String>,
+    #[prost(string, optional, tag = "5")]
+    pub api_version: Option<String>,
+    #[prost(string, optional, tag = "6")]
+    pub resource_version: Option<String>,
+    #[prost(string, optional, tag = "7")]
+    pub field_path: Option<String>,
+}
+
+/// `core/v1 LocalObjectReference`: name = 1.
+#[derive(Clone, PartialEq, Message)]
+pub struct LocalObjectReference {
+    #[prost(string, optional, tag = "1")]
+    pub name: Option<String>,
+}
+
 /// `core/v1 NamespaceSpec`: finalizers = 1.
 #[derive(Clone, PartialEq, Message)]
 pub struct NamespaceSpec {
@@ -290,7 +346,12 @@ pub fn decode_object(
     kind: &str,
 ) -> Result<Value, ApiError> {
     // Only the kinds clients send as protobuf are decoded; the rest answer as unsupported.
-    if !group.is_empty() || !matches!(kind, "Namespace" | "ConfigMap") {
+    if !group.is_empty()
+        || !matches!(
+            kind,
+            "Namespace" | "ConfigMap" | "Secret" | "ServiceAccount"
+        )
+    {
         return Err(unsupported_for_kind());
     }
     let (tm, raw) = envelope(body).map_err(|e| {
@@ -332,6 +393,14 @@ pub fn decode_object(
         let cm = ConfigMap::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
         return config_map_json(&cm, &api_version).map_err(cannot);
     }
+    if kind == "Secret" {
+        let secret = Secret::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return secret_json(&secret, &api_version).map_err(cannot);
+    }
+    if kind == "ServiceAccount" {
+        let sa = ServiceAccount::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return service_account_json(&sa, &api_version).map_err(cannot);
+    }
     let ns = Namespace::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
     namespace_json(&ns, &api_version).map_err(cannot)
 }
@@ -361,6 +430,74 @@ fn config_map_json(cm: &ConfigMap, api_version: &str) -> Result<Value, String> {
     }
     if let Some(i) = cm.immutable {
         o.insert("immutable".into(), i.into());
+    }
+    Ok(o.into())
+}
+
+/// A Secret as Go's JSON encoding of the decoded struct (`data` in base64; `data`,
+/// `stringData` and `type` omitted when empty, `immutable` when sent).
+fn secret_json(s: &Secret, api_version: &str) -> Result<Value, String> {
+    use base64::Engine;
+    let mut o = Map::new();
+    o.insert("kind".into(), "Secret".into());
+    o.insert("apiVersion".into(), api_version.into());
+    o.insert(
+        "metadata".into(),
+        object_meta_json(&s.metadata.clone().unwrap_or_default())?,
+    );
+    if let Some(i) = s.immutable {
+        o.insert("immutable".into(), i.into());
+    }
+    if !s.data.is_empty() {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let m: Map<String, Value> = s
+            .data
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(b64.encode(v))))
+            .collect();
+        o.insert("data".into(), m.into());
+    }
+    if !s.string_data.is_empty() {
+        o.insert("stringData".into(), json!(s.string_data));
+    }
+    put_str(&mut o, "type", s.r#type.as_deref());
+    Ok(o.into())
+}
+
+/// A ServiceAccount as Go's JSON encoding of the decoded struct (the reference lists omitted
+/// when empty, their string fields when empty; `automountServiceAccountToken` when sent).
+fn service_account_json(sa: &ServiceAccount, api_version: &str) -> Result<Value, String> {
+    let mut o = Map::new();
+    o.insert("kind".into(), "ServiceAccount".into());
+    o.insert("apiVersion".into(), api_version.into());
+    o.insert(
+        "metadata".into(),
+        object_meta_json(&sa.metadata.clone().unwrap_or_default())?,
+    );
+    if !sa.secrets.is_empty() {
+        let refs = sa.secrets.iter().map(|r| {
+            let mut x = Map::new();
+            put_str(&mut x, "kind", r.kind.as_deref());
+            put_str(&mut x, "namespace", r.namespace.as_deref());
+            put_str(&mut x, "name", r.name.as_deref());
+            put_str(&mut x, "uid", r.uid.as_deref());
+            put_str(&mut x, "apiVersion", r.api_version.as_deref());
+            put_str(&mut x, "resourceVersion", r.resource_version.as_deref());
+            put_str(&mut x, "fieldPath", r.field_path.as_deref());
+            Value::Object(x)
+        });
+        o.insert("secrets".into(), refs.collect());
+    }
+    if !sa.image_pull_secrets.is_empty() {
+        let refs = sa.image_pull_secrets.iter().map(|r| {
+            let mut x = Map::new();
+            put_str(&mut x, "name", r.name.as_deref());
+            Value::Object(x)
+        });
+        o.insert("imagePullSecrets".into(), refs.collect());
+    }
+    if let Some(a) = sa.automount_service_account_token {
+        o.insert("automountServiceAccountToken".into(), a.into());
     }
     Ok(o.into())
 }
@@ -740,6 +877,67 @@ mod tests {
         assert_eq!(
             (v["kind"].as_str(), v["apiVersion"].as_str()),
             (Some("Namespace"), Some("v1"))
+        );
+    }
+
+    #[test]
+    fn secret_and_service_account_field_numbers() {
+        let bytes_entry =
+            |k: &str, v: &[u8]| len_field(2, &[str_field(1, k), len_field(2, v)].concat());
+        let secret = [
+            len_field(1, &str_field(1, "s")),
+            bytes_entry("k", b"\x00\xffv"),
+            str_field(3, "kubernetes.io/tls"),
+            map_entry(4, "plain", "text"),
+            int_field(5, 1),
+        ]
+        .concat();
+        let v =
+            decode_object(&envelope_bytes("v1", "Secret", &secret), "", "v1", "Secret").unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "kind": "Secret", "apiVersion": "v1",
+                "metadata": {"name": "s", "creationTimestamp": null},
+                "data": {"k": "AP92"}, "stringData": {"plain": "text"},
+                "type": "kubernetes.io/tls", "immutable": true,
+            })
+        );
+        let object_ref = [
+            str_field(1, "Secret"),
+            str_field(2, "ns"),
+            str_field(3, "tok"),
+            str_field(4, "u"),
+            str_field(5, "v1"),
+            str_field(6, "7"),
+            str_field(7, "data"),
+        ]
+        .concat();
+        let sa = [
+            len_field(1, &str_field(1, "robot")),
+            len_field(2, &object_ref),
+            len_field(3, &str_field(1, "pull")),
+            len_field(3, &[]),
+            int_field(4, 0),
+        ]
+        .concat();
+        let v = decode_object(
+            &envelope_bytes("v1", "ServiceAccount", &sa),
+            "",
+            "v1",
+            "ServiceAccount",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "kind": "ServiceAccount", "apiVersion": "v1",
+                "metadata": {"name": "robot", "creationTimestamp": null},
+                "secrets": [{"kind": "Secret", "namespace": "ns", "name": "tok", "uid": "u",
+                             "apiVersion": "v1", "resourceVersion": "7", "fieldPath": "data"}],
+                "imagePullSecrets": [{"name": "pull"}, {}],
+                "automountServiceAccountToken": false,
+            })
         );
     }
 

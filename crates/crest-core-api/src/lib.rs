@@ -4,3 +4,5 @@
 //! the kind's own.
 
 pub mod configmap;
+pub mod secret;
+pub mod serviceaccount;

@@ -146,6 +146,53 @@ fn walk(
     }
 }
 
+/// The first value of `value`, read as the built-in definition `definition`, that its type
+/// decodes as a Go `[]byte` (`format: byte`) and that is not standard base64: `encoding/json`'s
+/// error for it (`illegal base64 data at input byte N`), which fails the decoding whatever
+/// fieldValidation says. Keys in order, depth first.
+pub fn byte_format_error(definition: &str, value: &Value) -> Option<String> {
+    let defs = super::builtin_v3();
+    check_bytes(defs, defs.get(definition)?, value, 0)
+}
+
+fn check_bytes(
+    defs: &Map<String, Value>,
+    schema: &Value,
+    value: &Value,
+    depth: usize,
+) -> Option<String> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let schema = resolve(defs, schema)?;
+    match value {
+        Value::String(s) if schema.get("format").and_then(Value::as_str) == Some("byte") => {
+            crest_gofmt::go_base64_decode(s.as_bytes())
+                .err()
+                .map(crest_gofmt::base64_error)
+        }
+        Value::Object(obj) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                obj.iter()
+                    .find_map(|(k, v)| check_bytes(defs, props.get(k.as_str())?, v, depth + 1))
+            } else {
+                let values = schema
+                    .get("additionalProperties")
+                    .filter(|a| a.is_object())?;
+                obj.values()
+                    .find_map(|v| check_bytes(defs, values, v, depth + 1))
+            }
+        }
+        Value::Array(items) => {
+            let item = schema.get("items").filter(|i| i.is_object())?;
+            items
+                .iter()
+                .find_map(|v| check_bytes(defs, item, v, depth + 1))
+        }
+        _ => None,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn descend(
     defs: &Map<String, Value>,
@@ -236,6 +283,22 @@ mod tests {
         assert_eq!(
             schema["properties"]["spec"]["items"],
             json!({"type": "string", "properties": {"x": {"type": "string"}}})
+        );
+    }
+
+    #[test]
+    fn byte_fields_must_be_base64() {
+        let ok = json!({"data": {"a": "aGVsbG8=", "b": "a\nGk="}, "stringData": {"c": "!"}});
+        assert_eq!(byte_format_error("io.k8s.api.core.v1.Secret", &ok), None);
+        let bad = json!({"metadata": {"name": "x"}, "data": {"a": "aGVsbG8=", "b": "not base64"}});
+        assert_eq!(
+            byte_format_error("io.k8s.api.core.v1.Secret", &bad).as_deref(),
+            Some("illegal base64 data at input byte 3")
+        );
+        let cm = json!({"binaryData": {"x": "AA="}});
+        assert_eq!(
+            byte_format_error("io.k8s.api.core.v1.ConfigMap", &cm).as_deref(),
+            Some("illegal base64 data at input byte 3")
         );
     }
 

@@ -261,12 +261,35 @@ impl Ctx<'_> {
             (Some(schema), _) => schema.decode_request(obj)?,
             // A built-in kind: decoded against its published type.
             (None, Some(definition)) => {
+                // A value the Go type cannot hold fails the decoding before unknown fields count.
+                if let Some(e) = crest_openapi::typed::byte_format_error(definition, obj) {
+                    return Err(self.decode_error(obj, from_patch, &e));
+                }
                 UnknownFields(crest_openapi::typed::prune_unknown_fields(definition, obj))
             }
             (None, None) => UnknownFields(Vec::new()),
         };
         let a = &self.def.api;
         self.field_validation(unknown.messages(), dups, from_patch, &a.kind, &a.version)
+    }
+
+    /// A body the typed decoding refuses (not a strict error): a create or update answers as
+    /// `transformDecodeError` (400 `<Kind> in version "<v>" cannot be handled as a <Kind>:
+    /// ...`), a patch as the patcher (422 on the field `patch`, the patched object its value).
+    fn decode_error(&self, obj: &Value, from_patch: bool, err: &str) -> ApiError {
+        let a = &self.def.api;
+        if from_patch {
+            let errs = [FieldError::invalid(
+                &FieldPath::new("patch"),
+                obj.to_string(),
+                err,
+            )];
+            return ApiError::invalid(&GroupKind::new("", ""), "", &errs);
+        }
+        ApiError::bad_request(format!(
+            "{} in version {:?} cannot be handled as a {}: {err}",
+            a.kind, a.version, a.kind
+        ))
     }
 
     /// Applies `fieldValidation` to what a decode found: the body's duplicate fields (first, as

@@ -14,6 +14,8 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     let mut defs = vec![];
     defs.extend(core::namespace::defs());
     defs.extend(core::configmap::defs());
+    defs.extend(core::secret::defs());
+    defs.extend(core::serviceaccount::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }

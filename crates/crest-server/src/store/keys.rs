@@ -20,10 +20,8 @@ pub(crate) const NAMESPACE_PREFIX: &str = "/registry/namespaces/";
 /// Where ConfigMaps are stored (`<prefix><namespace>/<name>`).
 pub(crate) const CONFIGMAP_PREFIX: &str = "/registry/configmaps/";
 /// Where Secrets are stored.
-#[allow(dead_code)] // until its kind is served
 pub(crate) const SECRET_PREFIX: &str = "/registry/secrets/";
 /// Where ServiceAccounts are stored.
-#[allow(dead_code)] // until its kind is served
 pub(crate) const SERVICEACCOUNT_PREFIX: &str = "/registry/serviceaccounts/";
 /// Where Events (core/v1 and events.k8s.io/v1 alike) are stored.
 #[allow(dead_code)] // until its kind is served

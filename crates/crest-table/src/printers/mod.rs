@@ -4,8 +4,10 @@
 //! upstream takes them from the types' `SwaggerDoc`.
 
 mod core;
+mod secret;
 
 pub use self::core::{CONFIGMAP, NAMESPACE};
+pub use self::secret::{SECRET, SERVICEACCOUNT};
 
 use crate::{human_age_at, Cell, ColumnDef, CREATION_TIMESTAMP_DESCRIPTION, NAME_DESCRIPTION};
 use serde_json::Value;

@@ -3,3 +3,5 @@
 
 pub(crate) mod configmap;
 pub(crate) mod namespace;
+pub(crate) mod secret;
+pub(crate) mod serviceaccount;

@@ -5,6 +5,7 @@
 //! served resources through [`ResourceDef::builtin`]; adding a kind adds a line here and
 //! nothing to the pipeline.
 
+use super::coordination;
 use super::core;
 use super::resources::ResourceDef;
 
@@ -14,6 +15,7 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     let mut defs = vec![];
     defs.extend(core::namespace::defs());
     defs.extend(core::configmap::defs());
+    defs.extend(coordination::lease::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }

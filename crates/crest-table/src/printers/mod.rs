@@ -3,8 +3,10 @@
 //! object to its row's cells. Column descriptions are the published field documentation, as
 //! upstream takes them from the types' `SwaggerDoc`.
 
+mod coordination;
 mod core;
 
+pub use self::coordination::LEASE;
 pub use self::core::{CONFIGMAP, NAMESPACE};
 
 use crate::{human_age_at, Cell, ColumnDef, CREATION_TIMESTAMP_DESCRIPTION, NAME_DESCRIPTION};

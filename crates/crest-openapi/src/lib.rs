@@ -10,6 +10,7 @@
 //! wrapped in `allOf`. Pure: no I/O, no caching (the server caches).
 
 mod convert;
+mod gotime;
 mod paths;
 pub mod typed;
 

@@ -225,13 +225,34 @@ impl Ctx<'_> {
         let unknown = match (&self.def.cr_schema, self.def.typed) {
             (Some(schema), _) => schema.decode_request(obj)?,
             // A built-in kind: decoded against its published type.
-            (None, Some(definition)) => {
-                UnknownFields(crest_openapi::typed::prune_unknown_fields(definition, obj))
-            }
+            (None, Some(definition)) => match crest_openapi::typed::decode(definition, obj) {
+                Ok(unknown) => UnknownFields(unknown),
+                Err(e) => return Err(self.type_error(obj, &e, from_patch)),
+            },
             (None, None) => UnknownFields(Vec::new()),
         };
         let a = &self.def.api;
         self.field_validation(unknown.messages(), dups, from_patch, &a.kind, &a.version)
+    }
+
+    /// A built-in kind's body that does not decode into its Go type (a wrong JSON type): a
+    /// create or update answers 400 as decoding the body does (whatever fieldValidation says:
+    /// the decode error comes before strict errors); a patch 422 as upstream's patcher, which
+    /// decodes the patched object (`patch: Invalid value: "<patched object>": <error>`).
+    fn type_error(&self, obj: &Value, e: &str, from_patch: bool) -> ApiError {
+        let a = &self.def.api;
+        if from_patch {
+            let errs = [crest_api::FieldError::invalid(
+                &crest_api::FieldPath::new("patch"),
+                obj.to_string(),
+                e,
+            )];
+            return ApiError::invalid(&crest_api::GroupKind::new("", ""), "", &errs);
+        }
+        ApiError::bad_request(format!(
+            "{} in version {:?} cannot be handled as a {}: {e}",
+            a.kind, a.version, a.kind
+        ))
     }
 
     /// Applies `fieldValidation` to what a decode found: the body's duplicate fields (first, as

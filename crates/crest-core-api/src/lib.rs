@@ -4,5 +4,6 @@
 //! the kind's own.
 
 pub mod configmap;
+pub mod lease;
 pub mod secret;
 pub mod serviceaccount;

@@ -10,6 +10,7 @@
 //! wrapped in `allOf`. Pure: no I/O, no caching (the server caches).
 
 mod convert;
+mod gotime;
 mod patchmeta;
 mod paths;
 pub mod typed;
@@ -82,6 +83,7 @@ impl Flavor {
 pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
     match group {
         "" => format!("io.k8s.api.core.v1.{kind}"),
+        "coordination.k8s.io" => format!("io.k8s.api.coordination.{version}.{kind}"),
         "apiextensions.k8s.io" => {
             format!("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{kind}")
         }

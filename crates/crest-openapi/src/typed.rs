@@ -22,14 +22,40 @@ const MAX_DEPTH: usize = 128;
 
 /// The unknown fields of `value` read as the built-in definition `definition` (e.g.
 /// `io.k8s.api.core.v1.Namespace`), removed from it, in key order, depth first. An unknown
-/// definition name reports nothing.
+/// definition name reports nothing. Wrong JSON types are not reported (see [`decode`]).
 pub fn prune_unknown_fields(definition: &str, value: &mut Value) -> Vec<String> {
-    let defs = super::builtin_v3();
-    let mut found = vec![];
-    if let Some(schema) = defs.get(definition) {
-        walk(defs, schema, value, &mut String::new(), &mut found, true, 0);
+    let mut d = Decoder::new();
+    d.run(definition, value);
+    d.unknown
+}
+
+/// `value` decoded as the Go type of the built-in definition `definition`, as kube-apiserver's
+/// decoder (sigs.k8s.io/json) reads a body into it: a value of the wrong JSON type fails the
+/// decode with the decoder's message (`json: cannot unmarshal number into Go struct field
+/// ConfigMap.data of type string`; the first in key order, or the first error of a type with
+/// its own UnmarshalJSON, which ends the decode at once); otherwise the unknown fields found
+/// and removed (as [`prune_unknown_fields`]). Times are rewritten as Go encodes the decoded
+/// value (`metav1.Time`: RFC 3339 in UTC, whole seconds; `metav1.MicroTime`: UTC with six
+/// fractional digits).
+pub fn decode(definition: &str, value: &mut Value) -> Result<Vec<String>, String> {
+    let mut d = Decoder::new();
+    d.run(definition, value);
+    match d.error {
+        Some(e) => Err(e),
+        None => Ok(d.unknown),
     }
-    found
+}
+
+/// The definition a schema refers to, or the schema itself.
+pub(crate) fn resolve<'a>(defs: &'a Map<String, Value>, schema: &'a Value) -> Option<&'a Value> {
+    let mut s = schema;
+    for _ in 0..8 {
+        match ref_name(s) {
+            Some(name) => s = defs.get(name)?,
+            None => return Some(s),
+        }
+    }
+    None
 }
 
 /// The definition name a schema refers to through `$ref` (also wrapped in a one-element
@@ -45,18 +71,6 @@ fn ref_name(schema: &Value) -> Option<&str> {
     Some(target.rsplit('/').next().unwrap_or(target))
 }
 
-/// The definition a schema refers to, or the schema itself.
-pub(crate) fn resolve<'a>(defs: &'a Map<String, Value>, schema: &'a Value) -> Option<&'a Value> {
-    let mut s = schema;
-    for _ in 0..8 {
-        match ref_name(s) {
-            Some(name) => s = defs.get(name)?,
-            None => return Some(s),
-        }
-    }
-    None
-}
-
 /// apiextensions' `JSONSchemaPropsOr{Array,Bool,StringArray}` have their own UnmarshalJSON,
 /// which decodes the schema they may hold with the lenient decoder: unknown fields in it (and
 /// below) are dropped without a report, whatever fieldValidation says.
@@ -67,151 +81,393 @@ const LENIENT_WRAPPERS: [&str; 3] = [
 ];
 const JSON_SCHEMA_PROPS: &str =
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps";
+const TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
+const MICRO_TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
+const INT_OR_STRING: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
 
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    defs: &Map<String, Value>,
-    schema: &Value,
-    value: &mut Value,
-    path: &mut String,
-    found: &mut Vec<String>,
-    report: bool,
-    depth: usize,
-) {
-    if depth > MAX_DEPTH {
-        return;
+/// Fields whose Go type is a named string type (`type SecretType string`): the published
+/// schemas say `string`, the decoder's message names the Go type. By definition and field; for
+/// a slice or map field, its element type.
+const NAMED_STRINGS: &[(&str, &str, &str)] = &[
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "uid", "types.UID"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference", "uid", "types.UID"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry", "operation", "v1.ManagedFieldsOperationType"),
+    ("io.k8s.api.core.v1.NamespaceSpec", "finalizers", "v1.FinalizerName"),
+    ("io.k8s.api.core.v1.NamespaceStatus", "phase", "v1.NamespacePhase"),
+    ("io.k8s.api.core.v1.NamespaceCondition", "type", "v1.NamespaceConditionType"),
+    ("io.k8s.api.core.v1.NamespaceCondition", "status", "v1.ConditionStatus"),
+    ("io.k8s.api.core.v1.ObjectReference", "uid", "types.UID"),
+    ("io.k8s.api.core.v1.Secret", "type", "v1.SecretType"),
+    ("io.k8s.api.core.v1.ServiceSpec", "type", "v1.ServiceType"),
+    ("io.k8s.api.core.v1.ServiceSpec", "sessionAffinity", "v1.ServiceAffinity"),
+    ("io.k8s.api.core.v1.ServiceSpec", "externalTrafficPolicy", "v1.ServiceExternalTrafficPolicy"),
+    ("io.k8s.api.core.v1.ServiceSpec", "internalTrafficPolicy", "v1.ServiceInternalTrafficPolicy"),
+    ("io.k8s.api.core.v1.ServiceSpec", "ipFamilies", "v1.IPFamily"),
+    ("io.k8s.api.core.v1.ServiceSpec", "ipFamilyPolicy", "v1.IPFamilyPolicy"),
+    ("io.k8s.api.core.v1.ServicePort", "protocol", "v1.Protocol"),
+    ("io.k8s.api.core.v1.EndpointPort", "protocol", "v1.Protocol"),
+    ("io.k8s.api.core.v1.PortStatus", "protocol", "v1.Protocol"),
+    ("io.k8s.api.discovery.v1.EndpointSlice", "addressType", "v1.AddressType"),
+    ("io.k8s.api.discovery.v1.EndpointPort", "protocol", "v1.Protocol"),
+    ("io.k8s.api.coordination.v1.LeaseSpec", "strategy", "v1.CoordinatedLeaseStrategy"),
+    ("io.k8s.api.coordination.v1.LeaseSpec", "preferredHolder", "string"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec", "scope", "v1.ResourceScope"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion", "strategy", "v1.ConversionStrategyType"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition", "type", "v1.CustomResourceDefinitionConditionType"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition", "status", "v1.ConditionStatus"),
+    ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule", "reason", "v1.FieldValueErrorReason"),
+];
+
+fn named_string(definition: &str, field: &str) -> Option<&'static str> {
+    NAMED_STRINGS
+        .iter()
+        .find(|(d, f, _)| *d == definition && *f == field)
+        .map(|(_, _, t)| *t)
+}
+
+/// Go's name of a definition's type: its package's name and the type's (`v1.ObjectMeta`).
+fn go_struct_type(definition: &str) -> String {
+    let mut parts = definition.rsplit('.');
+    let name = parts.next().unwrap_or(definition);
+    match parts.next() {
+        Some(pkg) => format!("{pkg}.{name}"),
+        None => name.to_string(),
     }
-    if ref_name(schema).is_some_and(|n| LENIENT_WRAPPERS.iter().any(|w| n.ends_with(w))) {
-        // A schema (object) or, for OrArray, a list of schemas; booleans and strings as they are.
-        let Some(props) = defs.get(JSON_SCHEMA_PROPS) else {
-            return;
-        };
-        match value {
-            Value::Object(_) => walk(defs, props, value, path, found, false, depth + 1),
-            Value::Array(items) => {
-                for v in items.iter_mut().filter(|v| v.is_object()) {
-                    walk(defs, props, v, path, found, false, depth + 1);
-                }
-            }
-            _ => {}
+}
+
+/// The JSON kind of a value as the decoder's messages name it.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// One decode: the unknown-field path (map keys and indices included, as the strict decoder
+/// reports), the type error context (struct fields only, as encoding/json's errorContext: the
+/// innermost struct and the field names from the root), what was found.
+struct Decoder {
+    path: String,
+    fields: Vec<String>,
+    structs: Vec<String>,
+    unknown: Vec<String>,
+    /// The first type error (decoding goes on, as the decoder's `saveError`).
+    error: Option<String>,
+    /// An error of a type with its own UnmarshalJSON: the decode stops.
+    fatal: bool,
+}
+
+impl Decoder {
+    fn new() -> Self {
+        Decoder {
+            path: String::new(),
+            fields: vec![],
+            structs: vec![],
+            unknown: vec![],
+            error: None,
+            fatal: false,
         }
-        return;
     }
-    let Some(schema) = resolve(defs, schema) else {
-        return;
-    };
-    match value {
-        Value::Object(obj) => {
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                // Keys in order (serde_json's maps are sorted, as Go's encoding/json writes
-                // them, so this is the order of a body kubectl or client-go sent).
-                let unknown: Vec<String> = obj
-                    .keys()
-                    .filter(|k| !props.contains_key(k.as_str()))
-                    .cloned()
-                    .collect();
-                for (k, v) in obj.iter_mut() {
-                    match props.get(k.as_str()) {
-                        Some(p) => descend(defs, p, v, path, k, found, report, depth),
-                        None if report => found.push(if path.is_empty() {
-                            k.clone()
-                        } else {
-                            format!("{path}.{k}")
-                        }),
-                        None => {}
+
+    fn run(&mut self, definition: &str, value: &mut Value) {
+        let defs = super::builtin_v3();
+        if let Some(schema) = defs.get(definition) {
+            self.walk(defs, schema, Some(definition), value, None, true, 0);
+        }
+    }
+
+    /// `json: cannot unmarshal <what> into Go struct field <Struct>.<fields> of type <ty>`.
+    fn type_error(&self, what: &str, ty: &str) -> String {
+        match self.structs.last() {
+            Some(st) => format!(
+                "json: cannot unmarshal {what} into Go struct field {st}.{} of type {ty}",
+                self.fields.join(".")
+            ),
+            None => format!("json: cannot unmarshal {what} into Go value of type {ty}"),
+        }
+    }
+
+    fn save(&mut self, e: String) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    /// A custom UnmarshalJSON's error: returned at once, over an earlier saved one.
+    fn stop(&mut self, e: String) {
+        if !self.fatal {
+            self.error = Some(e);
+            self.fatal = true;
+        }
+    }
+
+    /// Go's type of a schema node, for messages (`named`: a named string type's name).
+    fn go_type(defs: &Map<String, Value>, schema: &Value, named: Option<&str>) -> String {
+        if let Some(name) = ref_name(schema) {
+            return match name {
+                TIME => "v1.Time".into(),
+                MICRO_TIME => "v1.MicroTime".into(),
+                INT_OR_STRING => "intstr.IntOrString".into(),
+                n => match defs.get(n) {
+                    Some(d) if d.get("properties").is_none() => Decoder::go_type(defs, d, named),
+                    _ => go_struct_type(n),
+                },
+            };
+        }
+        match schema.get("type").and_then(Value::as_str) {
+            Some("string") if schema.get("format").and_then(Value::as_str) == Some("byte") => {
+                "[]uint8".into()
+            }
+            Some("string") => named.unwrap_or("string").into(),
+            Some("integer") => match schema.get("format").and_then(Value::as_str) {
+                Some("int32") => "int32".into(),
+                _ => "int64".into(),
+            },
+            Some("number") => "float64".into(),
+            Some("boolean") => "bool".into(),
+            Some("array") => match schema.get("items") {
+                Some(i) => format!("[]{}", Decoder::go_type(defs, i, named)),
+                None => "[]interface {}".into(),
+            },
+            _ => match schema.get("additionalProperties").filter(|a| a.is_object()) {
+                Some(a) => format!("map[string]{}", Decoder::go_type(defs, a, named)),
+                None => "map[string]interface {}".into(),
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &mut self,
+        defs: &Map<String, Value>,
+        schema: &Value,
+        definition: Option<&str>,
+        value: &mut Value,
+        named: Option<&str>,
+        report: bool,
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH || self.fatal {
+            return;
+        }
+        let reference = ref_name(schema);
+        if reference.is_some_and(|n| LENIENT_WRAPPERS.iter().any(|w| n.ends_with(w))) {
+            // A schema (object) or, for OrArray, a list of schemas; booleans and strings as they
+            // are. Their decoding errors are the wrappers' own (not reproduced).
+            let Some(props) = defs.get(JSON_SCHEMA_PROPS) else {
+                return;
+            };
+            let mut quiet = Decoder::new();
+            quiet.path = self.path.clone();
+            match value {
+                Value::Object(_) => quiet.walk(
+                    defs,
+                    props,
+                    Some(JSON_SCHEMA_PROPS),
+                    value,
+                    None,
+                    false,
+                    depth + 1,
+                ),
+                Value::Array(items) => {
+                    for v in items.iter_mut().filter(|v| v.is_object()) {
+                        quiet.walk(
+                            defs,
+                            props,
+                            Some(JSON_SCHEMA_PROPS),
+                            v,
+                            None,
+                            false,
+                            depth + 1,
+                        );
                     }
                 }
-                for k in unknown {
-                    obj.remove(&k);
-                }
-            } else if let Some(values) =
-                schema.get("additionalProperties").filter(|a| a.is_object())
-            {
-                for (k, v) in obj.iter_mut() {
-                    descend(defs, values, v, path, k, found, report, depth);
-                }
+                _ => {}
             }
+            return;
         }
-        Value::Array(items) => {
-            if let Some(item) = schema.get("items").filter(|i| i.is_object()) {
+        match reference {
+            Some(TIME) => return self.time(value, false),
+            Some(MICRO_TIME) => return self.time(value, true),
+            Some(INT_OR_STRING) => return self.int_or_string(value),
+            Some(name) => {
+                let Some(target) = defs.get(name) else {
+                    return;
+                };
+                return self.walk(defs, target, Some(name), value, named, report, depth + 1);
+            }
+            None => {}
+        }
+        if value.is_null() {
+            // null: a pointer, map or slice becomes nil; anything else is left as it was.
+            return;
+        }
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            let Value::Object(obj) = value else {
+                let ty = go_struct_type(definition.unwrap_or_default());
+                let e = self.type_error(json_kind(value), &ty);
+                return self.save(e);
+            };
+            let definition = definition.unwrap_or_default();
+            // Keys in order (serde_json's maps are sorted, as Go's encoding/json writes them, so
+            // this is the order of a body kubectl or client-go sent).
+            let mut unknown = vec![];
+            for (k, v) in obj.iter_mut() {
+                let Some(p) = props.get(k.as_str()) else {
+                    if report {
+                        self.unknown.push(if self.path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{}.{k}", self.path)
+                        });
+                    }
+                    unknown.push(k.clone());
+                    continue;
+                };
+                let len = self.path.len();
+                if len > 0 {
+                    self.path.push('.');
+                }
+                self.path.push_str(k);
+                self.fields.push(k.clone());
+                // reflect.Type.Name(): the bare type name.
+                self.structs.push(
+                    definition
+                        .rsplit('.')
+                        .next()
+                        .unwrap_or(definition)
+                        .to_string(),
+                );
+                let named = named_string(definition, k);
+                self.walk(defs, p, None, v, named, report, depth + 1);
+                self.structs.pop();
+                self.fields.pop();
+                self.path.truncate(len);
+            }
+            for k in unknown {
+                obj.remove(&k);
+            }
+            return;
+        }
+        match schema.get("type").and_then(Value::as_str) {
+            Some("array") => {
+                let Value::Array(items) = value else {
+                    let ty = Decoder::go_type(defs, schema, named);
+                    let e = self.type_error(json_kind(value), &ty);
+                    return self.save(e);
+                };
+                let Some(item) = schema.get("items").filter(|i| i.is_object()) else {
+                    return;
+                };
                 for (i, v) in items.iter_mut().enumerate() {
-                    let len = path.len();
-                    let _ = write!(path, "[{i}]");
-                    walk(defs, item, v, path, found, report, depth + 1);
-                    path.truncate(len);
+                    let len = self.path.len();
+                    let _ = write!(self.path, "[{i}]");
+                    self.walk(defs, item, None, v, named, report, depth + 1);
+                    self.path.truncate(len);
+                }
+            }
+            Some("string") => {
+                let bytes = schema.get("format").and_then(Value::as_str) == Some("byte");
+                match value {
+                    Value::String(s) if bytes => {
+                        if let Err(at) = crest_gofmt::go_base64_decode(s.as_bytes()) {
+                            self.save(crest_gofmt::base64_error(at));
+                        }
+                    }
+                    Value::String(_) => {}
+                    other => {
+                        let ty = Decoder::go_type(defs, schema, named);
+                        let e = self.type_error(json_kind(other), &ty);
+                        self.save(e);
+                    }
+                }
+            }
+            Some("integer") => {
+                let ty = Decoder::go_type(defs, schema, named);
+                if let Some(e) = self.integer_error(value, &ty) {
+                    self.save(e);
+                }
+            }
+            Some("number") => {
+                if !value.is_number() {
+                    let e = self.type_error(json_kind(value), "float64");
+                    self.save(e);
+                }
+            }
+            Some("boolean") => {
+                if !value.is_boolean() {
+                    let e = self.type_error(json_kind(value), "bool");
+                    self.save(e);
+                }
+            }
+            _ => {
+                let Some(values) = schema.get("additionalProperties").filter(|a| a.is_object())
+                else {
+                    // No properties, no element schema: opaque (JSON, RawExtension, FieldsV1).
+                    return;
+                };
+                let Value::Object(obj) = value else {
+                    let ty = Decoder::go_type(defs, schema, named);
+                    let e = self.type_error(json_kind(value), &ty);
+                    return self.save(e);
+                };
+                for (k, v) in obj.iter_mut() {
+                    // Map keys are in the unknown-field path, not in the type error's.
+                    let len = self.path.len();
+                    if len > 0 {
+                        self.path.push('.');
+                    }
+                    self.path.push_str(k);
+                    self.walk(defs, values, None, v, named, report, depth + 1);
+                    self.path.truncate(len);
                 }
             }
         }
-        _ => {}
     }
-}
 
-/// The first value of `value`, read as the built-in definition `definition`, that its type
-/// decodes as a Go `[]byte` (`format: byte`) and that is not standard base64: `encoding/json`'s
-/// error for it (`illegal base64 data at input byte N`), which fails the decoding whatever
-/// fieldValidation says. Keys in order, depth first.
-pub fn byte_format_error(definition: &str, value: &Value) -> Option<String> {
-    let defs = super::builtin_v3();
-    check_bytes(defs, defs.get(definition)?, value, 0)
-}
-
-fn check_bytes(
-    defs: &Map<String, Value>,
-    schema: &Value,
-    value: &Value,
-    depth: usize,
-) -> Option<String> {
-    if depth > MAX_DEPTH {
-        return None;
+    /// A JSON value read into a Go integer of type `ty` (`int32`, `int64`): the decoder's error,
+    /// if any (`number 1.5` / `number 3000000000` when the literal does not parse or overflows).
+    fn integer_error(&self, value: &Value, ty: &str) -> Option<String> {
+        let Value::Number(n) = value else {
+            return Some(self.type_error(json_kind(value), ty));
+        };
+        let fits = match n.as_i64() {
+            Some(i) if ty == "int32" => i32::try_from(i).is_ok(),
+            Some(_) => true,
+            None => false,
+        };
+        (!fits).then(|| self.type_error(&format!("number {n}"), ty))
     }
-    let schema = resolve(defs, schema)?;
-    match value {
-        Value::String(s) if schema.get("format").and_then(Value::as_str) == Some("byte") => {
-            crest_gofmt::go_base64_decode(s.as_bytes())
-                .err()
-                .map(crest_gofmt::base64_error)
+
+    /// `intstr.IntOrString`'s UnmarshalJSON: a string, or else an int32.
+    fn int_or_string(&mut self, value: &Value) {
+        if value.is_string() || value.is_null() {
+            return;
         }
-        Value::Object(obj) => {
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                obj.iter()
-                    .find_map(|(k, v)| check_bytes(defs, props.get(k.as_str())?, v, depth + 1))
-            } else {
-                let values = schema
-                    .get("additionalProperties")
-                    .filter(|a| a.is_object())?;
-                obj.values()
-                    .find_map(|v| check_bytes(defs, values, v, depth + 1))
+        if let Some(e) = self.integer_error(value, "int32") {
+            self.stop(e);
+        }
+    }
+
+    /// `metav1.Time` / `metav1.MicroTime`'s UnmarshalJSON (a string in RFC 3339, for MicroTime
+    /// with exactly six fractional digits), and the value as the decoded time is encoded again.
+    fn time(&mut self, value: &mut Value, micro: bool) {
+        match value {
+            Value::Null => {}
+            Value::String(s) => match crate::gotime::parse(s, micro) {
+                Ok(t) => *s = crate::gotime::format(&t, micro),
+                Err(e) => self.stop(e),
+            },
+            other => {
+                let e = self.type_error(json_kind(other), "string");
+                self.stop(e);
             }
         }
-        Value::Array(items) => {
-            let item = schema.get("items").filter(|i| i.is_object())?;
-            items
-                .iter()
-                .find_map(|v| check_bytes(defs, item, v, depth + 1))
-        }
-        _ => None,
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn descend(
-    defs: &Map<String, Value>,
-    schema: &Value,
-    value: &mut Value,
-    path: &mut String,
-    key: &str,
-    found: &mut Vec<String>,
-    report: bool,
-    depth: usize,
-) {
-    // One path buffer for the whole walk: pushed and truncated, not copied per field.
-    let len = path.len();
-    if len > 0 {
-        path.push('.');
-    }
-    path.push_str(key);
-    walk(defs, schema, value, path, found, report, depth + 1);
-    path.truncate(len);
 }
 
 #[cfg(test)]
@@ -286,20 +542,98 @@ mod tests {
         );
     }
 
+    fn type_error(definition: &str, mut v: Value) -> String {
+        decode(definition, &mut v).expect_err("a type error")
+    }
+
     #[test]
-    fn byte_fields_must_be_base64() {
-        let ok = json!({"data": {"a": "aGVsbG8=", "b": "a\nGk="}, "stringData": {"c": "!"}});
-        assert_eq!(byte_format_error("io.k8s.api.core.v1.Secret", &ok), None);
-        let bad = json!({"metadata": {"name": "x"}, "data": {"a": "aGVsbG8=", "b": "not base64"}});
+    fn wrong_json_types_are_worded_as_the_go_decoder() {
+        let cm = "io.k8s.api.core.v1.ConfigMap";
+        let lease = "io.k8s.api.coordination.v1.Lease";
+        let ns = "io.k8s.api.core.v1.Namespace";
+        let cases = [
+            (cm, json!({"data": {"a": 1}}), "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"),
+            (cm, json!({"data": ["a"]}), "json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string"),
+            (cm, json!({"data": {"a": {"b": "c"}}}), "json: cannot unmarshal object into Go struct field ConfigMap.data of type string"),
+            (cm, json!({"immutable": "yes"}), "json: cannot unmarshal string into Go struct field ConfigMap.immutable of type bool"),
+            (cm, json!({"binaryData": {"a": 5}}), "json: cannot unmarshal number into Go struct field ConfigMap.binaryData of type []uint8"),
+            (cm, json!({"binaryData": {"a": "AA=A"}}), "illegal base64 data at input byte 2"),
+            (cm, json!({"metadata": {"labels": {"a": true}}}), "json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string"),
+            (cm, json!({"metadata": "x"}), "json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta"),
+            (cm, json!({"metadata": {"finalizers": [1]}}), "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.finalizers of type string"),
+            (cm, json!({"metadata": {"ownerReferences": [{"controller": "x"}]}}), "json: cannot unmarshal string into Go struct field OwnerReference.metadata.ownerReferences.controller of type bool"),
+            (cm, json!({"metadata": {"ownerReferences": {}}}), "json: cannot unmarshal object into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference"),
+            (cm, json!({"metadata": {"uid": 7}}), "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.uid of type types.UID"),
+            (cm, json!({"metadata": {"generation": "1"}}), "json: cannot unmarshal string into Go struct field ObjectMeta.metadata.generation of type int64"),
+            (cm, json!({"metadata": {"creationTimestamp": 5}}), "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string"),
+            (lease, json!({"spec": {"leaseDurationSeconds": 3_000_000_000u64}}), "json: cannot unmarshal number 3000000000 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32"),
+            (lease, json!({"spec": {"leaseDurationSeconds": 1.5}}), "json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32"),
+            (lease, json!({"spec": {"leaseTransitions": "1"}}), "json: cannot unmarshal string into Go struct field LeaseSpec.spec.leaseTransitions of type int32"),
+            (lease, json!({"spec": {"strategy": 1}}), "json: cannot unmarshal number into Go struct field LeaseSpec.spec.strategy of type v1.CoordinatedLeaseStrategy"),
+            (lease, json!({"spec": []}), "json: cannot unmarshal array into Go struct field Lease.spec of type v1.LeaseSpec"),
+            (lease, json!({"spec": {"renewTime": "2024-01-01T00:00:00Z"}}), r#"parsing time "2024-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000""#),
+            (ns, json!({"spec": {"finalizers": [true]}}), "json: cannot unmarshal bool into Go struct field NamespaceSpec.spec.finalizers of type v1.FinalizerName"),
+        ];
+        for (def, v, want) in cases {
+            assert_eq!(type_error(def, v.clone()), want, "{v}");
+        }
+        // The first in key order; a custom unmarshaler's error wins over a saved one.
         assert_eq!(
-            byte_format_error("io.k8s.api.core.v1.Secret", &bad).as_deref(),
-            Some("illegal base64 data at input byte 3")
+            type_error(cm, json!({"data": {"a": 1}, "immutable": 2})),
+            "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
         );
-        let cm = json!({"binaryData": {"x": "AA="}});
         assert_eq!(
-            byte_format_error("io.k8s.api.core.v1.ConfigMap", &cm).as_deref(),
-            Some("illegal base64 data at input byte 3")
+            type_error(
+                cm,
+                json!({"data": {"a": 1}, "metadata": {"creationTimestamp": "x"}})
+            ),
+            r#"parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006""#
         );
+        // Nulls are fine; right types decode, times in Go's UTC form.
+        let mut l = json!({"spec": {"holderIdentity": null, "leaseDurationSeconds": 15,
+                                    "renewTime": "2024-01-01T02:00:00.500000+02:00"},
+                           "metadata": {"labels": null, "creationTimestamp": null}});
+        assert_eq!(decode(lease, &mut l), Ok(vec![]));
+        assert_eq!(l["spec"]["renewTime"], "2024-01-01T00:00:00.500000Z");
+        // CRD schemas: JSON values are opaque, the lenient wrappers are not checked.
+        let mut crd = json!({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
+            "type": "object", "default": {"a": 1}, "enum": [1, "x"],
+            "additionalProperties": {"type": 5}}}}]}});
+        let crd_def =
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition";
+        assert_eq!(decode(crd_def, &mut crd), Ok(vec![]));
+        assert_eq!(
+            type_error(crd_def, json!({"spec": {"versions": [{"schema": {"openAPIV3Schema": {"properties": {"a": {"type": 5}}}}}]}})),
+            "json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.properties.type of type string"
+        );
+    }
+
+    #[test]
+    fn base64_as_go_decodes_it() {
+        for ok in ["", "AA==", "AAA=", "AAAA", "AA\n==", "AAAA\r\nAAAA"] {
+            let ok = ok.replace("\\n", "\n").replace("\\r", "\r");
+            assert_eq!(
+                crest_gofmt::go_base64_decode(ok.as_bytes()).map(|_| ()),
+                Ok(()),
+                "{ok:?}"
+            );
+        }
+        for (bad, at) in [
+            ("A", 0),
+            ("AA", 0),
+            ("AAA", 0),
+            ("A===", 1),
+            ("AA=A", 2),
+            ("AA==A", 4),
+            ("AA=", 3),
+            ("A*AA", 1),
+        ] {
+            assert_eq!(
+                crest_gofmt::go_base64_decode(bad.as_bytes()).map(|_| ()),
+                Err(at),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

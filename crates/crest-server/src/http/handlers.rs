@@ -260,34 +260,32 @@ impl Ctx<'_> {
         let unknown = match (&self.def.cr_schema, self.def.typed) {
             (Some(schema), _) => schema.decode_request(obj)?,
             // A built-in kind: decoded against its published type.
-            (None, Some(definition)) => {
-                // A value the Go type cannot hold fails the decoding before unknown fields count.
-                if let Some(e) = crest_openapi::typed::byte_format_error(definition, obj) {
-                    return Err(self.decode_error(obj, from_patch, &e));
-                }
-                UnknownFields(crest_openapi::typed::prune_unknown_fields(definition, obj))
-            }
+            (None, Some(definition)) => match crest_openapi::typed::decode(definition, obj) {
+                Ok(unknown) => UnknownFields(unknown),
+                Err(e) => return Err(self.type_error(obj, &e, from_patch)),
+            },
             (None, None) => UnknownFields(Vec::new()),
         };
         let a = &self.def.api;
         self.field_validation(unknown.messages(), dups, from_patch, &a.kind, &a.version)
     }
 
-    /// A body the typed decoding refuses (not a strict error): a create or update answers as
-    /// `transformDecodeError` (400 `<Kind> in version "<v>" cannot be handled as a <Kind>:
-    /// ...`), a patch as the patcher (422 on the field `patch`, the patched object its value).
-    fn decode_error(&self, obj: &Value, from_patch: bool, err: &str) -> ApiError {
+    /// A built-in kind's body that does not decode into its Go type (a wrong JSON type): a
+    /// create or update answers 400 as decoding the body does (whatever fieldValidation says:
+    /// the decode error comes before strict errors); a patch 422 as upstream's patcher, which
+    /// decodes the patched object (`patch: Invalid value: "<patched object>": <error>`).
+    fn type_error(&self, obj: &Value, e: &str, from_patch: bool) -> ApiError {
         let a = &self.def.api;
         if from_patch {
-            let errs = [FieldError::invalid(
-                &FieldPath::new("patch"),
+            let errs = [crest_api::FieldError::invalid(
+                &crest_api::FieldPath::new("patch"),
                 obj.to_string(),
-                err,
+                e,
             )];
-            return ApiError::invalid(&GroupKind::new("", ""), "", &errs);
+            return ApiError::invalid(&crest_api::GroupKind::new("", ""), "", &errs);
         }
         ApiError::bad_request(format!(
-            "{} in version {:?} cannot be handled as a {}: {err}",
+            "{} in version {:?} cannot be handled as a {}: {e}",
             a.kind, a.version, a.kind
         ))
     }

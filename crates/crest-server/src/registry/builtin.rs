@@ -5,6 +5,7 @@
 //! served resources through [`ResourceDef::builtin`]; adding a kind adds a line here and
 //! nothing to the pipeline.
 
+use super::coordination;
 use super::core;
 use super::resources::ResourceDef;
 
@@ -16,6 +17,7 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     defs.extend(core::configmap::defs());
     defs.extend(core::secret::defs());
     defs.extend(core::serviceaccount::defs());
+    defs.extend(coordination::lease::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }

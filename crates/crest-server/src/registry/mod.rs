@@ -9,6 +9,7 @@
 
 pub(crate) mod builtin;
 pub(crate) mod conversion;
+pub(crate) mod coordination;
 pub(crate) mod core;
 pub(crate) mod customresource;
 pub(crate) mod customresourcedefinition;

@@ -36,7 +36,6 @@ pub(crate) const ENDPOINTS_PREFIX: &str = "/registry/services/endpoints/";
 #[allow(dead_code)] // until its kind is served
 pub(crate) const ENDPOINTSLICE_PREFIX: &str = "/registry/endpointslices/";
 /// Where Leases are stored.
-#[allow(dead_code)] // until its kind is served
 pub(crate) const LEASE_PREFIX: &str = "/registry/leases/";
 
 /// The key prefix of a custom resource (a group and a CRD's plural).

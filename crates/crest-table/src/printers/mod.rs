@@ -3,9 +3,11 @@
 //! object to its row's cells. Column descriptions are the published field documentation, as
 //! upstream takes them from the types' `SwaggerDoc`.
 
+mod coordination;
 mod core;
 mod secret;
 
+pub use self::coordination::LEASE;
 pub use self::core::{CONFIGMAP, NAMESPACE};
 pub use self::secret::{SECRET, SERVICEACCOUNT};
 

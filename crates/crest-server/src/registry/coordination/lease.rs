@@ -1,0 +1,61 @@
+//! coordination.k8s.io/v1 Lease (upstream pkg/registry/coordination/lease): its resource and
+//! strategy.
+
+use crate::registry::resources::ResourceDef;
+use crate::registry::strategy::Strategy;
+use crate::store::keys::LEASE_PREFIX;
+use crest_api::gvk::all_verbs;
+use crest_api::{ApiResource, FieldErrors};
+use crest_table::TableStyle;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub(crate) fn defs() -> Vec<ResourceDef> {
+    let api = ApiResource {
+        group: "coordination.k8s.io".into(),
+        version: "v1".into(),
+        plural: "leases".into(),
+        singular: "lease".into(),
+        kind: "Lease".into(),
+        list_kind: "LeaseList".into(),
+        namespaced: true,
+        verbs: all_verbs(),
+        short_names: vec![],
+        categories: vec![],
+        subresources: vec![],
+    };
+    vec![ResourceDef::builtin(
+        api,
+        LEASE_PREFIX,
+        Arc::new(LeaseStrategy),
+        TableStyle::Builtin(&crest_table::printers::LEASE),
+        "io.k8s.api.coordination.v1.Lease",
+    )]
+}
+
+/// coordination.k8s.io/v1 Lease: no generation, no status, updates conditional on
+/// resourceVersion; validated by `crest_core_api::lease`.
+pub(crate) struct LeaseStrategy;
+
+impl Strategy for LeaseStrategy {
+    fn uses_generation(&self) -> bool {
+        false
+    }
+    fn prepare_create(&self, obj: &mut Value) {
+        crest_core_api::lease::prepare_create(obj);
+    }
+    fn prepare_update(&self, new: &mut Value, old: &Value) {
+        crest_core_api::lease::prepare_update(new, old);
+    }
+    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
+        crest_core_api::lease::validate(obj)
+    }
+    fn validate_update(
+        &self,
+        new: &Value,
+        old: &Value,
+        _warnings: &mut Vec<String>,
+    ) -> FieldErrors {
+        crest_core_api::lease::validate_update(new, old)
+    }
+}

@@ -4,3 +4,7 @@
 //! the kind's own.
 
 pub mod configmap;
+pub mod endpoints;
+pub mod endpointslice;
+pub mod network;
+pub mod service;

@@ -6,6 +6,7 @@
 //! nothing to the pipeline.
 
 use super::core;
+use super::discovery;
 use super::resources::ResourceDef;
 
 /// Every built-in kind's served resources (CRDs excepted: their strategy needs the server's
@@ -14,6 +15,9 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     let mut defs = vec![];
     defs.extend(core::namespace::defs());
     defs.extend(core::configmap::defs());
+    defs.extend(core::service::defs());
+    defs.extend(core::endpoints::defs());
+    defs.extend(discovery::endpointslice::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }

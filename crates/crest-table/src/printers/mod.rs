@@ -4,8 +4,10 @@
 //! upstream takes them from the types' `SwaggerDoc`.
 
 mod core;
+mod network;
 
 pub use self::core::{CONFIGMAP, NAMESPACE};
+pub use self::network::{ENDPOINTS, ENDPOINTSLICE, SERVICE};
 
 use crate::{human_age_at, Cell, ColumnDef, CREATION_TIMESTAMP_DESCRIPTION, NAME_DESCRIPTION};
 use serde_json::Value;

@@ -2,4 +2,6 @@
 //! module each with its resource description and strategy.
 
 pub(crate) mod configmap;
+pub(crate) mod endpoints;
 pub(crate) mod namespace;
+pub(crate) mod service;

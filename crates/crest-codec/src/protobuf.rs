@@ -276,6 +276,168 @@ pub struct NamespaceCondition {
     pub message: Option<String>,
 }
 
+/// `core/v1 Service`: metadata = 1, spec = 2, status = 3.
+#[derive(Clone, PartialEq, Message)]
+pub struct Service {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(message, optional, tag = "2")]
+    pub spec: Option<ServiceSpec>,
+    #[prost(message, optional, tag = "3")]
+    pub status: Option<ServiceStatus>,
+}
+
+/// `core/v1 ServiceSpec`: ports = 1, selector = 2, clusterIP = 3, type = 4, externalIPs = 5,
+/// sessionAffinity = 7, loadBalancerIP = 8, loadBalancerSourceRanges = 9, externalName = 10,
+/// externalTrafficPolicy = 11, healthCheckNodePort = 12, publishNotReadyAddresses = 13,
+/// sessionAffinityConfig = 14, ipFamilyPolicy = 17, clusterIPs = 18, ipFamilies = 19,
+/// allocateLoadBalancerNodePorts = 20, loadBalancerClass = 21, internalTrafficPolicy = 22,
+/// trafficDistribution = 23 (15 topologyKeys and 16 ipFamily are gone).
+#[derive(Clone, PartialEq, Message)]
+pub struct ServiceSpec {
+    #[prost(message, repeated, tag = "1")]
+    pub ports: Vec<ServicePort>,
+    #[prost(btree_map = "string, string", tag = "2")]
+    pub selector: BTreeMap<String, String>,
+    #[prost(string, optional, tag = "3")]
+    pub cluster_ip: Option<String>,
+    #[prost(string, optional, tag = "4")]
+    pub r#type: Option<String>,
+    #[prost(string, repeated, tag = "5")]
+    pub external_ips: Vec<String>,
+    #[prost(string, optional, tag = "7")]
+    pub session_affinity: Option<String>,
+    #[prost(string, optional, tag = "8")]
+    pub load_balancer_ip: Option<String>,
+    #[prost(string, repeated, tag = "9")]
+    pub load_balancer_source_ranges: Vec<String>,
+    #[prost(string, optional, tag = "10")]
+    pub external_name: Option<String>,
+    #[prost(string, optional, tag = "11")]
+    pub external_traffic_policy: Option<String>,
+    #[prost(int32, optional, tag = "12")]
+    pub health_check_node_port: Option<i32>,
+    #[prost(bool, optional, tag = "13")]
+    pub publish_not_ready_addresses: Option<bool>,
+    #[prost(message, optional, tag = "14")]
+    pub session_affinity_config: Option<SessionAffinityConfig>,
+    #[prost(string, optional, tag = "17")]
+    pub ip_family_policy: Option<String>,
+    #[prost(string, repeated, tag = "18")]
+    pub cluster_ips: Vec<String>,
+    #[prost(string, repeated, tag = "19")]
+    pub ip_families: Vec<String>,
+    #[prost(bool, optional, tag = "20")]
+    pub allocate_load_balancer_node_ports: Option<bool>,
+    #[prost(string, optional, tag = "21")]
+    pub load_balancer_class: Option<String>,
+    #[prost(string, optional, tag = "22")]
+    pub internal_traffic_policy: Option<String>,
+    #[prost(string, optional, tag = "23")]
+    pub traffic_distribution: Option<String>,
+}
+
+/// `core/v1 ServicePort`: name = 1, protocol = 2, port = 3, targetPort = 4, nodePort = 5,
+/// appProtocol = 6.
+#[derive(Clone, PartialEq, Message)]
+pub struct ServicePort {
+    #[prost(string, optional, tag = "1")]
+    pub name: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    pub protocol: Option<String>,
+    #[prost(int32, optional, tag = "3")]
+    pub port: Option<i32>,
+    #[prost(message, optional, tag = "4")]
+    pub target_port: Option<IntOrString>,
+    #[prost(int32, optional, tag = "5")]
+    pub node_port: Option<i32>,
+    #[prost(string, optional, tag = "6")]
+    pub app_protocol: Option<String>,
+}
+
+/// `util/intstr IntOrString`: type = 1 (0 int, 1 string), intVal = 2, strVal = 3.
+#[derive(Clone, PartialEq, Message)]
+pub struct IntOrString {
+    #[prost(int64, optional, tag = "1")]
+    pub r#type: Option<i64>,
+    #[prost(int32, optional, tag = "2")]
+    pub int_val: Option<i32>,
+    #[prost(string, optional, tag = "3")]
+    pub str_val: Option<String>,
+}
+
+/// `core/v1 SessionAffinityConfig`: clientIP = 1.
+#[derive(Clone, PartialEq, Message)]
+pub struct SessionAffinityConfig {
+    #[prost(message, optional, tag = "1")]
+    pub client_ip: Option<ClientIpConfig>,
+}
+
+/// `core/v1 ClientIPConfig`: timeoutSeconds = 1.
+#[derive(Clone, PartialEq, Message)]
+pub struct ClientIpConfig {
+    #[prost(int32, optional, tag = "1")]
+    pub timeout_seconds: Option<i32>,
+}
+
+/// `core/v1 ServiceStatus`: loadBalancer = 1, conditions = 2.
+#[derive(Clone, PartialEq, Message)]
+pub struct ServiceStatus {
+    #[prost(message, optional, tag = "1")]
+    pub load_balancer: Option<LoadBalancerStatus>,
+    #[prost(message, repeated, tag = "2")]
+    pub conditions: Vec<Condition>,
+}
+
+/// `core/v1 LoadBalancerStatus`: ingress = 1.
+#[derive(Clone, PartialEq, Message)]
+pub struct LoadBalancerStatus {
+    #[prost(message, repeated, tag = "1")]
+    pub ingress: Vec<LoadBalancerIngress>,
+}
+
+/// `core/v1 LoadBalancerIngress`: ip = 1, hostname = 2, ipMode = 3, ports = 4.
+#[derive(Clone, PartialEq, Message)]
+pub struct LoadBalancerIngress {
+    #[prost(string, optional, tag = "1")]
+    pub ip: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    pub hostname: Option<String>,
+    #[prost(string, optional, tag = "3")]
+    pub ip_mode: Option<String>,
+    #[prost(message, repeated, tag = "4")]
+    pub ports: Vec<PortStatus>,
+}
+
+/// `core/v1 PortStatus`: port = 1, protocol = 2, error = 3.
+#[derive(Clone, PartialEq, Message)]
+pub struct PortStatus {
+    #[prost(int32, optional, tag = "1")]
+    pub port: Option<i32>,
+    #[prost(string, optional, tag = "2")]
+    pub protocol: Option<String>,
+    #[prost(string, optional, tag = "3")]
+    pub error: Option<String>,
+}
+
+/// `meta/v1 Condition`: type = 1, status = 2, observedGeneration = 3, lastTransitionTime = 4,
+/// reason = 5, message = 6.
+#[derive(Clone, PartialEq, Message)]
+pub struct Condition {
+    #[prost(string, optional, tag = "1")]
+    pub r#type: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    pub status: Option<String>,
+    #[prost(int64, optional, tag = "3")]
+    pub observed_generation: Option<i64>,
+    #[prost(message, optional, tag = "4")]
+    pub last_transition_time: Option<Time>,
+    #[prost(string, optional, tag = "5")]
+    pub reason: Option<String>,
+    #[prost(string, optional, tag = "6")]
+    pub message: Option<String>,
+}
+
 /// The scheme built-in kinds decode with, as kube-apiserver's errors name it.
 const LEGACY_SCHEME: &str = "pkg/api/legacyscheme/scheme.go:30";
 
@@ -349,7 +511,7 @@ pub fn decode_object(
     if !group.is_empty()
         || !matches!(
             kind,
-            "Namespace" | "ConfigMap" | "Secret" | "ServiceAccount"
+            "Namespace" | "ConfigMap" | "Secret" | "ServiceAccount" | "Service"
         )
     {
         return Err(unsupported_for_kind());
@@ -400,6 +562,10 @@ pub fn decode_object(
     if kind == "ServiceAccount" {
         let sa = ServiceAccount::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
         return service_account_json(&sa, &api_version).map_err(cannot);
+    }
+    if kind == "Service" {
+        let svc = Service::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return service_json(&svc, &api_version).map_err(cannot);
     }
     let ns = Namespace::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
     namespace_json(&ns, &api_version).map_err(cannot)
@@ -681,6 +847,160 @@ fn namespace_json(ns: &Namespace, api_version: &str) -> Result<Value, String> {
     }))
 }
 
+/// A Service as Go's JSON encoding of the decoded struct: plain fields omitted when empty,
+/// pointer fields (`ipFamilyPolicy`, `internalTrafficPolicy`, ...) present when sent, `status`
+/// always present (a struct), a port's `port` and `targetPort` always present.
+fn service_json(svc: &Service, api_version: &str) -> Result<Value, String> {
+    let meta = object_meta_json(&svc.metadata.clone().unwrap_or_default())?;
+    let mut spec = Map::new();
+    if let Some(sp) = &svc.spec {
+        if !sp.ports.is_empty() {
+            let ports = sp.ports.iter().map(|p| {
+                let mut x = Map::new();
+                put_str(&mut x, "name", p.name.as_deref());
+                put_str(&mut x, "protocol", p.protocol.as_deref());
+                if let Some(a) = &p.app_protocol {
+                    x.insert("appProtocol".into(), a.as_str().into());
+                }
+                x.insert("port".into(), p.port.unwrap_or(0).into());
+                let t = p.target_port.clone().unwrap_or_default();
+                let target = if t.r#type == Some(1) {
+                    Value::from(t.str_val.unwrap_or_default())
+                } else {
+                    Value::from(t.int_val.unwrap_or(0))
+                };
+                x.insert("targetPort".into(), target);
+                if let Some(n) = p.node_port.filter(|n| *n != 0) {
+                    x.insert("nodePort".into(), n.into());
+                }
+                Value::Object(x)
+            });
+            spec.insert("ports".into(), ports.collect());
+        }
+        if !sp.selector.is_empty() {
+            spec.insert("selector".into(), json!(sp.selector));
+        }
+        put_str(&mut spec, "clusterIP", sp.cluster_ip.as_deref());
+        if !sp.cluster_ips.is_empty() {
+            spec.insert("clusterIPs".into(), sp.cluster_ips.clone().into());
+        }
+        put_str(&mut spec, "type", sp.r#type.as_deref());
+        if !sp.external_ips.is_empty() {
+            spec.insert("externalIPs".into(), sp.external_ips.clone().into());
+        }
+        put_str(&mut spec, "sessionAffinity", sp.session_affinity.as_deref());
+        put_str(&mut spec, "loadBalancerIP", sp.load_balancer_ip.as_deref());
+        if !sp.load_balancer_source_ranges.is_empty() {
+            spec.insert(
+                "loadBalancerSourceRanges".into(),
+                sp.load_balancer_source_ranges.clone().into(),
+            );
+        }
+        put_str(&mut spec, "externalName", sp.external_name.as_deref());
+        put_str(
+            &mut spec,
+            "externalTrafficPolicy",
+            sp.external_traffic_policy.as_deref(),
+        );
+        if let Some(n) = sp.health_check_node_port.filter(|n| *n != 0) {
+            spec.insert("healthCheckNodePort".into(), n.into());
+        }
+        if sp.publish_not_ready_addresses == Some(true) {
+            spec.insert("publishNotReadyAddresses".into(), true.into());
+        }
+        if let Some(c) = &sp.session_affinity_config {
+            let mut x = Map::new();
+            if let Some(ip) = &c.client_ip {
+                let mut y = Map::new();
+                if let Some(t) = ip.timeout_seconds {
+                    y.insert("timeoutSeconds".into(), t.into());
+                }
+                x.insert("clientIP".into(), y.into());
+            }
+            spec.insert("sessionAffinityConfig".into(), x.into());
+        }
+        if !sp.ip_families.is_empty() {
+            spec.insert("ipFamilies".into(), sp.ip_families.clone().into());
+        }
+        for (key, v) in [
+            ("ipFamilyPolicy", &sp.ip_family_policy),
+            ("loadBalancerClass", &sp.load_balancer_class),
+            ("internalTrafficPolicy", &sp.internal_traffic_policy),
+            ("trafficDistribution", &sp.traffic_distribution),
+        ] {
+            if let Some(v) = v {
+                spec.insert(key.into(), v.as_str().into());
+            }
+        }
+        if let Some(b) = sp.allocate_load_balancer_node_ports {
+            spec.insert("allocateLoadBalancerNodePorts".into(), b.into());
+        }
+    }
+    let mut lb = Map::new();
+    let mut status = Map::new();
+    if let Some(st) = &svc.status {
+        let ingress = st
+            .load_balancer
+            .as_ref()
+            .map_or(&[][..], |l| l.ingress.as_slice());
+        if !ingress.is_empty() {
+            let items = ingress.iter().map(|i| {
+                let mut x = Map::new();
+                put_str(&mut x, "ip", i.ip.as_deref());
+                put_str(&mut x, "hostname", i.hostname.as_deref());
+                if let Some(m) = &i.ip_mode {
+                    x.insert("ipMode".into(), m.as_str().into());
+                }
+                if !i.ports.is_empty() {
+                    let ports = i.ports.iter().map(|p| {
+                        let mut y = Map::new();
+                        y.insert("port".into(), p.port.unwrap_or(0).into());
+                        y.insert(
+                            "protocol".into(),
+                            p.protocol.as_deref().unwrap_or("").into(),
+                        );
+                        if let Some(e) = &p.error {
+                            y.insert("error".into(), e.as_str().into());
+                        }
+                        Value::Object(y)
+                    });
+                    x.insert("ports".into(), ports.collect());
+                }
+                Value::Object(x)
+            });
+            lb.insert("ingress".into(), items.collect());
+        }
+        if !st.conditions.is_empty() {
+            let mut conds = Vec::with_capacity(st.conditions.len());
+            for c in &st.conditions {
+                let mut x = Map::new();
+                x.insert("type".into(), c.r#type.as_deref().unwrap_or("").into());
+                x.insert("status".into(), c.status.as_deref().unwrap_or("").into());
+                if let Some(g) = c.observed_generation.filter(|g| *g != 0) {
+                    x.insert("observedGeneration".into(), g.into());
+                }
+                let t = match &c.last_transition_time {
+                    Some(t) => time_json(t)?,
+                    None => Value::Null,
+                };
+                x.insert("lastTransitionTime".into(), t);
+                x.insert("reason".into(), c.reason.as_deref().unwrap_or("").into());
+                x.insert("message".into(), c.message.as_deref().unwrap_or("").into());
+                conds.push(Value::Object(x));
+            }
+            status.insert("conditions".into(), conds.into());
+        }
+    }
+    status.insert("loadBalancer".into(), lb.into());
+    Ok(json!({
+        "kind": "Service",
+        "apiVersion": api_version,
+        "metadata": meta,
+        "spec": spec,
+        "status": status,
+    }))
+}
+
 /// Encodes `msg` in the envelope, as a protobuf client sends it (tests and tools).
 pub fn encode_envelope(api_version: &str, kind: &str, msg: &impl Message) -> Vec<u8> {
     let unknown = Unknown {
@@ -856,6 +1176,74 @@ mod tests {
                         "reason": "SomeResourcesRemain", "message": "left",
                     }],
                 },
+            })
+        );
+    }
+
+    #[test]
+    fn service_field_numbers() {
+        let port = [
+            str_field(1, "http"),
+            str_field(2, "TCP"),
+            int_field(3, 80),
+            len_field(4, &[int_field(1, 0), int_field(2, 8080)].concat()),
+            int_field(5, 0),
+            str_field(6, "kubernetes.io/h2c"),
+        ]
+        .concat();
+        let named = [
+            int_field(3, 443),
+            len_field(4, &[int_field(1, 1), str_field(3, "https")].concat()),
+        ]
+        .concat();
+        let spec = [
+            len_field(1, &port),
+            len_field(1, &named),
+            map_entry(2, "app", "web"),
+            str_field(3, "10.0.0.1"),
+            str_field(4, "ClusterIP"),
+            str_field(5, "192.0.2.1"),
+            str_field(7, "ClientIP"),
+            str_field(8, ""),
+            str_field(10, ""),
+            int_field(12, 0),
+            int_field(13, 1),
+            len_field(14, &len_field(1, &int_field(1, 60))),
+            str_field(17, "SingleStack"),
+            str_field(18, "10.0.0.1"),
+            str_field(19, "IPv4"),
+            str_field(22, "Local"),
+        ]
+        .concat();
+        let ingress = [str_field(1, "192.0.2.9"), str_field(3, "VIP")].concat();
+        let status = len_field(1, &len_field(1, &ingress));
+        let svc = [
+            len_field(1, &str_field(1, "web")),
+            len_field(2, &spec),
+            len_field(3, &status),
+        ]
+        .concat();
+        let v = decode_object(&envelope_bytes("v1", "Service", &svc), "", "v1", "Service").unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "kind": "Service", "apiVersion": "v1",
+                "metadata": {"name": "web", "creationTimestamp": null},
+                "spec": {
+                    "ports": [
+                        {"name": "http", "protocol": "TCP", "appProtocol": "kubernetes.io/h2c",
+                         "port": 80, "targetPort": 8080},
+                        {"port": 443, "targetPort": "https"},
+                    ],
+                    "selector": {"app": "web"},
+                    "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "type": "ClusterIP",
+                    "externalIPs": ["192.0.2.1"], "sessionAffinity": "ClientIP",
+                    "publishNotReadyAddresses": true,
+                    "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 60}},
+                    "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+                    "internalTrafficPolicy": "Local",
+                },
+                "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.9", "ipMode": "VIP"}]}},
             })
         );
     }

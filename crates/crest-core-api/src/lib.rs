@@ -4,6 +4,10 @@
 //! the kind's own.
 
 pub mod configmap;
+pub mod endpoints;
+pub mod endpointslice;
 pub mod lease;
+pub mod network;
 pub mod secret;
+pub mod service;
 pub mod serviceaccount;

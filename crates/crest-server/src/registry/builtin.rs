@@ -7,6 +7,7 @@
 
 use super::coordination;
 use super::core;
+use super::discovery;
 use super::resources::ResourceDef;
 
 /// Every built-in kind's served resources (CRDs excepted: their strategy needs the server's
@@ -18,6 +19,9 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     defs.extend(core::secret::defs());
     defs.extend(core::serviceaccount::defs());
     defs.extend(coordination::lease::defs());
+    defs.extend(core::service::defs());
+    defs.extend(core::endpoints::defs());
+    defs.extend(discovery::endpointslice::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }

@@ -14,6 +14,7 @@ pub(crate) mod core;
 pub(crate) mod customresource;
 pub(crate) mod customresourcedefinition;
 pub(crate) mod deletion;
+pub(crate) mod discovery;
 pub(crate) mod feed;
 pub(crate) mod list;
 pub(crate) mod options;
@@ -567,8 +568,10 @@ impl Registry {
             }
         }
         restore_system_metadata(&mut obj, &old);
-        if mode == UpdateMode::Main {
-            strategy.prepare_update(&mut obj, &old);
+        match mode {
+            UpdateMode::Main => strategy.prepare_update(&mut obj, &old),
+            UpdateMode::Status => strategy.prepare_status_update(&mut obj, &old),
+            UpdateMode::Finalize => {}
         }
         if strategy.uses_generation() {
             let skip_status = strategy.status_subresource();

@@ -39,6 +39,10 @@ pub(crate) trait Strategy: Send + Sync {
     /// Carries fields the client may not change over from `old`.
     fn prepare_update(&self, _new: &mut Value, _old: &Value) {}
 
+    /// Fills in what a `/status` write leaves to the server (its defaults), after the rest of
+    /// the object was taken from `old`.
+    fn prepare_status_update(&self, _new: &mut Value, _old: &Value) {}
+
     fn validate_update(
         &self,
         _new: &Value,

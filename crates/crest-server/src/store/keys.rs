@@ -27,13 +27,10 @@ pub(crate) const SERVICEACCOUNT_PREFIX: &str = "/registry/serviceaccounts/";
 #[allow(dead_code)] // until its kind is served
 pub(crate) const EVENT_PREFIX: &str = "/registry/events/";
 /// Where Services are stored.
-#[allow(dead_code)] // until its kind is served
 pub(crate) const SERVICE_PREFIX: &str = "/registry/services/specs/";
 /// Where Endpoints are stored.
-#[allow(dead_code)] // until its kind is served
 pub(crate) const ENDPOINTS_PREFIX: &str = "/registry/services/endpoints/";
 /// Where EndpointSlices are stored.
-#[allow(dead_code)] // until its kind is served
 pub(crate) const ENDPOINTSLICE_PREFIX: &str = "/registry/endpointslices/";
 /// Where Leases are stored.
 pub(crate) const LEASE_PREFIX: &str = "/registry/leases/";

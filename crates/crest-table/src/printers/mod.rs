@@ -5,10 +5,12 @@
 
 mod coordination;
 mod core;
+mod network;
 mod secret;
 
 pub use self::coordination::LEASE;
 pub use self::core::{CONFIGMAP, NAMESPACE};
+pub use self::network::{ENDPOINTS, ENDPOINTSLICE, SERVICE};
 pub use self::secret::{SECRET, SERVICEACCOUNT};
 
 use crate::{human_age_at, Cell, ColumnDef, CREATION_TIMESTAMP_DESCRIPTION, NAME_DESCRIPTION};

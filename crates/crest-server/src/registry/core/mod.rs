@@ -2,6 +2,8 @@
 //! module each with its resource description and strategy.
 
 pub(crate) mod configmap;
+pub(crate) mod endpoints;
 pub(crate) mod namespace;
 pub(crate) mod secret;
+pub(crate) mod service;
 pub(crate) mod serviceaccount;

@@ -1,0 +1,90 @@
+//! core/v1 Service (upstream pkg/registry/core/service): its resource and strategy. Stored as
+//! an object: no cluster IPs, node ports or load balancers are allocated (see
+//! `crest_core_api::service` for what is filled in instead).
+
+use crate::registry::resources::ResourceDef;
+use crate::registry::strategy::Strategy;
+use crate::store::keys::SERVICE_PREFIX;
+use crest_api::gvk::all_verbs;
+use crest_api::validation::NameValidator;
+use crest_api::{ApiResource, FieldErrors};
+use crest_table::TableStyle;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub(crate) fn defs() -> Vec<ResourceDef> {
+    let api = ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "services".into(),
+        singular: "service".into(),
+        kind: "Service".into(),
+        list_kind: "ServiceList".into(),
+        namespaced: true,
+        verbs: all_verbs(),
+        short_names: vec!["svc".into()],
+        categories: vec!["all".into()],
+        subresources: vec!["status".into()],
+    };
+    let mut def = ResourceDef::builtin(
+        api,
+        SERVICE_PREFIX,
+        Arc::new(ServiceStrategy),
+        TableStyle::Builtin(&crest_table::printers::SERVICE),
+        "io.k8s.api.core.v1.Service",
+    );
+    // AddFieldLabelConversionsForService.
+    def.field_labels = Some(&[
+        ("metadata.namespace", "metadata.namespace"),
+        ("metadata.name", "metadata.name"),
+        ("spec.clusterIP", "spec.clusterIP"),
+        ("spec.type", "spec.type"),
+    ]);
+    vec![def]
+}
+
+/// core/v1 Service: no generation; `status` is a subresource.
+pub(crate) struct ServiceStrategy;
+
+impl Strategy for ServiceStrategy {
+    fn name_validator(&self) -> NameValidator {
+        crest_core_api::service::name_validator
+    }
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+    fn uses_generation(&self) -> bool {
+        false
+    }
+    fn status_subresource(&self) -> bool {
+        true
+    }
+    fn prepare_create(&self, obj: &mut Value) {
+        crest_core_api::service::prepare_create(obj);
+    }
+    fn prepare_update(&self, new: &mut Value, old: &Value) {
+        crest_core_api::service::prepare_update(new, old);
+    }
+    fn prepare_status_update(&self, new: &mut Value, _old: &Value) {
+        crest_core_api::service::prepare_status_update(new);
+    }
+    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
+        crest_core_api::service::validate(obj)
+    }
+    fn validate_update(
+        &self,
+        new: &Value,
+        old: &Value,
+        _warnings: &mut Vec<String>,
+    ) -> FieldErrors {
+        crest_core_api::service::validate_update(new, old)
+    }
+    fn validate_status_update(
+        &self,
+        new: &Value,
+        _old: &Value,
+        _warnings: &mut Vec<String>,
+    ) -> FieldErrors {
+        crest_core_api::service::validate_status_update(new)
+    }
+}

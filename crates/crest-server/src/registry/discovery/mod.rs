@@ -1,0 +1,3 @@
+//! The discovery.k8s.io group's built-in kinds (upstream pkg/registry/discovery/<kind>).
+
+pub(crate) mod endpointslice;

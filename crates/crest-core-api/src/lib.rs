@@ -4,3 +4,4 @@
 //! the kind's own.
 
 pub mod configmap;
+pub mod event;

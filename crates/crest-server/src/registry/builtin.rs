@@ -14,6 +14,7 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     let mut defs = vec![];
     defs.extend(core::namespace::defs());
     defs.extend(core::configmap::defs());
+    defs.extend(core::event::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }

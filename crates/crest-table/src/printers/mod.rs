@@ -4,8 +4,10 @@
 //! upstream takes them from the types' `SwaggerDoc`.
 
 mod core;
+mod events;
 
 pub use self::core::{CONFIGMAP, NAMESPACE};
+pub use self::events::{EVENT, EVENTS_V1_EVENT};
 
 use crate::{human_age_at, Cell, ColumnDef, CREATION_TIMESTAMP_DESCRIPTION, NAME_DESCRIPTION};
 use serde_json::Value;

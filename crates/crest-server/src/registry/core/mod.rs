@@ -2,4 +2,5 @@
 //! module each with its resource description and strategy.
 
 pub(crate) mod configmap;
+pub(crate) mod event;
 pub(crate) mod namespace;

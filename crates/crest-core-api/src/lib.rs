@@ -6,6 +6,7 @@
 pub mod configmap;
 pub mod endpoints;
 pub mod endpointslice;
+pub mod event;
 pub mod lease;
 pub mod network;
 pub mod secret;

@@ -83,9 +83,13 @@ impl Flavor {
 pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
     match group {
         "" => format!("io.k8s.api.core.v1.{kind}"),
-        "coordination.k8s.io" => format!("io.k8s.api.coordination.{version}.{kind}"),
         "apiextensions.k8s.io" => {
             format!("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{kind}")
+        }
+        // k8s.io/api/<package>: the group's first label.
+        "events.k8s.io" | "coordination.k8s.io" | "discovery.k8s.io" => {
+            let package = group.split('.').next().unwrap_or(group);
+            format!("io.k8s.api.{package}.{version}.{kind}")
         }
         _ => {
             let reversed: Vec<&str> = group.split('.').rev().collect();

@@ -29,6 +29,10 @@ fn names() {
         "io.k8s.api.core.v1.Namespace"
     );
     assert_eq!(
+        definition_name("events.k8s.io", "v1", "EventList"),
+        "io.k8s.api.events.v1.EventList"
+    );
+    assert_eq!(
         operation_id_sample(),
         "listStableExampleComV1NamespacedCronTab"
     );

@@ -617,6 +617,9 @@ enum FieldSource {
     Namespace,
     /// A selectable field: the path's property names in the stored object.
     Path(Vec<String>),
+    /// A field read from the first of several paths whose value is not empty (core/v1 Event's
+    /// `source`: `source.component`, else `reportingComponent`).
+    FirstOf(Vec<Vec<String>>),
 }
 
 /// Which fields a resource can be selected on: its field label conversion in kube-apiserver.
@@ -632,7 +635,8 @@ pub enum FieldLabels<'a> {
     /// A built-in kind with its own field label conversion (`AddFieldLabelConversionsFor<Kind>`):
     /// each selectable label with the dotted path of the stored object's field it reads (e.g.
     /// core/v1 Event's `source` reads `source.component`), `metadata.name` and
-    /// `metadata.namespace` included when selectable.
+    /// `metadata.namespace` included when selectable. Paths joined with `|` are read in turn,
+    /// the first non-empty value counting (`source.component|reportingComponent`).
     Builtin { fields: &'a [(&'a str, &'a str)] },
     /// `runtime.DefaultMetaV1FieldSelectorConversion`: `metadata.name`, `metadata.namespace`.
     Default,
@@ -656,6 +660,11 @@ fn field_source(labels: FieldLabels<'_>, field: &str) -> Result<FieldSource, Str
         FieldLabels::Builtin { fields } => match fields.iter().find(|(label, _)| *label == field) {
             Some((_, "metadata.name")) => Ok(FieldSource::Name),
             Some((_, "metadata.namespace")) => Ok(FieldSource::Namespace),
+            Some((_, path)) if path.contains('|') => Ok(FieldSource::FirstOf(
+                path.split('|')
+                    .map(|p| p.split('.').map(str::to_string).collect())
+                    .collect(),
+            )),
             Some((_, path)) => Ok(FieldSource::Path(
                 path.split('.').map(str::to_string).collect(),
             )),
@@ -686,16 +695,24 @@ impl FieldRequirement {
         let actual = match &self.source {
             FieldSource::Name => meta::name(obj).to_string(),
             FieldSource::Namespace => meta::namespace(obj).to_string(),
-            FieldSource::Path(path) => {
-                let mut cur = Some(obj);
-                for p in path {
-                    cur = cur.and_then(|v| v.get(p.as_str()));
-                }
-                cur.map(go_sprint).unwrap_or_default()
-            }
+            FieldSource::Path(path) => path_value(obj, path),
+            FieldSource::FirstOf(paths) => paths
+                .iter()
+                .map(|p| path_value(obj, p))
+                .find(|v| !v.is_empty())
+                .unwrap_or_default(),
         };
         (actual == self.value) != self.negated
     }
+}
+
+/// The value at a path of property names, as upstream's field set holds it ("" when absent).
+fn path_value(obj: &Value, path: &[String]) -> String {
+    let mut cur = Some(obj);
+    for p in path {
+        cur = cur.and_then(|v| v.get(p.as_str()));
+    }
+    cur.map(go_sprint).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -802,9 +819,13 @@ impl ListFilter {
             let v: Value = serde_json::from_slice(b).map_err(internal)?;
             return Ok(self.matches(&v));
         };
-        let read = self.fields.iter().filter_map(|f| match &f.source {
-            FieldSource::Path(p) => p.first().map(String::as_str),
-            FieldSource::Name | FieldSource::Namespace => None,
+        let read = self.fields.iter().flat_map(|f| match &f.source {
+            FieldSource::Path(p) => p.first().map(String::as_str).into_iter().collect(),
+            FieldSource::FirstOf(ps) => ps
+                .iter()
+                .filter_map(|p| p.first().map(String::as_str))
+                .collect(),
+            FieldSource::Name | FieldSource::Namespace => vec![],
         });
         let mut obj = serde_json::Map::new();
         for k in std::iter::once("metadata").chain(read) {

@@ -319,3 +319,39 @@ fn go_formatting() {
     assert_eq!(go_sprint(&json!([1, "a", null])), "[1 a <nil>]");
     assert_eq!(go_quote("a\"b\u{1}\té"), "\"a\\\"b\\x01\\té\"");
 }
+
+#[test]
+fn builtin_labels_read_first_non_empty_path() {
+    let fields: &[(&str, &str)] = &[
+        ("source", "source.component|reportingComponent"),
+        ("regarding.name", "involvedObject.name"),
+    ];
+    let f = |sel: &str| {
+        ListFilter::parse("", sel, FieldLabels::Builtin { fields }).expect("selector parses")
+    };
+    let legacy =
+        json!({"metadata": {}, "source": {"component": "kubelet"}, "reportingComponent": "x"});
+    let new = json!({"metadata": {}, "source": {}, "reportingComponent": "ctl", "involvedObject": {"name": "a"}});
+    assert!(f("source=kubelet").matches(&legacy));
+    assert!(!f("source=x").matches(&legacy));
+    assert!(f("source=ctl").matches(&new));
+    for obj in [&legacy, &new] {
+        let bytes = serde_json::to_vec(obj).expect("json");
+        for sel in [
+            "source=kubelet",
+            "source=ctl",
+            "regarding.name=a",
+            "regarding.name!=a",
+        ] {
+            assert_eq!(
+                f(sel).matches_bytes(&bytes).expect("match"),
+                f(sel).matches(obj),
+                "{sel}"
+            );
+        }
+    }
+    assert!(f("regarding.name=a").matches(&new));
+    let e = ListFilter::parse("", "involvedObject.name=a", FieldLabels::Builtin { fields })
+        .expect_err("unsupported label");
+    assert_eq!(e.message, "field label not supported: involvedObject.name");
+}

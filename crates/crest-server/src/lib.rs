@@ -37,6 +37,8 @@ pub struct Config {
     /// At most this many recent changes are kept in memory for watches and chunked lists;
     /// older ones are read from storage.
     pub watch_history_capacity: usize,
+    /// How long an Event lives after its last write (kube-apiserver's `--event-ttl`).
+    pub event_ttl: Duration,
     /// Serve HTTPS with this configuration (ALPN h2 and http/1.1, as kube-apiserver): clients
     /// that negotiate h2 multiplex all their requests and watches over one connection.
     pub tls: Option<Arc<rustls::ServerConfig>>,
@@ -48,6 +50,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 6443)),
             history_retention: Duration::from_secs(300),
             watch_history_capacity: 10_000,
+            event_ttl: Duration::from_secs(3600),
             tls: None,
         }
     }
@@ -112,6 +115,11 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     )));
     tasks.push(tokio::spawn(controllers::gc::run(
         registry.clone(),
+        app.shutdown.subscribe(),
+    )));
+    tasks.push(tokio::spawn(controllers::event_ttl::run(
+        registry.clone(),
+        config.event_ttl,
         app.shutdown.subscribe(),
     )));
     tasks.push(tokio::spawn(controllers::compaction::compact_history(

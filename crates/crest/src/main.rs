@@ -53,6 +53,10 @@ enum Command {
         /// are read from storage).
         #[arg(long, default_value_t = 10_000)]
         watch_history_capacity: usize,
+        /// How long an Event is kept after its last write, as a Go duration (`1h`, `90s`,
+        /// `1h30m`): kube-apiserver's `--event-ttl`.
+        #[arg(long, default_value = "1h", value_parser = parse_go_duration)]
+        event_ttl: Duration,
         /// Serve HTTPS (h2 and HTTP/1.1 by ALPN) with a certificate from a private CA kept in
         /// DATA_DIR/pki; the kubeconfig trusts that CA.
         #[arg(long)]
@@ -157,6 +161,7 @@ async fn serve(
     listen: SocketAddr,
     retention: Duration,
     watch_history_capacity: usize,
+    event_ttl: Duration,
     tls: bool,
 ) -> Result<(), String> {
     let started = Instant::now();
@@ -174,6 +179,7 @@ async fn serve(
         listen,
         history_retention: retention,
         watch_history_capacity,
+        event_ttl,
         tls: tls.as_ref().map(|t| t.config.clone()),
     };
     let running = crest_server::start(config, storage)
@@ -192,6 +198,42 @@ async fn serve(
     tracing::info!("shutting down");
     running.shutdown().await;
     Ok(())
+}
+
+/// Go's `time.ParseDuration` for the non-negative durations flags take: decimal numbers with
+/// units (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), e.g. `1h`, `1.5m`, `1h0m0s`; `0` alone.
+fn parse_go_duration(text: &str) -> Result<Duration, String> {
+    let invalid = || format!("time: invalid duration {text:?}");
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let mut rest = text.strip_prefix('+').unwrap_or(text);
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("time: missing unit in duration {text:?}"))?;
+        let number: f64 = rest[..number_len].parse().map_err(|_| invalid())?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            u => return Err(format!("time: unknown unit {u:?} in duration {text:?}")),
+        };
+        total += number * seconds;
+        rest = &rest[unit_len..];
+    }
+    Duration::try_from_secs_f64(total).map_err(|_| invalid())
 }
 
 fn main() -> std::process::ExitCode {
@@ -219,12 +261,14 @@ fn main() -> std::process::ExitCode {
             listen,
             history_retention_seconds,
             watch_history_capacity,
+            event_ttl,
             tls,
         } => runtime.block_on(serve(
             data_dir,
             listen,
             Duration::from_secs(history_retention_seconds),
             watch_history_capacity,
+            event_ttl,
             tls,
         )),
     };
@@ -234,5 +278,22 @@ fn main() -> std::process::ExitCode {
             eprintln!("crest: {e}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_go_duration("1h0m0s"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_go_duration("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_go_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_go_duration("10").is_err());
+        assert!(parse_go_duration("1d").is_err());
+        assert!(parse_go_duration("").is_err());
     }
 }

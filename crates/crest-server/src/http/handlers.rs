@@ -360,9 +360,24 @@ impl Ctx<'_> {
         }
     }
 
-    /// The body's apiVersion and kind must name this resource's kind in this version.
-    fn check_type(&self, obj: &Value) -> Result<(), ApiError> {
+    /// The body's apiVersion and kind must name this resource's kind in this version. A
+    /// built-in kind's typed decoder takes what the body leaves out from the request's
+    /// resource (apimachinery's `gvkWithDefaults`: kopf posts Events without either); a custom
+    /// resource's unstructured decoder requires both.
+    fn check_type(&self, obj: &mut Value) -> Result<(), ApiError> {
         let a = &self.def.api;
+        if self.def.crd_name.is_none() {
+            if let Some(o) = obj.as_object_mut() {
+                let missing =
+                    |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").is_empty();
+                if missing(o.get("kind")) {
+                    o.insert("kind".into(), a.kind.clone().into());
+                }
+                if missing(o.get("apiVersion")) {
+                    o.insert("apiVersion".into(), a.api_version().into());
+                }
+            }
+        }
         let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
         let snippet = || {
@@ -521,7 +536,7 @@ impl Ctx<'_> {
         // Options are decoded and validated before the body, as upstream does.
         let opts = self.write_options("CreateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
-        self.check_type(&obj)?;
+        self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
         check_namespace(&self.def, ns, &obj)?;
@@ -547,7 +562,7 @@ impl Ctx<'_> {
         }
         let opts = self.write_options("UpdateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
-        self.check_type(&obj)?;
+        self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
         check_identity(&self.def, ns, name, &obj)?;

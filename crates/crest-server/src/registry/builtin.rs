@@ -22,6 +22,7 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     defs.extend(core::service::defs());
     defs.extend(core::endpoints::defs());
     defs.extend(discovery::endpointslice::defs());
+    defs.extend(core::event::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }

@@ -294,9 +294,10 @@ pub(crate) async fn list(
                 break;
             }
             last_key = Some(obj.key.clone());
-            let bytes = registry.serve(def, obj)?;
-            if filter.is_empty() || filter.matches_bytes(&bytes)? {
-                items.push(bytes);
+            // Selectors read the stored object (field labels name stored fields, as upstream's
+            // field sets are made from the internal type); only selected objects convert.
+            if filter.is_empty() || filter.matches_bytes(&obj.json)? {
+                items.push(registry.serve(def, obj)?);
             }
         }
         if stopped {

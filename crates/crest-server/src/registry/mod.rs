@@ -825,7 +825,8 @@ impl Registry {
         Err(ApiError::stale(&gr, name))
     }
 
-    /// Deletes every object of `def` in `ns` (all namespaces for `None`) that `filter` selects,
+    /// Deletes every object of `def` in `ns` (all namespaces for `None`) that `filter` selects
+    /// (it sees the stored object),
     /// each as a DELETE with the same options would (objects gone meanwhile are skipped). Returns
     /// the objects as listed before the deletes, and the list's revision, as upstream answers.
     pub(crate) async fn delete_collection<F>(
@@ -842,9 +843,10 @@ impl Registry {
         let snap = self.list(def, ns).await?;
         let mut listed = vec![];
         for o in &snap.objects {
-            let v = self.convert(def, o.value()?);
-            if filter(&v) {
-                listed.push(v);
+            // Selected on the stored object, as lists and watches select.
+            let stored = o.value()?;
+            if filter(&stored) {
+                listed.push(self.convert(def, stored));
             }
         }
         for v in &listed {

@@ -24,7 +24,6 @@ pub(crate) const SECRET_PREFIX: &str = "/registry/secrets/";
 /// Where ServiceAccounts are stored.
 pub(crate) const SERVICEACCOUNT_PREFIX: &str = "/registry/serviceaccounts/";
 /// Where Events (core/v1 and events.k8s.io/v1 alike) are stored.
-#[allow(dead_code)] // until its kind is served
 pub(crate) const EVENT_PREFIX: &str = "/registry/events/";
 /// Where Services are stored.
 pub(crate) const SERVICE_PREFIX: &str = "/registry/services/specs/";

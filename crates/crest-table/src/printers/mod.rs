@@ -5,11 +5,13 @@
 
 mod coordination;
 mod core;
+mod events;
 mod network;
 mod secret;
 
 pub use self::coordination::LEASE;
 pub use self::core::{CONFIGMAP, NAMESPACE};
+pub use self::events::{EVENT, EVENTS_V1_EVENT};
 pub use self::network::{ENDPOINTS, ENDPOINTSLICE, SERVICE};
 pub use self::secret::{SECRET, SERVICEACCOUNT};
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod configmap;
 pub(crate) mod endpoints;
+pub(crate) mod event;
 pub(crate) mod namespace;
 pub(crate) mod secret;
 pub(crate) mod service;

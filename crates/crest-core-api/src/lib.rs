@@ -12,3 +12,4 @@ pub mod network;
 pub mod secret;
 pub mod service;
 pub mod serviceaccount;
+pub mod storagemigration;

@@ -87,7 +87,10 @@ pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
             format!("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{kind}")
         }
         // k8s.io/api/<package>: the group's first label.
-        "events.k8s.io" | "coordination.k8s.io" | "discovery.k8s.io" => {
+        "events.k8s.io"
+        | "coordination.k8s.io"
+        | "discovery.k8s.io"
+        | "storagemigration.k8s.io" => {
             let package = group.split('.').next().unwrap_or(group);
             format!("io.k8s.api.{package}.{version}.{kind}")
         }
@@ -108,6 +111,7 @@ const BUILTIN_SOURCES: &[&str] = &[
     include_str!("builtin/apiextensions_v1.json"),
     include_str!("builtin/coordination_v1.json"),
     include_str!("builtin/discovery_v1.json"),
+    include_str!("builtin/storagemigration_v1alpha1.json"),
 ];
 
 /// The built-in definitions in v3 form. Texts are the upstream API documentation, as

@@ -122,6 +122,10 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         config.event_ttl,
         app.shutdown.subscribe(),
     )));
+    tasks.push(tokio::spawn(controllers::storageversionmigration::run(
+        registry.clone(),
+        app.shutdown.subscribe(),
+    )));
     tasks.push(tokio::spawn(controllers::compaction::compact_history(
         registry.clone(),
         config.history_retention,

@@ -6,6 +6,7 @@ pub(crate) mod compaction;
 pub(crate) mod event_ttl;
 pub(crate) mod gc;
 pub(crate) mod namespace;
+pub(crate) mod storageversionmigration;
 
 use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
 use crate::registry::resources::ResourceDef;

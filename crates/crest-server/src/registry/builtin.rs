@@ -9,6 +9,7 @@ use super::coordination;
 use super::core;
 use super::discovery;
 use super::resources::ResourceDef;
+use super::storagemigration;
 
 /// Every built-in kind's served resources (CRDs excepted: their strategy needs the server's
 /// state), in discovery order within each group version (sorted by resource, as the installer).
@@ -23,17 +24,19 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     defs.extend(core::endpoints::defs());
     defs.extend(discovery::endpointslice::defs());
     defs.extend(core::event::defs());
+    defs.extend(storagemigration::storageversionmigration::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }
 
 /// Built-in API groups with their versions, in discovery order (kube-aggregator's group
 /// priorities: the core group, events.k8s.io, apiextensions.k8s.io, coordination.k8s.io,
-/// discovery.k8s.io). A group is served when one of its kinds is.
+/// discovery.k8s.io, storagemigration.k8s.io). A group is served when one of its kinds is.
 pub(crate) const GROUPS: &[(&str, &str)] = &[
     ("", "v1"),
     ("events.k8s.io", "v1"),
     ("apiextensions.k8s.io", "v1"),
     ("coordination.k8s.io", "v1"),
     ("discovery.k8s.io", "v1"),
+    ("storagemigration.k8s.io", "v1alpha1"),
 ];

@@ -19,6 +19,7 @@ pub(crate) mod feed;
 pub(crate) mod list;
 pub(crate) mod options;
 pub(crate) mod resources;
+pub(crate) mod storagemigration;
 pub(crate) mod strategy;
 
 use crate::store::cache::{self, Cache, CachedObject, Snapshot};
@@ -466,6 +467,44 @@ impl Registry {
                     ss.schema.decode_stored(obj);
                 }
             }
+        }
+    }
+
+    /// Rewrites a stored object in its resource's storage version (a storage version migration
+    /// step): converted and normalized as a write through `def` would store it, written only
+    /// when that changes the stored bytes, conditioned on the revision read (`false`: a
+    /// concurrent write got there first, and stored the object in the current version itself).
+    pub(crate) async fn rewrite_in_storage_version(
+        &self,
+        def: &ResourceDef,
+        obj: &CachedObject,
+    ) -> Result<bool, ApiError> {
+        let mut v = obj.value()?;
+        let before = v.clone();
+        let stored_version = v
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if def.crd_name.is_some() && stored_version != def.storage_api_version {
+            if let Some(o) = v.as_object_mut() {
+                o.insert("apiVersion".into(), def.storage_api_version.clone().into());
+            }
+            if let Some(ss) = self.resources().stored_schema(&def.key_prefix) {
+                ss.schema.decode_stored(&mut v);
+            }
+        }
+        if v == before {
+            return Ok(true);
+        }
+        let (bytes, _) = stored_bytes_with_metadata(&mut v)?;
+        match self
+            .storage
+            .update(&obj.key, obj.mod_revision, bytes)
+            .await
+            .map_err(storage_error)?
+        {
+            WriteOutcome::Done(_) => Ok(true),
+            WriteOutcome::Conflict(_) => Ok(false),
         }
     }
 

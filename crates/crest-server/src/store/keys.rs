@@ -31,6 +31,8 @@ pub(crate) const SERVICE_PREFIX: &str = "/registry/services/specs/";
 pub(crate) const ENDPOINTS_PREFIX: &str = "/registry/services/endpoints/";
 /// Where EndpointSlices are stored.
 pub(crate) const ENDPOINTSLICE_PREFIX: &str = "/registry/endpointslices/";
+/// Where StorageVersionMigrations are stored.
+pub(crate) const STORAGEVERSIONMIGRATION_PREFIX: &str = "/registry/storageversionmigrations/";
 /// Where Leases are stored.
 pub(crate) const LEASE_PREFIX: &str = "/registry/leases/";
 

@@ -1,10 +1,11 @@
 //! In-process controllers (apiextensions-apiserver's naming/establishing and finalizer
-//! controllers, and the namespace controller). They react to cache events and act through the
-//! same registry pipeline as clients do.
+//! controllers, the namespace controller, and the service accounts controller). They react to
+//! cache events and act through the same registry pipeline as clients do.
 
 pub(crate) mod compaction;
 pub(crate) mod gc;
 pub(crate) mod namespace;
+pub(crate) mod serviceaccounts;
 
 use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
 use crate::registry::resources::ResourceDef;
@@ -106,6 +107,7 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
             finalize_namespace(registry, &ns).await?;
         }
     }
+    serviceaccounts::ensure_default_service_accounts(registry).await?;
     Ok(())
 }
 

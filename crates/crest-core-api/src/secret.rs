@@ -114,20 +114,17 @@ pub fn validate(obj: &Value) -> FieldErrors {
                 }
             }
         }
-        TYPE_BASIC_AUTH => {
-            // Either may be empty, but one of the two must be there.
-            if !values.contains_key("username") && !values.contains_key("password") {
-                errs.push(required("username"));
-                errs.push(required("password"));
-            }
+        // Either may be empty, but one of the two must be there.
+        TYPE_BASIC_AUTH if !values.contains_key("username") && !values.contains_key("password") => {
+            errs.push(required("username"));
+            errs.push(required("password"));
         }
-        TYPE_SSH_AUTH => {
+        TYPE_SSH_AUTH
             if values
                 .get("ssh-privatekey")
-                .is_none_or(|v| bytes(v).is_empty())
-            {
-                errs.push(required("ssh-privatekey"));
-            }
+                .is_none_or(|v| bytes(v).is_empty()) =>
+        {
+            errs.push(required("ssh-privatekey"));
         }
         TYPE_TLS => {
             for key in ["tls.crt", "tls.key"] {

@@ -10,7 +10,6 @@ use serde_json::{json, Value};
 
 const SECRETS: &str = "/api/v1/namespaces/default/secrets";
 const SAS: &str = "/api/v1/namespaces/default/serviceaccounts";
-const JSON: [(&str, &str); 1] = [("Content-Type", "application/json")];
 
 fn b64(s: &str) -> String {
     // Standard base64, padded (as Go encodes []byte).

@@ -253,6 +253,13 @@ async fn string_data_is_merged_into_data_and_never_returned() {
     let (_, _, list) = get(&s, SECRETS).await;
     assert!(list["items"][0].get("stringData").is_none(), "{list}");
     assert_eq!(list["items"][0]["data"]["d"], b64("4"), "{list}");
+    // Empty data is omitted, as Go's encoding omits an empty map.
+    let body = secret("empty", json!({"data": {}, "stringData": {}}));
+    let (code, _, v) = send(&s, "POST", SECRETS, "application/json", &body).await;
+    assert_eq!(code, 201, "{v}");
+    assert!(v.get("data").is_none(), "{v}");
+    let out = s.kubectl_ok(&["get", "secret", "empty", "--no-headers"]);
+    assert_eq!(&table(&out)[0][..3], ["empty", "Opaque", "0"], "{out}");
 }
 
 #[tokio::test]

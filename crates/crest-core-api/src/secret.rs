@@ -26,7 +26,8 @@ pub fn secret_type(obj: &Value) -> &str {
 
 /// What decoding a v1 Secret into the stored form does: `type` defaults to `Opaque`, and
 /// `stringData` is merged into `data` (its values, base64 encoded, replace those of the same
-/// keys) and dropped: it is write-only, never stored or returned.
+/// keys) and dropped: it is write-only, never stored or returned. An empty or null `data` and
+/// a null `immutable` are dropped, as Go's encoding omits them.
 pub fn default_and_convert(obj: &mut Value) {
     let Some(o) = obj.as_object_mut() else {
         return;
@@ -38,9 +39,18 @@ pub fn default_and_convert(obj: &mut Value) {
     {
         o.insert("type".into(), TYPE_OPAQUE.into());
     }
+    if o.get("immutable").is_some_and(Value::is_null) {
+        o.remove("immutable");
+    }
     let string_data = match o.remove("stringData") {
         Some(Value::Object(m)) if !m.is_empty() => m,
-        _ => return,
+        _ => {
+            let empty = |d: &Value| d.is_null() || d.as_object().is_some_and(Map::is_empty);
+            if o.get("data").is_some_and(empty) {
+                o.remove("data");
+            }
+            return;
+        }
     };
     let data = o.entry("data").or_insert_with(|| Value::Object(Map::new()));
     if !data.is_object() {
@@ -114,20 +124,17 @@ pub fn validate(obj: &Value) -> FieldErrors {
                 }
             }
         }
-        TYPE_BASIC_AUTH => {
-            // Either may be empty, but one of the two must be there.
-            if !values.contains_key("username") && !values.contains_key("password") {
-                errs.push(required("username"));
-                errs.push(required("password"));
-            }
+        // Either may be empty, but one of the two must be there.
+        TYPE_BASIC_AUTH if !values.contains_key("username") && !values.contains_key("password") => {
+            errs.push(required("username"));
+            errs.push(required("password"));
         }
-        TYPE_SSH_AUTH => {
+        TYPE_SSH_AUTH
             if values
                 .get("ssh-privatekey")
-                .is_none_or(|v| bytes(v).is_empty())
-            {
-                errs.push(required("ssh-privatekey"));
-            }
+                .is_none_or(|v| bytes(v).is_empty()) =>
+        {
+            errs.push(required("ssh-privatekey"));
         }
         TYPE_TLS => {
             for key in ["tls.crt", "tls.key"] {
@@ -276,9 +283,12 @@ mod tests {
             s,
             json!({"type": "Opaque", "data": {"a": b64("1"), "b": b64("two"), "c": b64("3")}})
         );
-        let mut s = json!({"type": "", "stringData": {}});
+        let mut s = json!({"type": "", "stringData": {}, "data": {}, "immutable": null});
         default_and_convert(&mut s);
         assert_eq!(s, json!({"type": "Opaque"}));
+        let mut s = json!({"type": null, "data": null, "immutable": false});
+        default_and_convert(&mut s);
+        assert_eq!(s, json!({"type": "Opaque", "immutable": false}));
         let mut s = json!({"type": "kubernetes.io/tls", "stringData": {"k": "v"}});
         default_and_convert(&mut s);
         assert_eq!(

@@ -171,6 +171,15 @@ async fn feed_reports_outages_resumes_and_relists_after_compaction() {
     );
     let (code, _) = request(addr, "POST", "/api/v1/namespaces", &namespace("before")).await;
     assert_eq!(code, 201);
+    // The service accounts controller's writes (a `default` ServiceAccount per namespace; its
+    // passes go through the namespaces in order) land before the outage.
+    for ns in ["before", "kube-system"] {
+        let path = format!("/api/v1/namespaces/{ns}/serviceaccounts/default");
+        eventually("default service accounts", async || {
+            request(addr, "GET", &path, "").await.0 == 200
+        })
+        .await;
+    }
 
     // The store goes away for watches: readiness says why, liveness does not.
     store.go_down();

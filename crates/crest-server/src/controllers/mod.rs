@@ -1,11 +1,12 @@
 //! In-process controllers (apiextensions-apiserver's naming/establishing and finalizer
-//! controllers, and the namespace controller). They react to cache events and act through the
-//! same registry pipeline as clients do.
+//! controllers, the namespace controller, and the service accounts controller). They react to
+//! cache events and act through the same registry pipeline as clients do.
 
 pub(crate) mod compaction;
 pub(crate) mod event_ttl;
 pub(crate) mod gc;
 pub(crate) mod namespace;
+pub(crate) mod serviceaccounts;
 pub(crate) mod storageversionmigration;
 
 use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
@@ -108,6 +109,7 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
             finalize_namespace(registry, &ns).await?;
         }
     }
+    serviceaccounts::ensure_default_service_accounts(registry).await?;
     Ok(())
 }
 

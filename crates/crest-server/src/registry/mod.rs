@@ -266,6 +266,14 @@ impl Registry {
         self.cache.wait_for(rev).await
     }
 
+    /// The current definition of a resource looked up before [`Registry::sync`]: a write
+    /// right after a CRD change (a new storage version, schema) goes by the changed CRD.
+    fn fresh(&self, def: &ResourceDef) -> Option<Arc<ResourceDef>> {
+        def.crd_name.as_ref()?;
+        let a = &def.api;
+        self.resources().lookup(&a.group, &a.version, &a.plural)
+    }
+
     /// Looks a resource up, catching up with recent writes first when it is not (yet) known, so a
     /// request right after a CRD create finds the new resource.
     pub(crate) async fn lookup(
@@ -362,6 +370,8 @@ impl Registry {
         opts: &WriteOptions,
     ) -> Result<Served, ApiError> {
         self.sync().await?;
+        let fresh = self.fresh(def);
+        let def = fresh.as_deref().unwrap_or(def);
         let gr = def.api.group_resource();
         if def.terminating {
             let mut e = ApiError::method_not_supported(&gr, "create");
@@ -519,6 +529,8 @@ impl Registry {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         self.sync().await?;
+        let fresh = self.fresh(def);
+        let def = fresh.as_deref().unwrap_or(def);
         let mut obj = obj;
         opts.warn(dedup_owner_references(&mut obj, false));
         self.update_inner(def, ns, name, obj, mode, opts, false)
@@ -703,6 +715,8 @@ impl Registry {
         F: Fn(&Value) -> Result<Value, ApiError>,
     {
         self.sync().await?;
+        let fresh = self.fresh(def);
+        let def = fresh.as_deref().unwrap_or(def);
         let gr = def.api.group_resource();
         for _ in 0..MAX_RETRIES {
             let Some(current) = self.cache.get(&def.key(ns, name)) else {

@@ -1,0 +1,52 @@
+//! The service accounts controller (kube-controller-manager's `serviceaccount-controller`):
+//! every active namespace has a `default` ServiceAccount, created again when deleted. Tokens
+//! are not issued.
+
+use crate::registry::{Registry, WriteOptions};
+use crate::store::keys::NAMESPACE_PREFIX;
+use crest_api::meta;
+use serde_json::{json, Value};
+
+/// The ServiceAccount each namespace gets.
+const DEFAULT_SERVICE_ACCOUNT: &str = "default";
+
+/// Creates the `default` ServiceAccount of every namespace that is not terminating and lacks
+/// one. A namespace that starts terminating meanwhile (403) or a concurrent create (409) is no
+/// error.
+pub(crate) async fn ensure_default_service_accounts(
+    registry: &Registry,
+) -> Result<(), crest_api::ApiError> {
+    let res = registry.resources();
+    let Some(def) = res.lookup("", "v1", "serviceaccounts") else {
+        return Ok(());
+    };
+    for ns in registry.cache.list(NAMESPACE_PREFIX).objects {
+        let Some(name) = ns.key.strip_prefix(NAMESPACE_PREFIX) else {
+            continue;
+        };
+        if registry
+            .cache
+            .get(&def.key(Some(name), DEFAULT_SERVICE_ACCOUNT))
+            .is_some()
+        {
+            continue;
+        }
+        let v = ns.value()?;
+        let terminating = meta::deletion_timestamp(&v).is_some()
+            || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
+        if terminating {
+            continue;
+        }
+        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                        "metadata": {"name": DEFAULT_SERVICE_ACCOUNT, "namespace": name}});
+        match registry
+            .create(&def, Some(name), sa, &WriteOptions::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if matches!(e.code, 403 | 404 | 409) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

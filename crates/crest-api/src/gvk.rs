@@ -134,6 +134,46 @@ pub struct ApiResource {
 }
 
 impl ApiResource {
+    /// A built-in kind's resource with every verb, `<Kind>List` as its list kind, the singular
+    /// as the kind in lower case, and no short names, categories or subresources (the builder
+    /// methods below add them).
+    pub fn builtin(group: &str, version: &str, plural: &str, kind: &str, namespaced: bool) -> Self {
+        ApiResource {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            singular: kind.to_ascii_lowercase(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            namespaced,
+            verbs: all_verbs(),
+            short_names: vec![],
+            categories: vec![],
+            subresources: vec![],
+        }
+    }
+
+    pub fn with_short_names(mut self, names: &[&str]) -> Self {
+        self.short_names = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    pub fn with_categories(mut self, categories: &[&str]) -> Self {
+        self.categories = categories.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    pub fn with_subresources(mut self, subresources: &[&str]) -> Self {
+        self.subresources = subresources.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Drops verbs the resource does not serve.
+    pub fn without_verbs(mut self, verbs: &[&str]) -> Self {
+        self.verbs.retain(|v| !verbs.contains(&v.as_str()));
+        self
+    }
+
     pub fn group_version(&self) -> GroupVersion {
         GroupVersion::new(&self.group, &self.version)
     }

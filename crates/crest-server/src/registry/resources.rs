@@ -234,19 +234,16 @@ fn is_condition_true(crd: &Value, cond: &str) -> bool {
 }
 
 pub(crate) fn crd_resource() -> ApiResource {
-    ApiResource {
-        group: CRD_GROUP.into(),
-        version: "v1".into(),
-        plural: "customresourcedefinitions".into(),
-        singular: "customresourcedefinition".into(),
-        kind: "CustomResourceDefinition".into(),
-        list_kind: "CustomResourceDefinitionList".into(),
-        namespaced: false,
-        verbs: all_verbs(),
-        short_names: vec!["crd".into(), "crds".into()],
-        categories: vec!["api-extensions".into()],
-        subresources: vec!["status".into()],
-    }
+    ApiResource::builtin(
+        CRD_GROUP,
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        false,
+    )
+    .with_short_names(&["crd", "crds"])
+    .with_categories(&["api-extensions"])
+    .with_subresources(&["status"])
 }
 
 impl Resources {

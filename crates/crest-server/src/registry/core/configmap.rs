@@ -3,26 +3,14 @@
 use crate::registry::resources::ResourceDef;
 use crate::registry::strategy::Strategy;
 use crate::store::keys::CONFIGMAP_PREFIX;
-use crest_api::gvk::all_verbs;
 use crest_api::{ApiResource, FieldErrors};
 use crest_table::TableStyle;
 use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "configmaps".into(),
-        singular: "configmap".into(),
-        kind: "ConfigMap".into(),
-        list_kind: "ConfigMapList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names: vec!["cm".into()],
-        categories: vec![],
-        subresources: vec![],
-    };
+    let api =
+        ApiResource::builtin("", "v1", "configmaps", "ConfigMap", true).with_short_names(&["cm"]);
     vec![ResourceDef::builtin(
         api,
         CONFIGMAP_PREFIX,

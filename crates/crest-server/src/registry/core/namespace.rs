@@ -5,7 +5,6 @@ use crate::registry::strategy::{
     copy_field, generic_delete_step, set_deletion_timestamp, DeleteStep, Strategy,
 };
 use crate::store::keys::NAMESPACE_PREFIX;
-use crest_api::gvk::all_verbs;
 use crest_api::validation::{name_is_dns_label, NameValidator};
 use crest_api::{meta, ApiError, ApiResource, GroupResource};
 use crest_table::TableStyle;
@@ -13,22 +12,10 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "namespaces".into(),
-        singular: "namespace".into(),
-        kind: "Namespace".into(),
-        list_kind: "NamespaceList".into(),
-        namespaced: false,
-        verbs: all_verbs()
-            .into_iter()
-            .filter(|v| v != "deletecollection")
-            .collect(),
-        short_names: vec!["ns".into()],
-        categories: vec![],
-        subresources: vec!["finalize".into(), "status".into()],
-    };
+    let api = ApiResource::builtin("", "v1", "namespaces", "Namespace", false)
+        .with_short_names(&["ns"])
+        .with_subresources(&["finalize", "status"])
+        .without_verbs(&["deletecollection"]);
     let mut def = ResourceDef::builtin(
         api,
         NAMESPACE_PREFIX,

@@ -3,7 +3,6 @@
 use crate::registry::resources::ResourceDef;
 use crate::registry::strategy::Strategy;
 use crate::store::keys::SECRET_PREFIX;
-use crest_api::gvk::all_verbs;
 use crest_api::{ApiResource, FieldErrors};
 use crest_core_api::secret;
 use crest_table::TableStyle;
@@ -11,19 +10,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "secrets".into(),
-        singular: "secret".into(),
-        kind: "Secret".into(),
-        list_kind: "SecretList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names: vec![],
-        categories: vec![],
-        subresources: vec![],
-    };
+    let api = ApiResource::builtin("", "v1", "secrets", "Secret", true);
     let mut def = ResourceDef::builtin(
         api,
         SECRET_PREFIX,

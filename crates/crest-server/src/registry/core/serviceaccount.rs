@@ -4,7 +4,6 @@
 use crate::registry::resources::ResourceDef;
 use crate::registry::strategy::Strategy;
 use crate::store::keys::SERVICEACCOUNT_PREFIX;
-use crest_api::gvk::all_verbs;
 use crest_api::{ApiResource, FieldErrors};
 use crest_core_api::serviceaccount;
 use crest_table::TableStyle;
@@ -12,19 +11,8 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "serviceaccounts".into(),
-        singular: "serviceaccount".into(),
-        kind: "ServiceAccount".into(),
-        list_kind: "ServiceAccountList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names: vec!["sa".into()],
-        categories: vec![],
-        subresources: vec![],
-    };
+    let api = ApiResource::builtin("", "v1", "serviceaccounts", "ServiceAccount", true)
+        .with_short_names(&["sa"]);
     vec![ResourceDef::builtin(
         api,
         SERVICEACCOUNT_PREFIX,

@@ -5,7 +5,6 @@
 use crate::registry::resources::ResourceDef;
 use crate::registry::strategy::{copy_field, Strategy};
 use crate::store::keys::STORAGEVERSIONMIGRATION_PREFIX;
-use crest_api::gvk::all_verbs;
 use crest_api::{ApiResource, FieldErrors};
 use crest_core_api::storagemigration;
 use crest_table::TableStyle;
@@ -17,19 +16,8 @@ pub(crate) const VERSION: &str = "v1alpha1";
 pub(crate) const PLURAL: &str = "storageversionmigrations";
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: GROUP.into(),
-        version: VERSION.into(),
-        plural: PLURAL.into(),
-        singular: "storageversionmigration".into(),
-        kind: "StorageVersionMigration".into(),
-        list_kind: "StorageVersionMigrationList".into(),
-        namespaced: false,
-        verbs: all_verbs(),
-        short_names: vec![],
-        categories: vec![],
-        subresources: vec!["status".into()],
-    };
+    let api = ApiResource::builtin(GROUP, VERSION, PLURAL, "StorageVersionMigration", false)
+        .with_subresources(&["status"]);
     vec![ResourceDef::builtin(
         api,
         STORAGEVERSIONMIGRATION_PREFIX,

@@ -11,6 +11,7 @@
 
 mod convert;
 mod paths;
+pub mod strategic;
 pub mod typed;
 
 use serde_json::{json, Map, Value};

@@ -46,7 +46,7 @@ fn ref_name(schema: &Value) -> Option<&str> {
 }
 
 /// The definition a schema refers to, or the schema itself.
-fn resolve<'a>(defs: &'a Map<String, Value>, schema: &'a Value) -> Option<&'a Value> {
+pub(crate) fn resolve<'a>(defs: &'a Map<String, Value>, schema: &'a Value) -> Option<&'a Value> {
     let mut s = schema;
     for _ in 0..8 {
         match ref_name(s) {

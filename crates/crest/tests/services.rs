@@ -614,3 +614,75 @@ async fn webhook_service_references_resolve_through_endpoints_and_slices() {
     );
     running.shutdown().await;
 }
+
+#[test]
+fn kubectl_apply_merges_service_ports_strategically() {
+    let s = Server::start();
+    let manifest = |ports: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: web, finalizers: [example.com/keep]}}\nspec:\n  selector: {{app: web}}\n  ports:\n{ports}"
+        )
+    };
+    s.apply_yaml(&manifest(
+        "  - {name: http, port: 80, targetPort: 8080}\n  - {name: https, port: 443}\n",
+    ));
+    // A port added by someone else (not in the last applied configuration) stays; the one the
+    // manifest drops goes; the changed one is merged by its key (port).
+    s.kubectl_ok(&[
+        "patch",
+        "svc",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"ports":[{"name":"metrics","port":9090}]}}"#,
+    ]);
+    s.apply_yaml(&manifest(
+        "  - {name: https, port: 443, targetPort: 8443}\n  - {name: alt, port: 8443}\n",
+    ));
+    let svc: Value =
+        serde_json::from_str(&s.kubectl_ok(&["get", "svc", "web", "-o", "json"])).expect("json");
+    let ports: Vec<(String, i64, Value)> = svc["spec"]["ports"]
+        .as_array()
+        .expect("ports")
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap_or("").to_string(),
+                p["port"].as_i64().unwrap_or(0),
+                p["targetPort"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ports,
+        [
+            ("https".to_string(), 443, json!(8443)),
+            ("alt".to_string(), 8443, json!(8443)),
+            ("metrics".to_string(), 9090, json!(9090)),
+        ],
+        "{svc}"
+    );
+    // Finalizers merge as a set; `$deleteFromPrimitiveList` removes one.
+    s.kubectl_ok(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["example.com/keep"]}}"#,
+    ]);
+    let out = s.kubectl_ok(&["get", "svc", "web", "-o", "jsonpath={.metadata.finalizers}"]);
+    assert_eq!(out, "");
+    // A list element without its merge key is refused.
+    let (ok, _, err) = s.kubectl(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"spec":{"ports":[{"name":"nokey"}]}}"#,
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("does not contain declared merge key: port"),
+        "{err}"
+    );
+}

@@ -525,7 +525,7 @@ impl Ctx<'_> {
         let mode = UpdateMode::from_subresource(sub);
         let dups = self.duplicates(&body, fmt)?;
         let apply = |current: &Value| -> Result<Value, ApiError> {
-            let mut doc = apply_patch(fmt, &patch, current)?;
+            let mut doc = apply_patch(fmt, &patch, current, self.def.typed)?;
             self.coerce(&mut doc, true, &dups)?;
             Ok(doc)
         };
@@ -686,7 +686,7 @@ impl Ctx<'_> {
         let dups = self.duplicates(&body, fmt)?;
         self.write_scale(ns, name, &paths, &opts, out, |cur| {
             let current = paths.scale_to_patch(cur)?;
-            let patched = apply_patch(fmt, &patch, &current)?;
+            let patched = apply_patch(fmt, &patch, &current, None)?;
             self.scale_field_validation(&patched, &dups, true)?;
             scale::decode(&patched).map_err(|e| {
                 let errs = [FieldError::invalid(
@@ -813,7 +813,14 @@ fn check_scale_type(obj: &Value) -> Result<(), ApiError> {
 }
 
 /// Applies a JSON patch, merge patch or (built-in kinds) strategic merge patch to `current`.
-fn apply_patch(fmt: BodyFormat, patch: &Value, current: &Value) -> Result<Value, ApiError> {
+/// Applies a patch to the current object; a strategic merge patch follows the published
+/// definition `definition` (a built-in kind's) for its list merges.
+fn apply_patch(
+    fmt: BodyFormat,
+    patch: &Value,
+    current: &Value,
+    definition: Option<&str>,
+) -> Result<Value, ApiError> {
     let mut doc = current.clone();
     match fmt {
         BodyFormat::JsonPatch => {
@@ -828,7 +835,13 @@ fn apply_patch(fmt: BodyFormat, patch: &Value, current: &Value) -> Result<Value,
             })?;
         }
         BodyFormat::StrategicMergePatch => {
-            json_patch::merge(&mut doc, &strip_directives(patch));
+            doc = crest_openapi::strategic::apply(definition, &doc, patch).map_err(|e| {
+                if e.unprocessable {
+                    ApiError::new(422, crest_api::Reason::Invalid, e.message)
+                } else {
+                    ApiError::bad_request(e.message)
+                }
+            })?;
         }
         _ => {
             if !patch.is_object() {
@@ -844,18 +857,4 @@ fn apply_patch(fmt: BodyFormat, patch: &Value, current: &Value) -> Result<Value,
 
 fn json_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
-}
-
-/// Strategic-merge directives (`$patch`, `$setElementOrder/...`, `$retainKeys`, ...) carry no data
-/// for the built-in kinds Crest serves; dropping them leaves the merge patch they describe.
-fn strip_directives(p: &Value) -> Value {
-    match p {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| !k.starts_with('$'))
-                .map(|(k, v)| (k.clone(), strip_directives(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }

@@ -686,3 +686,60 @@ fn kubectl_apply_merges_service_ports_strategically() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn protobuf_endpoints_and_slices_are_decoded() {
+    use crest_codec::protobuf as pb;
+    let s = Server::start();
+    let meta = |name: &str| pb::ObjectMeta {
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    let eps = pb::Endpoints {
+        metadata: Some(meta("pb")),
+        subsets: vec![pb::EndpointSubset {
+            addresses: vec![pb::EndpointAddress {
+                ip: Some("10.0.0.7".into()),
+                ..Default::default()
+            }],
+            ports: vec![pb::CoreEndpointPort {
+                port: Some(80),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    let proto = [("Content-Type", "application/vnd.kubernetes.protobuf")];
+    let body = pb::encode_envelope("v1", "Endpoints", &eps);
+    let (code, _, bytes) = s.http("POST", EPS, &proto, Some(body)).await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&bytes));
+    let v: Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(
+        v["subsets"],
+        json!([{"addresses": [{"ip": "10.0.0.7"}], "ports": [{"port": 80, "protocol": "TCP"}]}])
+    );
+    let slice = pb::EndpointSlice {
+        metadata: Some(meta("pb-1")),
+        address_type: Some("IPv4".into()),
+        endpoints: vec![pb::Endpoint {
+            addresses: vec!["10.0.0.7".into()],
+            ..Default::default()
+        }],
+        ports: vec![pb::DiscoveryEndpointPort {
+            port: Some(80),
+            ..Default::default()
+        }],
+    };
+    let body = pb::encode_envelope("discovery.k8s.io/v1", "EndpointSlice", &slice);
+    let (code, _, bytes) = s.http("POST", SLICES, &proto, Some(body)).await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&bytes));
+    let v: Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(
+        v["ports"],
+        json!([{"name": "", "port": 80, "protocol": "TCP"}])
+    );
+    assert_eq!(
+        v["endpoints"],
+        json!([{"addresses": ["10.0.0.7"], "conditions": {}}])
+    );
+}

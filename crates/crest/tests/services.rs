@@ -539,10 +539,8 @@ async fn webhook_service_references_resolve_through_endpoints_and_slices() {
                "got": {"kind": "ConversionReview"}})
     );
 
-    // EndpointSlices labelled with the Service's name come first (the stale Endpoints would
-    // point at a closed port).
+    // A Service whose endpoints are published as an EndpointSlice only (unnamed port).
     post(&base, SVCS, service("sliced", "")).await;
-    post(&base, EPS, endpoints("sliced", "", 1)).await;
     post(
         &base,
         SLICES,
@@ -742,4 +740,84 @@ async fn protobuf_endpoints_and_slices_are_decoded() {
         v["endpoints"],
         json!([{"addresses": ["10.0.0.7"], "conditions": {}}])
     );
+}
+
+#[test]
+fn endpoints_of_selectorless_services_are_mirrored_into_slices() {
+    let s = Server::start();
+    s.apply_yaml(
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  ports: [{name: pg, port: 5432}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: db, labels: {team: data}}
+subsets:
+- addresses: [{ip: 10.0.0.5}]
+  notReadyAddresses: [{ip: 10.0.0.6}]
+  ports: [{name: pg, port: 5432}]
+"#,
+    );
+    let slices = |s: &Server| {
+        s.kubectl_ok(&[
+            "get",
+            "endpointslices",
+            "-l",
+            "kubernetes.io/service-name=db",
+            "-o",
+            "json",
+        ])
+    };
+    wait_until("the mirrored slice", || {
+        serde_json::from_str::<Value>(&slices(&s))
+            .is_ok_and(|l| l["items"].as_array().is_some_and(|i| i.len() == 1))
+    });
+    let list: Value = serde_json::from_str(&slices(&s)).expect("json");
+    let slice = &list["items"][0];
+    assert_eq!(
+        slice["metadata"]["labels"],
+        json!({"team": "data", "kubernetes.io/service-name": "db",
+               "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io"})
+    );
+    assert_eq!(slice["metadata"]["ownerReferences"][0]["kind"], "Endpoints");
+    assert_eq!(slice["addressType"], "IPv4");
+    assert_eq!(
+        slice["ports"],
+        json!([{"name": "pg", "port": 5432, "protocol": "TCP"}])
+    );
+    assert_eq!(
+        slice["endpoints"],
+        json!([
+            {"addresses": ["10.0.0.5"], "conditions": {"ready": true, "serving": true, "terminating": false}},
+            {"addresses": ["10.0.0.6"], "conditions": {"ready": false, "serving": false, "terminating": false}},
+        ])
+    );
+    // kubectl describe reads the slices, as on a cluster.
+    let out = s.kubectl_ok(&["describe", "svc", "db"]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("Endpoints:") && l.contains("10.0.0.5:5432")),
+        "{out}"
+    );
+    // Changes follow; a selector or the Endpoints' deletion removes the mirror.
+    s.kubectl_ok(&[
+        "patch",
+        "ep",
+        "db",
+        "--type=merge",
+        "-p",
+        r#"{"subsets":[{"addresses":[{"ip":"10.0.0.7"}],"ports":[{"name":"pg","port":5432}]}]}"#,
+    ]);
+    wait_until("the slice follows the Endpoints", || {
+        slices(&s).contains("10.0.0.7")
+    });
+    s.kubectl_ok(&["delete", "ep", "db"]);
+    wait_until("the mirror goes with its Endpoints", || {
+        serde_json::from_str::<Value>(&slices(&s))
+            .is_ok_and(|l| l["items"].as_array().is_some_and(Vec::is_empty))
+    });
 }

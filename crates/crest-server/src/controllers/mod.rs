@@ -3,6 +3,7 @@
 //! same registry pipeline as clients do.
 
 pub(crate) mod compaction;
+pub(crate) mod endpointslicemirroring;
 pub(crate) mod gc;
 pub(crate) mod namespace;
 

@@ -275,13 +275,18 @@ async fn categories_in_discovery_and_kubectl_get_all() {
     s.install_crd(SEED_CRD);
     s.apply_yaml(SEED_CRONTAB);
 
-    // `kubectl get all` finds the CronTab through its category.
+    // `kubectl get all` finds the CronTab through its category. Services are in `all` too
+    // (none exist here), so kubectl names rows kind.group/name.
     let out = s.kubectl_ok(&["get", "all"]);
     let t = lines(&out);
     assert_eq!(t[0], ["NAME", "SPEC", "REPLICAS", "AGE"], "{out}");
     assert_eq!(
         t[1][..3],
-        ["my-new-cron-object", "* * * * */5", "1"],
+        [
+            "crontab.stable.example.com/my-new-cron-object",
+            "* * * * */5",
+            "1"
+        ],
         "{out}"
     );
 

@@ -438,6 +438,127 @@ pub struct Condition {
     pub message: Option<String>,
 }
 
+/// `core/v1 Endpoints`: metadata = 1, subsets = 2.
+#[derive(Clone, PartialEq, Message)]
+pub struct Endpoints {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(message, repeated, tag = "2")]
+    pub subsets: Vec<EndpointSubset>,
+}
+
+/// `core/v1 EndpointSubset`: addresses = 1, notReadyAddresses = 2, ports = 3.
+#[derive(Clone, PartialEq, Message)]
+pub struct EndpointSubset {
+    #[prost(message, repeated, tag = "1")]
+    pub addresses: Vec<EndpointAddress>,
+    #[prost(message, repeated, tag = "2")]
+    pub not_ready_addresses: Vec<EndpointAddress>,
+    #[prost(message, repeated, tag = "3")]
+    pub ports: Vec<CoreEndpointPort>,
+}
+
+/// `core/v1 EndpointAddress`: ip = 1, targetRef = 2, hostname = 3, nodeName = 4.
+#[derive(Clone, PartialEq, Message)]
+pub struct EndpointAddress {
+    #[prost(string, optional, tag = "1")]
+    pub ip: Option<String>,
+    #[prost(message, optional, tag = "2")]
+    pub target_ref: Option<ObjectReference>,
+    #[prost(string, optional, tag = "3")]
+    pub hostname: Option<String>,
+    #[prost(string, optional, tag = "4")]
+    pub node_name: Option<String>,
+}
+
+/// `core/v1 EndpointPort`: name = 1, port = 2, protocol = 3, appProtocol = 4.
+#[derive(Clone, PartialEq, Message)]
+pub struct CoreEndpointPort {
+    #[prost(string, optional, tag = "1")]
+    pub name: Option<String>,
+    #[prost(int32, optional, tag = "2")]
+    pub port: Option<i32>,
+    #[prost(string, optional, tag = "3")]
+    pub protocol: Option<String>,
+    #[prost(string, optional, tag = "4")]
+    pub app_protocol: Option<String>,
+}
+
+// k8s.io/api/discovery/v1/generated.proto
+
+/// `discovery/v1 EndpointSlice`: metadata = 1, endpoints = 2, ports = 3, addressType = 4.
+#[derive(Clone, PartialEq, Message)]
+pub struct EndpointSlice {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(message, repeated, tag = "2")]
+    pub endpoints: Vec<Endpoint>,
+    #[prost(message, repeated, tag = "3")]
+    pub ports: Vec<DiscoveryEndpointPort>,
+    #[prost(string, optional, tag = "4")]
+    pub address_type: Option<String>,
+}
+
+/// `discovery/v1 Endpoint`: addresses = 1, conditions = 2, hostname = 3, targetRef = 4,
+/// deprecatedTopology = 5, nodeName = 6, zone = 7, hints = 8.
+#[derive(Clone, PartialEq, Message)]
+pub struct Endpoint {
+    #[prost(string, repeated, tag = "1")]
+    pub addresses: Vec<String>,
+    #[prost(message, optional, tag = "2")]
+    pub conditions: Option<EndpointConditions>,
+    #[prost(string, optional, tag = "3")]
+    pub hostname: Option<String>,
+    #[prost(message, optional, tag = "4")]
+    pub target_ref: Option<ObjectReference>,
+    #[prost(btree_map = "string, string", tag = "5")]
+    pub deprecated_topology: BTreeMap<String, String>,
+    #[prost(string, optional, tag = "6")]
+    pub node_name: Option<String>,
+    #[prost(string, optional, tag = "7")]
+    pub zone: Option<String>,
+    #[prost(message, optional, tag = "8")]
+    pub hints: Option<EndpointHints>,
+}
+
+/// `discovery/v1 EndpointConditions`: ready = 1, serving = 2, terminating = 3.
+#[derive(Clone, PartialEq, Message)]
+pub struct EndpointConditions {
+    #[prost(bool, optional, tag = "1")]
+    pub ready: Option<bool>,
+    #[prost(bool, optional, tag = "2")]
+    pub serving: Option<bool>,
+    #[prost(bool, optional, tag = "3")]
+    pub terminating: Option<bool>,
+}
+
+/// `discovery/v1 EndpointHints`: forZones = 1 (ForZone: name = 1).
+#[derive(Clone, PartialEq, Message)]
+pub struct EndpointHints {
+    #[prost(message, repeated, tag = "1")]
+    pub for_zones: Vec<ForZone>,
+}
+
+/// `discovery/v1 ForZone`: name = 1.
+#[derive(Clone, PartialEq, Message)]
+pub struct ForZone {
+    #[prost(string, optional, tag = "1")]
+    pub name: Option<String>,
+}
+
+/// `discovery/v1 EndpointPort`: name = 1, protocol = 2, port = 3, appProtocol = 4.
+#[derive(Clone, PartialEq, Message)]
+pub struct DiscoveryEndpointPort {
+    #[prost(string, optional, tag = "1")]
+    pub name: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    pub protocol: Option<String>,
+    #[prost(int32, optional, tag = "3")]
+    pub port: Option<i32>,
+    #[prost(string, optional, tag = "4")]
+    pub app_protocol: Option<String>,
+}
+
 /// The scheme built-in kinds decode with, as kube-apiserver's errors name it.
 const LEGACY_SCHEME: &str = "pkg/api/legacyscheme/scheme.go:30";
 
@@ -508,12 +629,14 @@ pub fn decode_object(
     kind: &str,
 ) -> Result<Value, ApiError> {
     // Only the kinds clients send as protobuf are decoded; the rest answer as unsupported.
-    if !group.is_empty()
-        || !matches!(
-            kind,
-            "Namespace" | "ConfigMap" | "Secret" | "ServiceAccount" | "Service"
-        )
-    {
+    let decodable = matches!(
+        (group, kind),
+        (
+            "",
+            "Namespace" | "ConfigMap" | "Secret" | "ServiceAccount" | "Service" | "Endpoints"
+        ) | ("discovery.k8s.io", "EndpointSlice")
+    );
+    if !decodable {
         return Err(unsupported_for_kind());
     }
     let (tm, raw) = envelope(body).map_err(|e| {
@@ -562,6 +685,14 @@ pub fn decode_object(
     if kind == "ServiceAccount" {
         let sa = ServiceAccount::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
         return service_account_json(&sa, &api_version).map_err(cannot);
+    }
+    if kind == "Endpoints" {
+        let e = Endpoints::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return endpoints_json(&e, &api_version).map_err(cannot);
+    }
+    if kind == "EndpointSlice" {
+        let e = EndpointSlice::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return endpoint_slice_json(&e, &api_version).map_err(cannot);
     }
     if kind == "Service" {
         let svc = Service::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
@@ -641,17 +772,7 @@ fn service_account_json(sa: &ServiceAccount, api_version: &str) -> Result<Value,
         object_meta_json(&sa.metadata.clone().unwrap_or_default())?,
     );
     if !sa.secrets.is_empty() {
-        let refs = sa.secrets.iter().map(|r| {
-            let mut x = Map::new();
-            put_str(&mut x, "kind", r.kind.as_deref());
-            put_str(&mut x, "namespace", r.namespace.as_deref());
-            put_str(&mut x, "name", r.name.as_deref());
-            put_str(&mut x, "uid", r.uid.as_deref());
-            put_str(&mut x, "apiVersion", r.api_version.as_deref());
-            put_str(&mut x, "resourceVersion", r.resource_version.as_deref());
-            put_str(&mut x, "fieldPath", r.field_path.as_deref());
-            Value::Object(x)
-        });
+        let refs = sa.secrets.iter().map(object_reference_json);
         o.insert("secrets".into(), refs.collect());
     }
     if !sa.image_pull_secrets.is_empty() {
@@ -1001,6 +1122,169 @@ fn service_json(svc: &Service, api_version: &str) -> Result<Value, String> {
     }))
 }
 
+/// An ObjectReference as Go's JSON encoding writes it (every field omitempty).
+fn object_reference_json(r: &ObjectReference) -> Value {
+    let mut x = Map::new();
+    put_str(&mut x, "kind", r.kind.as_deref());
+    put_str(&mut x, "namespace", r.namespace.as_deref());
+    put_str(&mut x, "name", r.name.as_deref());
+    put_str(&mut x, "uid", r.uid.as_deref());
+    put_str(&mut x, "apiVersion", r.api_version.as_deref());
+    put_str(&mut x, "resourceVersion", r.resource_version.as_deref());
+    put_str(&mut x, "fieldPath", r.field_path.as_deref());
+    Value::Object(x)
+}
+
+/// Endpoints as Go's JSON encoding of the decoded struct (an address's `ip` and a port's
+/// `port` always present, the rest omitted when empty or unset).
+fn endpoints_json(e: &Endpoints, api_version: &str) -> Result<Value, String> {
+    let mut o = Map::new();
+    o.insert("kind".into(), "Endpoints".into());
+    o.insert("apiVersion".into(), api_version.into());
+    o.insert(
+        "metadata".into(),
+        object_meta_json(&e.metadata.clone().unwrap_or_default())?,
+    );
+    let address = |a: &EndpointAddress| {
+        let mut x = Map::new();
+        x.insert("ip".into(), a.ip.as_deref().unwrap_or("").into());
+        put_str(&mut x, "hostname", a.hostname.as_deref());
+        if let Some(n) = &a.node_name {
+            x.insert("nodeName".into(), n.as_str().into());
+        }
+        if let Some(r) = &a.target_ref {
+            x.insert("targetRef".into(), object_reference_json(r));
+        }
+        Value::Object(x)
+    };
+    if !e.subsets.is_empty() {
+        let subsets = e.subsets.iter().map(|ss| {
+            let mut x = Map::new();
+            if !ss.addresses.is_empty() {
+                x.insert(
+                    "addresses".into(),
+                    ss.addresses.iter().map(address).collect(),
+                );
+            }
+            if !ss.not_ready_addresses.is_empty() {
+                x.insert(
+                    "notReadyAddresses".into(),
+                    ss.not_ready_addresses.iter().map(address).collect(),
+                );
+            }
+            if !ss.ports.is_empty() {
+                let ports = ss.ports.iter().map(|p| {
+                    let mut y = Map::new();
+                    put_str(&mut y, "name", p.name.as_deref());
+                    y.insert("port".into(), p.port.unwrap_or(0).into());
+                    put_str(&mut y, "protocol", p.protocol.as_deref());
+                    if let Some(a) = &p.app_protocol {
+                        y.insert("appProtocol".into(), a.as_str().into());
+                    }
+                    Value::Object(y)
+                });
+                x.insert("ports".into(), ports.collect());
+            }
+            Value::Object(x)
+        });
+        o.insert("subsets".into(), subsets.collect());
+    }
+    Ok(o.into())
+}
+
+/// An EndpointSlice as Go's JSON encoding of the decoded struct: `addressType`, `endpoints`
+/// and `ports` always present (`null` when empty, as Go writes a nil slice), an endpoint's
+/// `addresses` and `conditions` always present, pointer fields present when sent.
+fn endpoint_slice_json(e: &EndpointSlice, api_version: &str) -> Result<Value, String> {
+    let list_or_null = |items: Vec<Value>| {
+        if items.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(items)
+        }
+    };
+    let endpoints = e
+        .endpoints
+        .iter()
+        .map(|ep| {
+            let mut x = Map::new();
+            x.insert(
+                "addresses".into(),
+                list_or_null(ep.addresses.iter().map(|a| a.as_str().into()).collect()),
+            );
+            let mut c = Map::new();
+            if let Some(cond) = &ep.conditions {
+                for (k, v) in [
+                    ("ready", cond.ready),
+                    ("serving", cond.serving),
+                    ("terminating", cond.terminating),
+                ] {
+                    if let Some(b) = v {
+                        c.insert(k.into(), b.into());
+                    }
+                }
+            }
+            x.insert("conditions".into(), c.into());
+            if let Some(h) = &ep.hostname {
+                x.insert("hostname".into(), h.as_str().into());
+            }
+            if let Some(r) = &ep.target_ref {
+                x.insert("targetRef".into(), object_reference_json(r));
+            }
+            if !ep.deprecated_topology.is_empty() {
+                x.insert("deprecatedTopology".into(), json!(ep.deprecated_topology));
+            }
+            if let Some(n) = &ep.node_name {
+                x.insert("nodeName".into(), n.as_str().into());
+            }
+            if let Some(z) = &ep.zone {
+                x.insert("zone".into(), z.as_str().into());
+            }
+            if let Some(h) = &ep.hints {
+                let zones: Vec<Value> = h
+                    .for_zones
+                    .iter()
+                    .map(|z| json!({"name": z.name.as_deref().unwrap_or("")}))
+                    .collect();
+                let mut hx = Map::new();
+                if !zones.is_empty() {
+                    hx.insert("forZones".into(), zones.into());
+                }
+                x.insert("hints".into(), hx.into());
+            }
+            Value::Object(x)
+        })
+        .collect();
+    let ports = e
+        .ports
+        .iter()
+        .map(|p| {
+            let mut x = Map::new();
+            for (k, v) in [
+                ("name", &p.name),
+                ("protocol", &p.protocol),
+                ("appProtocol", &p.app_protocol),
+            ] {
+                if let Some(v) = v {
+                    x.insert(k.into(), v.as_str().into());
+                }
+            }
+            if let Some(n) = p.port {
+                x.insert("port".into(), n.into());
+            }
+            Value::Object(x)
+        })
+        .collect();
+    Ok(json!({
+        "kind": "EndpointSlice",
+        "apiVersion": api_version,
+        "metadata": object_meta_json(&e.metadata.clone().unwrap_or_default())?,
+        "addressType": e.address_type.as_deref().unwrap_or(""),
+        "endpoints": list_or_null(endpoints),
+        "ports": list_or_null(ports),
+    }))
+}
+
 /// Encodes `msg` in the envelope, as a protobuf client sends it (tests and tools).
 pub fn encode_envelope(api_version: &str, kind: &str, msg: &impl Message) -> Vec<u8> {
     let unknown = Unknown {
@@ -1244,6 +1528,84 @@ mod tests {
                     "internalTrafficPolicy": "Local",
                 },
                 "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.9", "ipMode": "VIP"}]}},
+            })
+        );
+    }
+
+    #[test]
+    fn endpoints_and_endpoint_slice_field_numbers() {
+        let target = [str_field(1, "Pod"), str_field(3, "p1"), str_field(4, "u")].concat();
+        let addr = [
+            str_field(1, "10.0.0.1"),
+            len_field(2, &target),
+            str_field(3, "h"),
+            str_field(4, "node-1"),
+        ]
+        .concat();
+        let port = [
+            str_field(1, "https"),
+            int_field(2, 8443),
+            str_field(3, "TCP"),
+            str_field(4, "h2"),
+        ]
+        .concat();
+        let subset = [
+            len_field(1, &addr),
+            len_field(2, &str_field(1, "10.0.0.2")),
+            len_field(3, &port),
+        ]
+        .concat();
+        let eps = [len_field(1, &str_field(1, "web")), len_field(2, &subset)].concat();
+        let v = decode_object(
+            &envelope_bytes("v1", "Endpoints", &eps),
+            "",
+            "v1",
+            "Endpoints",
+        )
+        .unwrap();
+        assert_eq!(
+            v["subsets"],
+            json!([{
+                "addresses": [{"ip": "10.0.0.1", "hostname": "h", "nodeName": "node-1",
+                               "targetRef": {"kind": "Pod", "name": "p1", "uid": "u"}}],
+                "notReadyAddresses": [{"ip": "10.0.0.2"}],
+                "ports": [{"name": "https", "port": 8443, "protocol": "TCP", "appProtocol": "h2"}],
+            }])
+        );
+        let endpoint = [
+            str_field(1, "10.0.0.1"),
+            len_field(2, &[int_field(1, 1), int_field(3, 0)].concat()),
+            str_field(6, "node-1"),
+            str_field(7, "z1"),
+            len_field(8, &len_field(1, &str_field(1, "z1"))),
+        ]
+        .concat();
+        let slice_port = [str_field(1, ""), str_field(2, "TCP"), int_field(3, 443)].concat();
+        let slice = [
+            len_field(1, &str_field(1, "web-1")),
+            len_field(2, &endpoint),
+            len_field(3, &slice_port),
+            str_field(4, "IPv4"),
+        ]
+        .concat();
+        let v = decode_object(
+            &envelope_bytes("discovery.k8s.io/v1", "EndpointSlice", &slice),
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1",
+                "metadata": {"name": "web-1", "creationTimestamp": null},
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": ["10.0.0.1"],
+                               "conditions": {"ready": true, "terminating": false},
+                               "nodeName": "node-1", "zone": "z1",
+                               "hints": {"forZones": [{"name": "z1"}]}}],
+                "ports": [{"name": "", "protocol": "TCP", "port": 443}],
             })
         );
     }

@@ -15,7 +15,7 @@ use crate::network::{
     validate_label_map, validate_non_special_ip, validate_port_num_or_name, validate_protocol,
     validate_qualified_name,
 };
-use crest_api::validation::{is_dns1035_label, is_dns1123_subdomain, FIELD_IMMUTABLE};
+use crest_api::validation::{is_dns1035_label, is_dns1123_subdomain};
 use crest_api::{FieldError, FieldErrors, FieldPath};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -785,9 +785,14 @@ pub fn validate_update(new: &Value, old: &Value) -> FieldErrors {
         );
         if let (Some(nf), Some(of)) = (n.first(), o.first()) {
             if nf != of {
-                errs.push(FieldError::invalid(
+                // Upstream reports the whole list, printed as Go's `%#v` of it.
+                let items: Vec<String> = n
+                    .iter()
+                    .map(|f| format!("{:?}", f.as_str().unwrap_or("")))
+                    .collect();
+                errs.push(FieldError::invalid_repr(
                     &FieldPath::new("spec").child("ipFamilies").index(0),
-                    nf.clone(),
+                    &format!("[]core.IPFamily{{{}}}", items.join(", ")),
                     "may not change once set",
                 ));
             }
@@ -803,7 +808,7 @@ pub fn validate_update(new: &Value, old: &Value) -> FieldErrors {
             errs.push(FieldError::invalid(
                 &FieldPath::new("spec").child("loadBalancerClass"),
                 n.cloned().unwrap_or(Value::Null),
-                FIELD_IMMUTABLE,
+                "may not change once set",
             ));
         }
     }

@@ -13,12 +13,16 @@
 //! - [`store`]: the in-memory cache every read is served from, and the storage key layout.
 //! - [`controllers`]: CRD naming and cleanup, namespace deletion, garbage collection,
 //!   compaction; they act through the registry as clients do.
+//! - [`webhook`]: calling webhooks addressed through a Service (endpoint routing over the
+//!   stored EndpointSlices/Endpoints, TLS verified against the caBundle); reached from outside
+//!   through [`Running::service_resolver`].
 
 mod controllers;
 mod http;
 mod registry;
 mod store;
 mod views;
+pub mod webhook;
 
 use crest_storage::Storage;
 use http::App;
@@ -64,6 +68,12 @@ pub struct Running {
 }
 
 impl Running {
+    /// The resolver webhooks addressed through a Service are called with (for embedders and
+    /// tests; the server's own webhook callers hold one too).
+    pub fn service_resolver(&self) -> webhook::ServiceResolver {
+        webhook::ServiceResolver::new(self.app.registry.clone())
+    }
+
     /// Stops accepting, ends watches, lets in-flight requests finish (bounded), closes storage.
     pub async fn shutdown(self) {
         let _ = self.app.shutdown.send(true);
@@ -123,6 +133,10 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         app.shutdown.subscribe(),
     )));
     tasks.push(tokio::spawn(controllers::storageversionmigration::run(
+        registry.clone(),
+        app.shutdown.subscribe(),
+    )));
+    tasks.push(tokio::spawn(controllers::endpointslicemirroring::run(
         registry.clone(),
         app.shutdown.subscribe(),
     )));

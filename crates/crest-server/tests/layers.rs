@@ -4,11 +4,12 @@
 use std::path::Path;
 
 /// Each layer and the layers it may use (besides itself).
-const LAYERS: [(&str, &[&str]); 5] = [
+const LAYERS: [(&str, &[&str]); 6] = [
     ("store", &[]),
     ("registry", &["store"]),
     ("views", &["registry", "store"]),
     ("controllers", &["registry", "store"]),
+    ("webhook", &["registry", "store"]),
     ("http", &["views", "registry", "store"]),
 ];
 

@@ -229,6 +229,11 @@ fn merge_map<M: PatchMeta>(
         };
         if let Some(Value::Array(list)) = original.get_mut(field) {
             list.retain(|x| !remove.contains(x));
+            // An emptied list goes, as the typed round trip after the patch drops it (the
+            // built-in kinds' merge lists of scalars are all `omitempty`).
+            if list.is_empty() {
+                original.remove(field);
+            }
         }
     }
     for (k, pv) in patch {

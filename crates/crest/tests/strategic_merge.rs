@@ -87,7 +87,7 @@ async fn merge_lists_merge_and_directives_apply() {
     let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/a", "example.com/b"]}});
     let (code, body) = s.http_json("PATCH", &path, SMP, Some(&patch)).await;
     assert_eq!(code, 200, "{body}");
-    assert_eq!(body["metadata"]["finalizers"], json!([]), "{body}");
+    assert!(body["metadata"].get("finalizers").is_none(), "{body}");
 
     // An element without its merge key is refused with upstream's message (as a 400).
     let patch = json!({"metadata": {"ownerReferences": [{"name": "x"}]}});

@@ -3,6 +3,7 @@
 //! cache events and act through the same registry pipeline as clients do.
 
 pub(crate) mod compaction;
+pub(crate) mod endpointslicemirroring;
 pub(crate) mod event_ttl;
 pub(crate) mod gc;
 pub(crate) mod namespace;

@@ -101,7 +101,9 @@ fn external_ip(obj: &Value, spec: &Value, ty: &str) -> String {
         "ClusterIP" | "NodePort" if !external.is_empty() => external.join(","),
         "ClusterIP" | "NodePort" => "<none>".into(),
         "LoadBalancer" => {
-            let mut all: Vec<&str> = obj
+            // `loadBalancerStatusStringer`: each ingress point's IP (else hostname), as a sorted
+            // set; then the external IPs.
+            let ingress: std::collections::BTreeSet<&str> = obj
                 .pointer("/status/loadBalancer/ingress")
                 .and_then(Value::as_array)
                 .map(|ing| {
@@ -114,6 +116,7 @@ fn external_ip(obj: &Value, spec: &Value, ty: &str) -> String {
                         .collect()
                 })
                 .unwrap_or_default();
+            let mut all: Vec<&str> = ingress.into_iter().collect();
             all.extend(external);
             if all.is_empty() {
                 "<pending>".into()
@@ -321,6 +324,13 @@ mod tests {
         assert_eq!(c[6], "<none>");
         let svc = json!({"metadata": {"name": "x"}, "spec": {"type": "LoadBalancer", "ports": [{"port": 1, "protocol": "TCP"}]}});
         assert_eq!(strings(service_cells(&svc, 0))[3], "<pending>");
+        let svc = json!({"metadata": {"name": "x"},
+            "spec": {"type": "LoadBalancer", "externalIPs": ["192.0.2.9"]},
+            "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.2"}, {"hostname": "lb.example.com"}, {"ip": "192.0.2.2"}]}}});
+        assert_eq!(
+            strings(service_cells(&svc, 0))[3],
+            "192.0.2.2,lb.example.com,192.0.2.9"
+        );
     }
 
     #[test]

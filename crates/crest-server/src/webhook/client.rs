@@ -1,0 +1,158 @@
+//! The HTTPS call: TLS verified against the configuration's CA bundle with the Service's DNS
+//! name, HTTP/1.1 only (as upstream's webhook client, which turns HTTP/2 off), errors worded as
+//! Go's TLS and HTTP clients word them.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// A webhook's answer: status code and body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookResponse {
+    pub status: u16,
+    pub body: Bytes,
+}
+
+/// Where the system's trust roots are read from when a configuration has no CA bundle.
+const SYSTEM_ROOTS: [&str; 3] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+];
+
+/// The client configuration trusting `ca_bundle` (PEM), or the system's roots when it is empty
+/// (as Go's TLS client does without CA data).
+pub(crate) fn tls_config(ca_bundle: &[u8]) -> Result<Arc<rustls::ClientConfig>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    if ca_bundle.iter().all(u8::is_ascii_whitespace) {
+        let system = std::env::var("SSL_CERT_FILE")
+            .ok()
+            .into_iter()
+            .chain(SYSTEM_ROOTS.iter().map(|s| s.to_string()))
+            .find_map(|p| std::fs::read(p).ok())
+            .unwrap_or_default();
+        for cert in CertificateDer::pem_slice_iter(&system).flatten() {
+            let _ = roots.add(cert);
+        }
+    } else {
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(ca_bundle)
+            .collect::<Result<_, _>>()
+            .map_err(|_| "unable to load root certificates: unable to parse bytes as PEM block")?;
+        if certs.is_empty() {
+            return Err(
+                "unable to load root certificates: unable to parse bytes as PEM block".into(),
+            );
+        }
+        for cert in certs {
+            roots
+                .add(cert)
+                .map_err(|e| format!("unable to load root certificates: {e}"))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// POSTs `body` to `addr` over TLS verified for `server_name`.
+pub(crate) async fn post(
+    addr: SocketAddr,
+    tls: Arc<rustls::ClientConfig>,
+    server_name: &str,
+    host: &str,
+    path_and_query: &str,
+    body: Vec<u8>,
+) -> Result<WebhookResponse, String> {
+    let tcp = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| dial_error(addr, &e))?;
+    let name = ServerName::try_from(server_name.to_string()).map_err(|e| e.to_string())?;
+    let stream = tokio_rustls::TlsConnector::from(tls)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| tls_error(&e, server_name))?;
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let req = http::Request::post(path_and_query)
+        .header(http::header::HOST, host)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::ACCEPT, "application/json, */*")
+        .header(http::header::USER_AGENT, "crest")
+        .body(Full::new(Bytes::from(body)))
+        .map_err(|e| e.to_string())?;
+    let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+    let status = resp.status().as_u16();
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    Ok(WebhookResponse { status, body })
+}
+
+/// Go's dial error: `dial tcp 127.0.0.1:1: connect: connection refused`.
+fn dial_error(addr: SocketAddr, e: &std::io::Error) -> String {
+    let what = match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+        std::io::ErrorKind::TimedOut => "connection timed out".to_string(),
+        _ => e.to_string(),
+    };
+    format!("dial tcp {addr}: connect: {what}")
+}
+
+/// A failed handshake as Go's TLS client words it (`tls: failed to verify certificate:
+/// x509: ...`).
+fn tls_error(e: &std::io::Error, server_name: &str) -> String {
+    use rustls::CertificateError as C;
+    let Some(rustls::Error::InvalidCertificate(cert)) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    else {
+        return match e.get_ref() {
+            Some(inner) => format!("remote error: {inner}"),
+            None => e.to_string(),
+        };
+    };
+    let x509 = match cert {
+        // A CA of the same name but another key fails the signature check: to Go, too, the
+        // certificate's authority is unknown.
+        C::UnknownIssuer | C::BadSignature => {
+            "x509: certificate signed by unknown authority".to_string()
+        }
+        C::NotValidForNameContext { presented, .. } => {
+            // Go lists the certificate's DNS names (webpki prints them as `DnsName("x")`).
+            let names: Vec<&str> = presented
+                .iter()
+                .filter_map(|p| p.strip_prefix("DnsName(\"")?.strip_suffix("\")"))
+                .collect();
+            if names.is_empty() {
+                format!("x509: certificate is not valid for any names, but wanted to match {server_name}")
+            } else {
+                format!(
+                    "x509: certificate is valid for {}, not {server_name}",
+                    names.join(", ")
+                )
+            }
+        }
+        C::NotValidForName => format!("x509: certificate is not valid for {server_name}"),
+        C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. } => {
+            "x509: certificate has expired or is not yet valid".to_string()
+        }
+        other => format!("x509: {other:?}"),
+    };
+    format!("tls: failed to verify certificate: {x509}")
+}

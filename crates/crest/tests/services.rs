@@ -1,0 +1,826 @@
+//! core/v1 Services and Endpoints, discovery.k8s.io/v1 EndpointSlices: kubectl's typed client
+//! (protobuf Service bodies), the built-in printers, upstream's defaults and validation, field
+//! selectors, the status subresource; and the webhook Service resolver end to end (a real HTTPS
+//! server on 127.0.0.1 reached through a Service and its Endpoints or EndpointSlices).
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+const SVCS: &str = "/api/v1/namespaces/default/services";
+const EPS: &str = "/api/v1/namespaces/default/endpoints";
+const SLICES: &str = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
+
+fn table(out: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn kubectl_creates_and_prints_services() {
+    let s = Server::start();
+    // kubectl's typed client sends Services as protobuf.
+    s.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"]);
+    s.kubectl_ok(&[
+        "create",
+        "service",
+        "externalname",
+        "ext",
+        "--external-name",
+        "example.com",
+    ]);
+    s.kubectl_ok(&[
+        "create",
+        "service",
+        "clusterip",
+        "headless",
+        "--clusterip=None",
+    ]);
+    let out = s.kubectl_ok(&["get", "svc", "-o", "wide"]);
+    let t = table(&out);
+    assert_eq!(
+        t[0],
+        [
+            "NAME",
+            "TYPE",
+            "CLUSTER-IP",
+            "EXTERNAL-IP",
+            "PORT(S)",
+            "AGE",
+            "SELECTOR"
+        ],
+        "{out}"
+    );
+    let row = |name: &str| t.iter().find(|r| r[0] == name).cloned().unwrap_or_default();
+    assert_eq!(
+        row("web")[..5],
+        ["web", "ClusterIP", "<none>", "<none>", "80/TCP"],
+        "{out}"
+    );
+    assert_eq!(row("web")[6], "app=web", "{out}");
+    assert_eq!(
+        row("ext")[..5],
+        ["ext", "ExternalName", "<none>", "example.com", "<none>"],
+        "{out}"
+    );
+    assert_eq!(
+        row("headless")[..5],
+        ["headless", "ClusterIP", "None", "<none>", "<none>"],
+        "{out}"
+    );
+    // The defaults that apply without a cluster network; no cluster IP is allocated.
+    let web: Value =
+        serde_json::from_str(&s.kubectl_ok(&["get", "svc", "web", "-o", "json"])).expect("json");
+    assert_eq!(
+        web["spec"],
+        json!({
+            "ports": [{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}],
+            "selector": {"app": "web"}, "type": "ClusterIP", "sessionAffinity": "None",
+            "internalTrafficPolicy": "Cluster", "ipFamilyPolicy": "SingleStack",
+            "ipFamilies": ["IPv4"],
+        })
+    );
+    assert_eq!(web["status"], json!({"loadBalancer": {}}));
+    assert!(web["metadata"].get("generation").is_none());
+    // Short names, and field selectors on spec.type and spec.clusterIP.
+    let out = s.kubectl_ok(&[
+        "get",
+        "svc",
+        "--field-selector=spec.type=ExternalName",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(out.trim(), "service/ext");
+    let out = s.kubectl_ok(&[
+        "get",
+        "svc",
+        "--field-selector=spec.clusterIP=None",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(out.trim(), "service/headless");
+    let (ok, _, err) = s.kubectl(&["get", "svc", "--field-selector=spec.ports=1"]);
+    assert!(!ok);
+    assert!(
+        err.contains("field label not supported: spec.ports"),
+        "{err}"
+    );
+    let out = s.kubectl_ok(&["api-resources", "--api-group="]);
+    assert!(
+        out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+            == ["services", "svc", "v1", "true", "Service"]),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+            == ["endpoints", "ep", "v1", "true", "Endpoints"]),
+        "{out}"
+    );
+    let out = s.kubectl_ok(&["explain", "service.spec.clusterIP"]);
+    assert!(out.contains("KIND:       Service"), "{out}");
+}
+
+#[test]
+fn endpoints_and_endpointslices_print_as_upstream() {
+    let s = Server::start();
+    s.apply_yaml(
+        r#"
+apiVersion: v1
+kind: Endpoints
+metadata: {name: backends}
+subsets:
+- addresses: [{ip: 10.0.0.1}, {ip: 10.0.0.2}]
+  ports: [{name: http, port: 80}, {name: https, port: 443}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: backends-abc
+  labels: {kubernetes.io/service-name: backends}
+addressType: IPv4
+ports: [{name: http, port: 80}]
+endpoints:
+- addresses: [10.0.0.1]
+- addresses: [10.0.0.2]
+  conditions: {ready: false}
+"#,
+    );
+    let out = s.kubectl_ok(&["get", "ep"]);
+    let t = table(&out);
+    assert_eq!(t[0], ["NAME", "ENDPOINTS", "AGE"], "{out}");
+    assert_eq!(
+        t[1][..4],
+        ["backends", "10.0.0.1:80,10.0.0.2:80,10.0.0.1:443", "+", "1"],
+        "{out}"
+    );
+    let out = s.kubectl_ok(&["get", "endpointslices"]);
+    let t = table(&out);
+    assert_eq!(
+        t[0],
+        ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"],
+        "{out}"
+    );
+    assert_eq!(
+        t[1][..4],
+        ["backends-abc", "IPv4", "80", "10.0.0.1,10.0.0.2"],
+        "{out}"
+    );
+    // Defaults: the endpoint port's protocol, the slice port's protocol; slices keep a
+    // generation.
+    let ep: Value =
+        serde_json::from_str(&s.kubectl_ok(&["get", "ep", "backends", "-o", "json"])).expect("ep");
+    assert_eq!(ep["subsets"][0]["ports"][0]["protocol"], "TCP");
+    let slice: Value = serde_json::from_str(&s.kubectl_ok(&[
+        "get",
+        "endpointslice",
+        "backends-abc",
+        "-o",
+        "json",
+    ]))
+    .expect("slice");
+    assert_eq!(
+        slice["ports"][0],
+        json!({"name": "http", "port": 80, "protocol": "TCP"})
+    );
+    assert_eq!(slice["metadata"]["generation"], 1);
+}
+
+#[tokio::test]
+async fn validation_errors_are_upstreams() {
+    let s = Server::start();
+    let (code, body) = s
+        .http_json(
+            "POST",
+            SVCS,
+            "application/json",
+            Some(&json!({
+                "apiVersion": "v1", "kind": "Service", "metadata": {"name": "bad"},
+                "spec": {"ports": [{"port": 80}, {"name": "b", "port": 80, "protocol": "TCP"},
+                                   {"name": "c", "port": 0, "protocol": "ICMP"}]},
+            })),
+        )
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Service \"bad\" is invalid: [spec.ports[0].name: Required value, spec.ports[2].port: Invalid value: 0: must be between 1 and 65535, inclusive, spec.ports[2].protocol: Unsupported value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\", spec.ports[2].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive, spec.ports[1]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}]"
+    );
+    assert_eq!(body["details"]["causes"][0]["field"], "spec.ports[0].name");
+    // ExternalName needs its name; Service names are DNS-1035 labels.
+    let (ok, _, err) = s.kubectl(&[
+        "create",
+        "service",
+        "externalname",
+        "1ext",
+        "--external-name",
+        "example.com",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("metadata.name: Invalid value: \"1ext\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character"),
+        "{err}"
+    );
+    let (code, body) = s
+        .http_json(
+            "POST",
+            SVCS,
+            "application/json",
+            Some(
+                &json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"},
+                         "spec": {"type": "ExternalName"}}),
+            ),
+        )
+        .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        body["message"],
+        "Service \"x\" is invalid: spec.externalName: Required value"
+    );
+    // Endpoints and EndpointSlices.
+    let (code, body) = s
+        .http_json(
+            "POST",
+            EPS,
+            "application/json",
+            Some(
+                &json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e"},
+                         "subsets": [{"ports": [{"port": 80}]},
+                                     {"addresses": [{"ip": "169.254.0.1"}]}]}),
+            ),
+        )
+        .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        body["message"],
+        "Endpoints \"e\" is invalid: [subsets[0]: Required value: must specify `addresses` or `notReadyAddresses`, subsets[1].addresses[0].ip: Invalid value: \"169.254.0.1\": may not be in the link-local range (169.254.0.0/16, fe80::/10)]"
+    );
+    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "s"}, "addressType": "IPv4",
+        "endpoints": [{"addresses": ["fd00::1"]}]});
+    let (code, body) = s
+        .http_json("POST", SLICES, "application/json", Some(&slice))
+        .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        body["message"],
+        "EndpointSlice.discovery.k8s.io \"s\" is invalid: endpoints[0].addresses[0]: Invalid value: \"fd00::1\": must be a valid IPv4 address"
+    );
+    // addressType is immutable.
+    let mut ok_slice = slice.clone();
+    ok_slice["endpoints"] = json!([{"addresses": ["10.0.0.1"]}]);
+    let (code, _) = s
+        .http_json("POST", SLICES, "application/json", Some(&ok_slice))
+        .await;
+    assert_eq!(code, 201);
+    ok_slice["addressType"] = json!("FQDN");
+    ok_slice["endpoints"] = json!([{"addresses": ["a.example.com"]}]);
+    let (code, body) = s
+        .http_json(
+            "PUT",
+            &format!("{SLICES}/s"),
+            "application/json",
+            Some(&ok_slice),
+        )
+        .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        body["message"],
+        "EndpointSlice.discovery.k8s.io \"s\" is invalid: addressType: Invalid value: \"FQDN\": field is immutable"
+    );
+    // Unknown fields: typed decoding as for every built-in kind.
+    let (code, _, bytes) = s
+        .http(
+            "POST",
+            &format!("{SVCS}?fieldValidation=Strict"),
+            &[("Content-Type", "application/json")],
+            Some(
+                serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "Service",
+                    "metadata": {"name": "strict"}, "spec": {"ports": [{"port": 1, "bogus": 1}]}}))
+                .expect("json"),
+            ),
+        )
+        .await;
+    assert_eq!(code, 400);
+    let body: Value = serde_json::from_slice(&bytes).expect("status");
+    assert_eq!(
+        body["message"],
+        "Service in version \"v1\" cannot be handled as a Service: strict decoding error: unknown field \"spec.ports[0].bogus\""
+    );
+}
+
+#[tokio::test]
+async fn updates_keep_cluster_ips_and_status_is_a_subresource() {
+    let s = Server::start();
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "fixed"},
+        "spec": {"clusterIP": "10.96.0.10", "ports": [{"port": 53, "protocol": "UDP"}],
+                 "type": "LoadBalancer"},
+        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}});
+    let (code, created) = s
+        .http_json("POST", SVCS, "application/json", Some(&svc))
+        .await;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["spec"]["clusterIPs"], json!(["10.96.0.10"]));
+    assert_eq!(created["spec"]["allocateLoadBalancerNodePorts"], true);
+    assert_eq!(created["spec"]["externalTrafficPolicy"], "Cluster");
+    // Status is reset on create and written through /status only.
+    assert_eq!(created["status"], json!({"loadBalancer": {}}));
+    let out = s.kubectl_ok(&["get", "svc", "fixed"]);
+    assert_eq!(
+        table(&out)[1][..5],
+        ["fixed", "LoadBalancer", "10.96.0.10", "<pending>", "53/UDP"]
+    );
+    let mut st = created.clone();
+    st["status"] = json!({"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}});
+    st["spec"]["ports"] = json!([{"port": 54, "protocol": "UDP"}]);
+    let (code, updated) = s
+        .http_json(
+            "PUT",
+            &format!("{SVCS}/fixed/status"),
+            "application/json",
+            Some(&st),
+        )
+        .await;
+    assert_eq!(code, 200, "{updated}");
+    assert_eq!(
+        updated["status"]["loadBalancer"]["ingress"],
+        json!([{"ip": "192.0.2.1", "ipMode": "VIP"}])
+    );
+    assert_eq!(updated["spec"]["ports"][0]["port"], 53);
+    let out = s.kubectl_ok(&["get", "svc", "fixed"]);
+    assert_eq!(table(&out)[1][3], "192.0.2.1");
+    // A merge patch that leaves the cluster IP out keeps it; changing it is refused.
+    let (code, patched) = s
+        .http_json(
+            "PATCH",
+            &format!("{SVCS}/fixed"),
+            "application/merge-patch+json",
+            Some(&json!({"spec": {"clusterIP": null, "clusterIPs": null}})),
+        )
+        .await;
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(patched["spec"]["clusterIP"], "10.96.0.10");
+    let (code, body) = s
+        .http_json(
+            "PATCH",
+            &format!("{SVCS}/fixed"),
+            "application/merge-patch+json",
+            Some(&json!({"spec": {"clusterIP": "10.96.0.11", "clusterIPs": ["10.96.0.11"]}})),
+        )
+        .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        body["message"],
+        "Service \"fixed\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.0.11\": may not change once set"
+    );
+}
+
+// --- The webhook Service resolver, end to end ---
+
+/// A CA named `ca_name` (its PEM) and a server configuration with a certificate it issued for
+/// `names`.
+fn issue(ca_name: &str, names: &[&str]) -> (String, rustls::ServerConfig) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca.distinguished_name.push(DnType::CommonName, ca_name);
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).expect("ca");
+    let key = KeyPair::generate().expect("key");
+    let leaf = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        .expect("params")
+        .signed_by(&key, &ca_cert, &ca_key)
+        .expect("leaf");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .expect("server config");
+    (ca_cert.pem(), config)
+}
+
+/// An HTTPS server on 127.0.0.1 answering every POST with `{"path": ..., "got": <body>}`.
+fn https_server(config: rustls::ServerConfig) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let config = Arc::new(config);
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, tcp);
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let (head_end, length) = loop {
+                    let Ok(n) = tls.read(&mut chunk) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
+                        let length = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        break (i + 4, length);
+                    }
+                };
+                while buf.len() < head_end + length {
+                    let Ok(n) = tls.read(&mut chunk) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                let host = head
+                    .lines()
+                    .find_map(|l| {
+                        l.strip_prefix("host: ")
+                            .or_else(|| l.strip_prefix("Host: "))
+                    })
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                let got: Value =
+                    serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or_default();
+                let body = json!({"path": path, "host": host, "got": got}).to_string();
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tls.write_all(resp.as_bytes());
+                let _ = tls.flush();
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    port
+}
+
+/// A Crest server in this process, so its resolver can be called.
+async fn in_process() -> (crest_server::Running, tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = crest_storage::EmbeddedStore::open(dir.path(), Default::default()).expect("store");
+    let config = crest_server::Config {
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        ..Default::default()
+    };
+    let running = crest_server::start(config, store).await.expect("start");
+    let base = format!("http://{}", running.local_addr);
+    (running, dir, base)
+}
+
+async fn post(base: &str, path: &str, obj: Value) {
+    let resp = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .header("Content-Type", "application/json")
+        .body(obj.to_string())
+        .send()
+        .await
+        .expect("post");
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap_or_default();
+    assert_eq!(status, 201, "POST {path}: {text}");
+}
+
+fn service(name: &str, port_name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+           "spec": {"ports": [{"name": port_name, "port": 443, "targetPort": 8443}]}})
+}
+
+fn endpoints(name: &str, port_name: &str, port: u16) -> Value {
+    json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": name},
+           "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                        "ports": [{"name": port_name, "port": port}]}]})
+}
+
+#[tokio::test]
+async fn webhook_service_references_resolve_through_endpoints_and_slices() {
+    let (ca, config) = issue("webhook-ca", &["hook.default.svc", "sliced.default.svc"]);
+    let port = https_server(config);
+    let (running, _dir, base) = in_process().await;
+    let resolver = running.service_resolver();
+    let reference = |name: &str| {
+        crest_server::webhook::ServiceReference::from_json(
+            &json!({"namespace": "default", "name": name, "path": "/convert"}),
+        )
+    };
+    let body = br#"{"kind":"ConversionReview"}"#.to_vec();
+    let timeout = Duration::from_secs(10);
+
+    // Service -> its port 443 (named https) -> the Endpoints' https port on 127.0.0.1.
+    post(&base, SVCS, service("hook", "https")).await;
+    post(&base, EPS, endpoints("hook", "https", port)).await;
+    let r = resolver
+        .post(&reference("hook"), ca.as_bytes(), body.clone(), timeout)
+        .await
+        .expect("the webhook answers");
+    assert_eq!(r.status, 200);
+    let answer: Value = serde_json::from_slice(&r.body).expect("json");
+    assert_eq!(
+        answer,
+        json!({"path": "/convert?timeout=10s", "host": "hook.default.svc:443",
+               "got": {"kind": "ConversionReview"}})
+    );
+
+    // A Service whose endpoints are published as an EndpointSlice only (unnamed port).
+    post(&base, SVCS, service("sliced", "")).await;
+    post(
+        &base,
+        SLICES,
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+               "metadata": {"name": "sliced-1", "labels": {"kubernetes.io/service-name": "sliced"}},
+               "addressType": "IPv4", "ports": [{"port": port}],
+               "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}]}),
+    )
+    .await;
+    let r = resolver
+        .post(&reference("sliced"), ca.as_bytes(), body.clone(), timeout)
+        .await
+        .expect("the webhook answers through the slice");
+    assert_eq!(r.status, 200);
+
+    // Failures, worded as kube-apiserver's webhook client words them.
+    let fail = |name: &'static str, ca: String| {
+        let resolver = resolver.clone();
+        let body = body.clone();
+        async move {
+            resolver
+                .post(&reference(name), ca.as_bytes(), body, timeout)
+                .await
+                .expect_err("the call fails")
+                .to_string()
+        }
+    };
+    assert_eq!(
+        fail("missing", ca.clone()).await,
+        "Post \"https://missing.default.svc:443/convert?timeout=10s\": service \"missing\" not found"
+    );
+    post(&base, SVCS, service("lonely", "https")).await;
+    assert_eq!(
+        fail("lonely", ca.clone()).await,
+        "Post \"https://lonely.default.svc:443/convert?timeout=10s\": endpoints \"lonely\" not found"
+    );
+    post(&base, SVCS, service("unready", "https")).await;
+    post(
+        &base,
+        EPS,
+        json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "unready"},
+               "subsets": [{"notReadyAddresses": [{"ip": "127.0.0.1"}],
+                            "ports": [{"name": "https", "port": port}]}]}),
+    )
+    .await;
+    assert_eq!(
+        fail("unready", ca.clone()).await,
+        "Post \"https://unready.default.svc:443/convert?timeout=10s\": no endpoints available for service \"unready\""
+    );
+    // The right endpoint, verified against another CA.
+    let (other_ca, _) = issue("other-ca", &["hook.default.svc"]);
+    assert_eq!(
+        fail("hook", other_ca).await,
+        "Post \"https://hook.default.svc:443/convert?timeout=10s\": tls: failed to verify certificate: x509: certificate signed by unknown authority"
+    );
+    // The right CA, but the certificate does not name this Service.
+    post(&base, SVCS, service("wrongname", "https")).await;
+    post(&base, EPS, endpoints("wrongname", "https", port)).await;
+    assert_eq!(
+        fail("wrongname", ca.clone()).await,
+        "Post \"https://wrongname.default.svc:443/convert?timeout=10s\": tls: failed to verify certificate: x509: certificate is valid for hook.default.svc, sliced.default.svc, not wrongname.default.svc"
+    );
+    // Nothing listening at the endpoint.
+    post(&base, SVCS, service("closed", "https")).await;
+    post(&base, EPS, endpoints("closed", "https", 1)).await;
+    assert_eq!(
+        fail("closed", ca.clone()).await,
+        "Post \"https://closed.default.svc:443/convert?timeout=10s\": dial tcp 127.0.0.1:1: connect: connection refused"
+    );
+    running.shutdown().await;
+}
+
+#[test]
+fn kubectl_apply_merges_service_ports_strategically() {
+    let s = Server::start();
+    let manifest = |ports: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: web, finalizers: [example.com/keep]}}\nspec:\n  selector: {{app: web}}\n  ports:\n{ports}"
+        )
+    };
+    s.apply_yaml(&manifest(
+        "  - {name: http, port: 80, targetPort: 8080}\n  - {name: https, port: 443}\n",
+    ));
+    // A port added by someone else (not in the last applied configuration) stays; the one the
+    // manifest drops goes; the changed one is merged by its key (port).
+    s.kubectl_ok(&[
+        "patch",
+        "svc",
+        "web",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"ports":[{"name":"metrics","port":9090}]}}"#,
+    ]);
+    s.apply_yaml(&manifest(
+        "  - {name: https, port: 443, targetPort: 8443}\n  - {name: alt, port: 8443}\n",
+    ));
+    let svc: Value =
+        serde_json::from_str(&s.kubectl_ok(&["get", "svc", "web", "-o", "json"])).expect("json");
+    let ports: Vec<(String, i64, Value)> = svc["spec"]["ports"]
+        .as_array()
+        .expect("ports")
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap_or("").to_string(),
+                p["port"].as_i64().unwrap_or(0),
+                p["targetPort"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ports,
+        // Upstream's order: the patch that added `metrics` put it first (mergeSortedSlice takes
+        // an element the live list lacks before the server-only ones), and apply's
+        // $setElementOrder keeps server-only elements where they were.
+        [
+            ("metrics".to_string(), 9090, json!(9090)),
+            ("https".to_string(), 443, json!(8443)),
+            ("alt".to_string(), 8443, json!(8443)),
+        ],
+        "{svc}"
+    );
+    // Finalizers merge as a set; `$deleteFromPrimitiveList` removes one.
+    s.kubectl_ok(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["example.com/keep"]}}"#,
+    ]);
+    let out = s.kubectl_ok(&["get", "svc", "web", "-o", "jsonpath={.metadata.finalizers}"]);
+    assert_eq!(out, "");
+    // A list element without its merge key is refused.
+    let (ok, _, err) = s.kubectl(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"spec":{"ports":[{"name":"nokey"}]}}"#,
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("does not contain declared merge key: port"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn protobuf_endpoints_and_slices_are_decoded() {
+    use crest_codec::protobuf as pb;
+    let s = Server::start();
+    let meta = |name: &str| pb::ObjectMeta {
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    let eps = pb::Endpoints {
+        metadata: Some(meta("pb")),
+        subsets: vec![pb::EndpointSubset {
+            addresses: vec![pb::EndpointAddress {
+                ip: Some("10.0.0.7".into()),
+                ..Default::default()
+            }],
+            ports: vec![pb::CoreEndpointPort {
+                port: Some(80),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    let proto = [("Content-Type", "application/vnd.kubernetes.protobuf")];
+    let body = pb::encode_envelope("v1", "Endpoints", &eps);
+    let (code, _, bytes) = s.http("POST", EPS, &proto, Some(body)).await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&bytes));
+    let v: Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(
+        v["subsets"],
+        json!([{"addresses": [{"ip": "10.0.0.7"}], "ports": [{"port": 80, "protocol": "TCP"}]}])
+    );
+    let slice = pb::EndpointSlice {
+        metadata: Some(meta("pb-1")),
+        address_type: Some("IPv4".into()),
+        endpoints: vec![pb::Endpoint {
+            addresses: vec!["10.0.0.7".into()],
+            ..Default::default()
+        }],
+        ports: vec![pb::DiscoveryEndpointPort {
+            port: Some(80),
+            ..Default::default()
+        }],
+    };
+    let body = pb::encode_envelope("discovery.k8s.io/v1", "EndpointSlice", &slice);
+    let (code, _, bytes) = s.http("POST", SLICES, &proto, Some(body)).await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&bytes));
+    let v: Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(
+        v["ports"],
+        json!([{"name": "", "port": 80, "protocol": "TCP"}])
+    );
+    assert_eq!(
+        v["endpoints"],
+        json!([{"addresses": ["10.0.0.7"], "conditions": {}}])
+    );
+}
+
+#[test]
+fn endpoints_of_selectorless_services_are_mirrored_into_slices() {
+    let s = Server::start();
+    s.apply_yaml(
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  ports: [{name: pg, port: 5432}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: db, labels: {team: data}}
+subsets:
+- addresses: [{ip: 10.0.0.5}]
+  notReadyAddresses: [{ip: 10.0.0.6}]
+  ports: [{name: pg, port: 5432}]
+"#,
+    );
+    let slices = |s: &Server| {
+        s.kubectl_ok(&[
+            "get",
+            "endpointslices",
+            "-l",
+            "kubernetes.io/service-name=db",
+            "-o",
+            "json",
+        ])
+    };
+    wait_until("the mirrored slice", || {
+        serde_json::from_str::<Value>(&slices(&s))
+            .is_ok_and(|l| l["items"].as_array().is_some_and(|i| i.len() == 1))
+    });
+    let list: Value = serde_json::from_str(&slices(&s)).expect("json");
+    let slice = &list["items"][0];
+    assert_eq!(
+        slice["metadata"]["labels"],
+        json!({"team": "data", "kubernetes.io/service-name": "db",
+               "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io"})
+    );
+    assert_eq!(slice["metadata"]["ownerReferences"][0]["kind"], "Endpoints");
+    assert_eq!(slice["addressType"], "IPv4");
+    assert_eq!(
+        slice["ports"],
+        json!([{"name": "pg", "port": 5432, "protocol": "TCP"}])
+    );
+    assert_eq!(
+        slice["endpoints"],
+        json!([
+            {"addresses": ["10.0.0.5"], "conditions": {"ready": true, "serving": true, "terminating": false}},
+            {"addresses": ["10.0.0.6"], "conditions": {"ready": false, "serving": false, "terminating": false}},
+        ])
+    );
+    // kubectl describe reads the slices, as on a cluster.
+    let out = s.kubectl_ok(&["describe", "svc", "db"]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("Endpoints:") && l.contains("10.0.0.5:5432")),
+        "{out}"
+    );
+    // Changes follow; a selector or the Endpoints' deletion removes the mirror.
+    s.kubectl_ok(&[
+        "patch",
+        "ep",
+        "db",
+        "--type=merge",
+        "-p",
+        r#"{"subsets":[{"addresses":[{"ip":"10.0.0.7"}],"ports":[{"name":"pg","port":5432}]}]}"#,
+    ]);
+    wait_until("the slice follows the Endpoints", || {
+        slices(&s).contains("10.0.0.7")
+    });
+    s.kubectl_ok(&["delete", "ep", "db"]);
+    wait_until("the mirror goes with its Endpoints", || {
+        serde_json::from_str::<Value>(&slices(&s))
+            .is_ok_and(|l| l["items"].as_array().is_some_and(Vec::is_empty))
+    });
+}

@@ -631,10 +631,9 @@ fn validate_external_traffic_policy(obj: &Value, errs: &mut FieldErrors) {
                 "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
             ));
         }
-    } else if hc == 0 {
-        // Upstream allocates one; Crest allocates no node ports, so the client must give it.
-        errs.push(FieldError::required(&sp.child("healthCheckNodePort"), ""));
-    } else {
+    } else if hc != 0 {
+        // Upstream allocates one when unset (and then requires it); Crest allocates no node
+        // ports, so an unset one stays unset.
         for m in crate::network::port_num_errors(hc) {
             errs.push(FieldError::invalid(&sp.child("healthCheckNodePort"), hc, m));
         }

@@ -90,6 +90,19 @@ pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
     }
 }
 
+/// A built-in kind's definition name: upstream's Go package path reversed, so a group of
+/// kube-apiserver's own (`discovery.k8s.io`) is `io.k8s.api.discovery.<version>.<Kind>`,
+/// not the reversed group a custom resource of the same group would get.
+pub fn builtin_definition_name(group: &str, version: &str, kind: &str) -> String {
+    match group {
+        "" | "apiextensions.k8s.io" => definition_name(group, version, kind),
+        g => {
+            let package = g.split('.').next().unwrap_or(g);
+            format!("io.k8s.api.{package}.{version}.{kind}")
+        }
+    }
+}
+
 /// The published definitions of the built-in kinds, one file per API group version (copied from
 /// upstream's `api/openapi-spec/v3`), besides `meta.json` (meta/v1, autoscaling/v1 Scale).
 const BUILTIN_SOURCES: &[&str] = &[

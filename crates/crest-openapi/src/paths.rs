@@ -285,8 +285,12 @@ pub(crate) fn paths(r: &Resource, flavor: Flavor) -> Map<String, Value> {
     } else {
         format!("/apis/{}/{}", r.group, r.version)
     };
-    let kind_def = definition_name(r.group, r.version, r.kind);
-    let list_def = definition_name(r.group, r.version, r.list_kind);
+    let name = match r.schema {
+        super::ObjectSchema::BuiltIn => super::builtin_definition_name,
+        super::ObjectSchema::Custom(_) => definition_name,
+    };
+    let kind_def = name(r.group, r.version, r.kind);
+    let list_def = name(r.group, r.version, r.list_kind);
     let mut routes: Vec<Route> = vec![];
     let mut root = format!("{base}/{}", r.plural);
     let route = |path: String, method, action, verb, sub, sample: &str| Route {

@@ -29,6 +29,14 @@ fn names() {
         "io.k8s.api.core.v1.Namespace"
     );
     assert_eq!(
+        builtin_definition_name("discovery.k8s.io", "v1", "EndpointSlice"),
+        "io.k8s.api.discovery.v1.EndpointSlice"
+    );
+    assert_eq!(
+        builtin_definition_name("", "v1", "Service"),
+        "io.k8s.api.core.v1.Service"
+    );
+    assert_eq!(
         operation_id_sample(),
         "listStableExampleComV1NamespacedCronTab"
     );

@@ -187,6 +187,13 @@ endpoints:
         json!({"name": "http", "port": 80, "protocol": "TCP"})
     );
     assert_eq!(slice["metadata"]["generation"], 1);
+    // The published schema of a built-in group other than core: kubectl explain.
+    let out = s.kubectl_ok(&["explain", "endpointslice.addressType"]);
+    assert!(out.contains("GROUP:      discovery.k8s.io"), "{out}");
+    assert!(
+        out.contains("addressType specifies the type of address"),
+        "{out}"
+    );
 }
 
 #[tokio::test]

@@ -640,7 +640,7 @@ fn validate_external_traffic_policy(obj: &Value, errs: &mut FieldErrors) {
     }
 }
 
-/// Go's `%#v`-less `%v` of a string slice as field errors print it: `[]string{"a", "b"}`.
+/// A string slice as field errors print it (Go's `%#v`): `[]string{"a", "b"}`.
 fn string_slice_repr(items: &[Value]) -> String {
     let quoted: Vec<String> = items
         .iter()

@@ -631,17 +631,16 @@ fn validate_external_traffic_policy(obj: &Value, errs: &mut FieldErrors) {
                 "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
             ));
         }
-    } else if hc == 0 {
-        // Upstream allocates one; Crest allocates no node ports, so the client must give it.
-        errs.push(FieldError::required(&sp.child("healthCheckNodePort"), ""));
-    } else {
+    } else if hc != 0 {
+        // Upstream allocates one when unset (and then requires it); Crest allocates no node
+        // ports, so an unset one stays unset.
         for m in crate::network::port_num_errors(hc) {
             errs.push(FieldError::invalid(&sp.child("healthCheckNodePort"), hc, m));
         }
     }
 }
 
-/// Go's `%#v`-less `%v` of a string slice as field errors print it: `[]string{"a", "b"}`.
+/// A string slice as field errors print it (Go's `%#v`): `[]string{"a", "b"}`.
 fn string_slice_repr(items: &[Value]) -> String {
     let quoted: Vec<String> = items
         .iter()

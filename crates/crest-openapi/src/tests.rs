@@ -33,6 +33,14 @@ fn names() {
         "io.k8s.api.events.v1.EventList"
     );
     assert_eq!(
+        definition_name("discovery.k8s.io", "v1", "EndpointSlice"),
+        "io.k8s.api.discovery.v1.EndpointSlice"
+    );
+    assert_eq!(
+        definition_name("", "v1", "Service"),
+        "io.k8s.api.core.v1.Service"
+    );
+    assert_eq!(
         operation_id_sample(),
         "listStableExampleComV1NamespacedCronTab"
     );

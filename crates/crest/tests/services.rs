@@ -187,6 +187,13 @@ endpoints:
         json!({"name": "http", "port": 80, "protocol": "TCP"})
     );
     assert_eq!(slice["metadata"]["generation"], 1);
+    // The published schema of a built-in group other than core: kubectl explain.
+    let out = s.kubectl_ok(&["explain", "endpointslice.addressType"]);
+    assert!(out.contains("GROUP:      discovery.k8s.io"), "{out}");
+    assert!(
+        out.contains("addressType specifies the type of address"),
+        "{out}"
+    );
 }
 
 #[tokio::test]
@@ -823,4 +830,55 @@ subsets:
         serde_json::from_str::<Value>(&slices(&s))
             .is_ok_and(|l| l["items"].as_array().is_some_and(Vec::is_empty))
     });
+}
+
+#[tokio::test]
+async fn kube_rs_typed_services_endpoints_and_slices() {
+    use k8s_openapi::api::core::v1::{Endpoints, Service};
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    use kube::api::{Api, ListParams, PostParams};
+    let s = Server::start();
+    let client = s.client().await;
+    let svcs: Api<Service> = Api::namespaced(client.clone(), "default");
+    let svc: Service = serde_json::from_value(json!({
+        "metadata": {"name": "typed"},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": "https"}]},
+    }))
+    .expect("service");
+    let created = svcs
+        .create(&PostParams::default(), &svc)
+        .await
+        .expect("create");
+    let spec = created.spec.expect("spec");
+    assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+    assert_eq!(spec.session_affinity.as_deref(), Some("None"));
+    assert_eq!(spec.ip_families, Some(vec!["IPv4".to_string()]));
+    let listed = svcs
+        .list(&ListParams::default().fields("spec.type=ClusterIP"))
+        .await
+        .expect("list");
+    assert_eq!(listed.items.len(), 1);
+    let eps: Api<Endpoints> = Api::namespaced(client.clone(), "default");
+    let ep: Endpoints = serde_json::from_value(json!({
+        "metadata": {"name": "typed"},
+        "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"name": "https", "port": 8443}]}],
+    }))
+    .expect("endpoints");
+    eps.create(&PostParams::default(), &ep)
+        .await
+        .expect("create endpoints");
+    // The mirrored slice reads back through k8s-openapi's strict types.
+    let slices: Api<EndpointSlice> = Api::namespaced(client, "default");
+    let lp = ListParams::default().labels("kubernetes.io/service-name=typed");
+    let mut found = vec![];
+    for _ in 0..100 {
+        found = slices.list(&lp).await.expect("list slices").items;
+        if !found.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].address_type, "IPv4");
+    assert_eq!(found[0].endpoints[0].addresses, ["10.0.0.1"]);
 }

@@ -154,6 +154,30 @@ struct Ctx<'a> {
     warnings: std::sync::Mutex<Vec<String>>,
 }
 
+/// Upstream's `gvkWithDefaults` for a built-in kind's body: an empty kind is the endpoint's; an
+/// apiVersion without a version takes the endpoint's (when its group is empty or the same).
+fn default_type_meta(obj: &mut Value, a: &crest_api::ApiResource) {
+    let Some(o) = obj.as_object_mut() else {
+        return;
+    };
+    // Absent, null and "" are the same empty string to the decoder; other types are left for
+    // the type check to refuse.
+    let text = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => Some(String::new()),
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => None,
+    };
+    if text(o.get("kind")).is_some_and(|k| k.is_empty()) {
+        o.insert("kind".into(), a.kind.clone().into());
+    }
+    if let Some(api_version) = text(o.get("apiVersion")) {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+        if version.is_empty() && (group.is_empty() || group == a.group) {
+            o.insert("apiVersion".into(), a.api_version().into());
+        }
+    }
+}
+
 fn status_code(code: u16) -> StatusCode {
     StatusCode::from_u16(code).unwrap_or(StatusCode::OK)
 }
@@ -325,9 +349,15 @@ impl Ctx<'_> {
         }
     }
 
-    /// The body's apiVersion and kind must name this resource's kind in this version.
-    fn check_type(&self, obj: &Value) -> Result<(), ApiError> {
+    /// The body's apiVersion and kind must name this resource's kind in this version. A
+    /// built-in kind's body may leave them out: the decoder takes them from the endpoint
+    /// (upstream's `gvkWithDefaults` with the request's kind), as typed clients that send no
+    /// TypeMeta (the Python client) rely on.
+    fn check_type(&self, obj: &mut Value) -> Result<(), ApiError> {
         let a = &self.def.api;
+        if self.def.crd_name.is_none() {
+            default_type_meta(obj, a);
+        }
         let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
         let snippet = || {
@@ -486,7 +516,7 @@ impl Ctx<'_> {
         // Options are decoded and validated before the body, as upstream does.
         let opts = self.write_options("CreateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
-        self.check_type(&obj)?;
+        self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
         check_namespace(&self.def, ns, &obj)?;
@@ -512,7 +542,7 @@ impl Ctx<'_> {
         }
         let opts = self.write_options("UpdateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
-        self.check_type(&obj)?;
+        self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
         check_identity(&self.def, ns, name, &obj)?;

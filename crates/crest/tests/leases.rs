@@ -275,3 +275,55 @@ async fn python_leader_election_moves_when_the_leader_stops_renewing() {
     let _ = b.kill();
     let _ = b.wait();
 }
+
+/// client-go's leader election from a component whose client config asks for protobuf
+/// (kube-scheduler, kube-controller-manager): the Lease body is decoded into the same pipeline.
+#[tokio::test]
+async fn protobuf_lease_bodies() {
+    use crest_codec::protobuf::{encode_envelope, Lease, LeaseSpec, ObjectMeta, Time};
+    let s = Server::start();
+    let lease = |rv: Option<String>, renew_nanos: i32| Lease {
+        metadata: Some(ObjectMeta {
+            name: Some("kube-scheduler".into()),
+            resource_version: rv,
+            ..Default::default()
+        }),
+        spec: Some(LeaseSpec {
+            holder_identity: Some("node-a_1".into()),
+            lease_duration_seconds: Some(15),
+            acquire_time: Some(Time {
+                seconds: Some(1_714_557_600),
+                nanos: Some(0),
+            }),
+            renew_time: Some(Time {
+                seconds: Some(1_714_557_605),
+                nanos: Some(renew_nanos),
+            }),
+            lease_transitions: Some(0),
+            ..Default::default()
+        }),
+    };
+    let pb = [("Content-Type", "application/vnd.kubernetes.protobuf")];
+    let body = encode_envelope("coordination.k8s.io/v1", "Lease", &lease(None, 123_456_000));
+    let (code, _, bytes) = s.http("POST", LEASES, &pb, Some(body)).await;
+    let v: Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(
+        v["spec"],
+        json!({"holderIdentity": "node-a_1", "leaseDurationSeconds": 15, "leaseTransitions": 0,
+               "acquireTime": "2024-05-01T10:00:00.000000Z",
+               "renewTime": "2024-05-01T10:00:05.123456Z"}),
+        "{v}"
+    );
+    // A renewal: PUT with the resourceVersion read.
+    let rv = v["metadata"]["resourceVersion"]
+        .as_str()
+        .map(str::to_string);
+    let body = encode_envelope("coordination.k8s.io/v1", "Lease", &lease(rv, 999_999_000));
+    let (code, _, bytes) = s
+        .http("PUT", &format!("{LEASES}/kube-scheduler"), &pb, Some(body))
+        .await;
+    let v: Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["spec"]["renewTime"], "2024-05-01T10:00:05.999999Z", "{v}");
+}

@@ -177,6 +177,32 @@ async fn validation_gated_fields_and_micro_times() {
         .await;
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["spec"], json!({"holderIdentity": "b"}), "{v}");
+
+    // AllowCreateOnUpdate: a PUT to a missing Lease creates it (201), its resourceVersion
+    // ignored; ConfigMaps do not allow it (404).
+    let mut put = lease("by-put", json!({"holderIdentity": "c"}));
+    put["metadata"]["resourceVersion"] = json!("12345");
+    let (code, v) = s
+        .http_json("PUT", &format!("{LEASES}/by-put"), JSON, Some(&put))
+        .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["spec"], json!({"holderIdentity": "c"}), "{v}");
+    assert_ne!(v["metadata"]["resourceVersion"], "12345", "{v}");
+    assert!(v["metadata"]["uid"].is_string(), "{v}");
+    let (code, v) = s
+        .http_json("GET", &format!("{LEASES}/by-put"), JSON, None)
+        .await;
+    assert_eq!(code, 200, "{v}");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "by-put"}});
+    let (code, v) = s
+        .http_json(
+            "PUT",
+            "/api/v1/namespaces/default/configmaps/by-put",
+            JSON,
+            Some(&cm),
+        )
+        .await;
+    assert_eq!(code, 404, "{v}");
 }
 
 /// A candidate process running the Python client's leader election; its stdout lines are sent

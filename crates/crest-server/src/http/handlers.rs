@@ -6,7 +6,7 @@ use crate::http::request::ResourcePath;
 use crate::http::{watch, App};
 use crate::registry::options::{DeleteOptions, Query};
 use crate::registry::resources::ResourceDef;
-use crate::registry::{check_identity, check_namespace, Served, UpdateMode, WriteOptions};
+use crate::registry::{check_identity, check_namespace, Served, UpdateMode, WriteOptions, Written};
 use bytes::{BufMut, Bytes, BytesMut};
 use crest_api::{meta, ApiError, FieldError, FieldPath, GroupKind};
 use crest_apiextensions::customresource::scale::{self, ScalePaths};
@@ -548,13 +548,18 @@ impl Ctx<'_> {
         check_identity(&self.def, ns, name, &obj)?;
         let mode = UpdateMode::from_subresource(sub);
         if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
-            let updated = self
+            let written = self
                 .app
                 .registry
                 .update(&self.def, ns, name, obj, mode, &opts)
                 .await?;
             self.add_warnings(&opts);
-            return self.render(200, Payload::Value(updated), out);
+            let (code, payload) = match written {
+                Written::Updated(v) => (200, Payload::Value(v)),
+                Written::Created(Served::Tree(v)) => (201, Payload::Value(v)),
+                Written::Created(Served::Json(b)) => (201, Payload::Json(b)),
+            };
+            return self.render(code, payload, out);
         }
         Err(ApiError::path_not_found())
     }

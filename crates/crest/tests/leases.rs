@@ -353,3 +353,19 @@ async fn protobuf_lease_bodies() {
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["spec"]["renewTime"], "2024-05-01T10:00:05.999999Z", "{v}");
 }
+
+/// A Lease owned by another object is garbage collected with it.
+#[tokio::test]
+async fn leases_owned_by_a_deleted_object_are_collected() {
+    let s = Server::start();
+    s.kubectl_ok(&["create", "configmap", "owner"]);
+    let uid = s.kubectl_ok(&["get", "cm", "owner", "-o", "jsonpath={.metadata.uid}"]);
+    let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "owned", "ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]},
+        "spec": {"holderIdentity": "x"}});
+    let (code, v) = s.http_json("POST", LEASES, JSON, Some(&lease)).await;
+    assert_eq!(code, 201, "{v}");
+    s.kubectl_ok(&["delete", "cm", "owner"]);
+    s.wait_gone(&format!("{LEASES}/owned")).await;
+}

@@ -290,7 +290,9 @@ fn envelope(body: &[u8]) -> Result<(TypeMeta, Vec<u8>), String> {
 }
 
 /// `summarizeData`: the first 30 bytes of a body, in hex unless it looks like JSON.
-fn summarize(body: &[u8]) -> String {
+/// Upstream's `summarizeData(body, 30)`: the start of a body for a decode error (JSON as text,
+/// anything else in hex).
+pub fn summarize(body: &[u8]) -> String {
     const MAX: usize = 30;
     if body.is_empty() {
         return "<empty>".into();

@@ -166,6 +166,20 @@ async fn wrong_json_types_are_refused_with_the_go_decoders_message() {
     let (code, _, _) = s.http("GET", &format!("{CMS}/c"), &[], None).await;
     assert_eq!(code, 404, "nothing was stored");
 
+    // apiVersion and kind are read first, into strings.
+    let (code, v) = post(
+        &s,
+        CMS,
+        "application/json",
+        r#"{"apiVersion":"v1","kind":1,"metadata":{"name":"c"},"data":{"a":1}}"#,
+    )
+    .await;
+    assert_eq!(code, 400, "{v}");
+    assert_eq!(
+        v["message"],
+        r#"the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field .kind of type string ({"apiVersion":"v1","kind":1,"m ...)"#
+    );
+
     // YAML bodies are decoded the same way (YAML to JSON first).
     let (code, v) = post(
         &s,

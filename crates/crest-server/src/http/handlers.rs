@@ -349,6 +349,35 @@ impl Ctx<'_> {
         }
     }
 
+    /// The decoder reads apiVersion and kind first (`SimpleMetaFactory.Interpret`: encoding/json
+    /// into an anonymous struct of two strings), so one of another JSON type fails the decode
+    /// with that message, before anything else is looked at.
+    fn check_type_meta_types(
+        &self,
+        obj: &Value,
+        body: &[u8],
+        fmt: BodyFormat,
+    ) -> Result<(), ApiError> {
+        if fmt == BodyFormat::Protobuf {
+            return Ok(());
+        }
+        for field in ["apiVersion", "kind"] {
+            let what = match obj.get(field) {
+                Some(Value::Bool(_)) => "bool",
+                Some(Value::Number(_)) => "number",
+                Some(Value::Array(_)) => "array",
+                Some(Value::Object(_)) => "object",
+                _ => continue,
+            };
+            return Err(ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json parse error: json: cannot unmarshal {what} into Go struct field .{field} of type string ({})",
+                self.def.api.kind,
+                crest_codec::protobuf::summarize(body)
+            )));
+        }
+        Ok(())
+    }
+
     /// The body's apiVersion and kind must name this resource's kind in this version. A
     /// built-in kind's body may leave them out: the decoder takes them from the endpoint
     /// (upstream's `gvkWithDefaults` with the request's kind), as typed clients that send no
@@ -516,6 +545,7 @@ impl Ctx<'_> {
         // Options are decoded and validated before the body, as upstream does.
         let opts = self.write_options("CreateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
+        self.check_type_meta_types(&obj, &body, fmt)?;
         self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
@@ -542,6 +572,7 @@ impl Ctx<'_> {
         }
         let opts = self.write_options("UpdateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
+        self.check_type_meta_types(&obj, &body, fmt)?;
         self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;

@@ -304,8 +304,24 @@ impl Decoder {
             // Keys in order (serde_json's maps are sorted, as Go's encoding/json writes them, so
             // this is the order of a body kubectl or client-go sent).
             let mut unknown = vec![];
+            let required = |k: &str| {
+                schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|n| n == k))
+            };
             for (k, v) in obj.iter_mut() {
-                let Some(p) = props.get(k.as_str()) else {
+                let p = props.get(k.as_str());
+                if let Some(p) = p.filter(|_| v.is_null()) {
+                    // null leaves a pointer, map or slice nil and anything else as it was: the
+                    // field is then omitted when encoded (omitempty: the optional fields; a
+                    // non-pointer metav1.Time encodes as null and stays).
+                    if !required(k) && ref_name(p) != Some(TIME) {
+                        unknown.push(k.clone());
+                    }
+                    continue;
+                }
+                let Some(p) = p else {
                     if report {
                         self.unknown.push(if self.path.is_empty() {
                             k.clone()
@@ -352,6 +368,7 @@ impl Decoder {
                     return;
                 };
                 for (i, v) in items.iter_mut().enumerate() {
+                    zero_if_null(item, v);
                     let len = self.path.len();
                     let _ = write!(self.path, "[{i}]");
                     self.walk(defs, item, None, v, named, report, depth + 1);
@@ -404,6 +421,7 @@ impl Decoder {
                     return self.save(e);
                 };
                 for (k, v) in obj.iter_mut() {
+                    zero_if_null(values, v);
                     // Map keys are in the unknown-field path, not in the type error's.
                     let len = self.path.len();
                     if len > 0 {
@@ -456,6 +474,21 @@ impl Decoder {
             }
         }
     }
+}
+
+/// A null map value or slice element of a string, integer, number or boolean type: Go stores the
+/// element's zero value (and encodes it).
+fn zero_if_null(schema: &Value, v: &mut Value) {
+    if !v.is_null() || ref_name(schema).is_some() {
+        return;
+    }
+    let byte = schema.get("format").and_then(Value::as_str) == Some("byte");
+    *v = match schema.get("type").and_then(Value::as_str) {
+        Some("string") if !byte => Value::from(""),
+        Some("integer" | "number") => Value::from(0),
+        Some("boolean") => Value::from(false),
+        _ => return,
+    };
 }
 
 /// Go's `base64.StdEncoding.Decode` validity: `Err(offset)` of its `CorruptInputError`
@@ -635,6 +668,17 @@ mod tests {
                            "metadata": {"labels": null, "creationTimestamp": null}});
         assert_eq!(decode(lease, &mut l), Ok(vec![]));
         assert_eq!(l["spec"]["renewTime"], "2024-01-01T00:00:00.500000Z");
+        // null: optional fields omitted, map values and elements their zero value, a
+        // non-pointer Time null.
+        let mut c = json!({"data": {"a": null}, "immutable": null,
+                           "metadata": {"name": "x", "labels": null, "finalizers": [null],
+                                        "creationTimestamp": null}});
+        assert_eq!(decode(cm, &mut c), Ok(vec![]));
+        assert_eq!(
+            c,
+            json!({"data": {"a": ""}, "metadata": {"name": "x", "finalizers": [""],
+                                                    "creationTimestamp": null}})
+        );
         // CRD schemas: JSON values are opaque, the lenient wrappers are not checked.
         let mut crd = json!({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
             "type": "object", "default": {"a": 1}, "enum": [1, "x"],

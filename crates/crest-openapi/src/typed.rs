@@ -140,8 +140,9 @@ fn json_kind(v: &Value) -> &'static str {
 /// innermost struct and the field names from the root), what was found.
 struct Decoder {
     path: String,
-    fields: Vec<String>,
-    structs: Vec<String>,
+    /// Struct field names and struct type names: the published definitions' own strings.
+    fields: Vec<&'static str>,
+    structs: Vec<&'static str>,
     unknown: Vec<String>,
     /// The first type error (decoding goes on, as the decoder's `saveError`).
     error: Option<String>,
@@ -163,8 +164,8 @@ impl Decoder {
 
     fn run(&mut self, definition: &str, value: &mut Value) {
         let defs = super::builtin_v3();
-        if let Some(schema) = defs.get(definition) {
-            self.walk(defs, schema, Some(definition), value, None, true, 0);
+        if let Some((name, schema)) = defs.get_key_value(definition) {
+            self.walk(defs, schema, Some(name), value, None, true, 0);
         }
     }
 
@@ -231,9 +232,9 @@ impl Decoder {
     #[allow(clippy::too_many_arguments)]
     fn walk(
         &mut self,
-        defs: &Map<String, Value>,
-        schema: &Value,
-        definition: Option<&str>,
+        defs: &'static Map<String, Value>,
+        schema: &'static Value,
+        definition: Option<&'static str>,
         value: &mut Value,
         named: Option<&str>,
         report: bool,
@@ -311,8 +312,8 @@ impl Decoder {
                     .is_some_and(|r| r.iter().any(|n| n == k))
             };
             for (k, v) in obj.iter_mut() {
-                let p = props.get(k.as_str());
-                if let Some(p) = p.filter(|_| v.is_null()) {
+                let field = props.get_key_value(k.as_str());
+                if let Some((_, p)) = field.filter(|_| v.is_null()) {
                     // null leaves a pointer, map or slice nil and anything else as it was: the
                     // field is then omitted when encoded (omitempty: the optional fields; a
                     // non-pointer metav1.Time encodes as null and stays).
@@ -321,7 +322,7 @@ impl Decoder {
                     }
                     continue;
                 }
-                let Some(p) = p else {
+                let Some((name, p)) = field else {
                     if report {
                         self.unknown.push(if self.path.is_empty() {
                             k.clone()
@@ -337,15 +338,10 @@ impl Decoder {
                     self.path.push('.');
                 }
                 self.path.push_str(k);
-                self.fields.push(k.clone());
+                self.fields.push(name);
                 // reflect.Type.Name(): the bare type name.
-                self.structs.push(
-                    definition
-                        .rsplit('.')
-                        .next()
-                        .unwrap_or(definition)
-                        .to_string(),
-                );
+                self.structs
+                    .push(definition.rsplit('.').next().unwrap_or(definition));
                 let named = named_string(definition, k);
                 self.walk(defs, p, None, v, named, report, depth + 1);
                 self.structs.pop();

@@ -95,6 +95,8 @@ const NAMED_STRINGS: &[(&str, &str, &str)] = &[
     ("io.k8s.api.core.v1.ServicePort", "protocol", "v1.Protocol"),
     ("io.k8s.api.core.v1.EndpointPort", "protocol", "v1.Protocol"),
     ("io.k8s.api.core.v1.PortStatus", "protocol", "v1.Protocol"),
+    ("io.k8s.api.core.v1.LoadBalancerIngress", "ipMode", "v1.LoadBalancerIPMode"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.Condition", "status", "v1.ConditionStatus"),
     ("io.k8s.api.discovery.v1.EndpointSlice", "addressType", "v1.AddressType"),
     ("io.k8s.api.discovery.v1.EndpointPort", "protocol", "v1.Protocol"),
     ("io.k8s.api.coordination.v1.LeaseSpec", "strategy", "v1.CoordinatedLeaseStrategy"),

@@ -262,4 +262,49 @@ async fn wrong_json_types_are_refused_with_the_go_decoders_message() {
     );
     let a = s.kubectl_ok(&["get", "cm", "p", "-o", "jsonpath={.data.a}"]);
     assert_eq!(a, "1", "the patch was not applied");
+
+    // A strategic merge patch (kubectl patch's default for built-in kinds): the patched object
+    // is converted from its unstructured form, with that converter's errors, the patch printed
+    // as Go prints the map.
+    let (ok, _, stderr) = s.kubectl(&["patch", "cm", "p", "-p", r#"{"data":{"a":2,"b":"x"}}"#]);
+    assert!(!ok);
+    assert!(
+        stderr.contains(r#"The request is invalid: patch: Invalid value: "map[data:map[a:2 b:x]]": cannot convert int64 to string"#),
+        "{stderr}"
+    );
+    let (code, _, resp) = s
+        .http(
+            "PATCH",
+            &format!("{CMS}/p"),
+            &[("Content-Type", "application/strategic-merge-patch+json")],
+            Some(br#"{"immutable":"yes"}"#.to_vec()),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&resp).expect("json");
+    assert_eq!(code, 422, "{v}");
+    assert_eq!(
+        v["message"],
+        r#" "" is invalid: patch: Invalid value: "map[immutable:yes]": unrecognized type: bool"#
+    );
+    // What the conversion allows (an integral float into an int32) is stored as the integer.
+    let leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+    let (code, v) = post(
+        &s,
+        leases,
+        "application/json",
+        r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"}}"#,
+    )
+    .await;
+    assert_eq!(code, 201, "{v}");
+    let (code, _, resp) = s
+        .http(
+            "PATCH",
+            &format!("{leases}/l"),
+            &[("Content-Type", "application/strategic-merge-patch+json")],
+            Some(br#"{"spec":{"leaseDurationSeconds":15.0}}"#.to_vec()),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&resp).expect("json");
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["spec"]["leaseDurationSeconds"], 15, "{v}");
 }

@@ -279,6 +279,23 @@ impl Ctx<'_> {
         ))
     }
 
+    /// A strategic merge patch's result is converted into a built-in kind's Go type from its
+    /// unstructured form (upstream's `FromUnstructuredWithValidation`), not decoded from JSON:
+    /// that conversion's errors and leniency, and a 422 naming the patch as Go prints its map.
+    fn convert_patched(&self, doc: &mut Value, patch: &Value) -> Result<(), ApiError> {
+        let (None, Some(definition)) = (&self.def.cr_schema, self.def.typed) else {
+            return Ok(());
+        };
+        crest_openapi::typed::from_unstructured(definition, doc).map_err(|e| {
+            let errs = [FieldError::invalid(
+                &FieldPath::new("patch"),
+                crest_gofmt::go_v(patch),
+                e,
+            )];
+            ApiError::invalid(&GroupKind::new("", ""), "", &errs)
+        })
+    }
+
     /// Applies `fieldValidation` to what a decode found: the body's duplicate fields (first, as
     /// upstream's decoder reports them) and the unknown fields it dropped. Ignore: nothing;
     /// Warn: one Warning header each; Strict: a 400 worded as decoding the body does for a
@@ -613,6 +630,9 @@ impl Ctx<'_> {
         let dups = self.duplicates(&body, fmt)?;
         let apply = |current: &Value| -> Result<Value, ApiError> {
             let mut doc = apply_patch(fmt, &patch, current)?;
+            if fmt == BodyFormat::StrategicMergePatch {
+                self.convert_patched(&mut doc, &patch)?;
+            }
             self.coerce(&mut doc, true, &dups)?;
             Ok(doc)
         };

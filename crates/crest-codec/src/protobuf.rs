@@ -244,6 +244,38 @@ pub struct LocalObjectReference {
     pub name: Option<String>,
 }
 
+// k8s.io/api/coordination/v1/generated.proto
+
+/// `coordination/v1 Lease`: metadata = 1, spec = 2.
+#[derive(Clone, PartialEq, Message)]
+pub struct Lease {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(message, optional, tag = "2")]
+    pub spec: Option<LeaseSpec>,
+}
+
+/// `coordination/v1 LeaseSpec`: holderIdentity = 1, leaseDurationSeconds = 2, acquireTime = 3,
+/// renewTime = 4, leaseTransitions = 5, strategy = 6, preferredHolder = 7 (times are
+/// `meta/v1 MicroTime`, shaped as Time).
+#[derive(Clone, PartialEq, Message)]
+pub struct LeaseSpec {
+    #[prost(string, optional, tag = "1")]
+    pub holder_identity: Option<String>,
+    #[prost(int32, optional, tag = "2")]
+    pub lease_duration_seconds: Option<i32>,
+    #[prost(message, optional, tag = "3")]
+    pub acquire_time: Option<Time>,
+    #[prost(message, optional, tag = "4")]
+    pub renew_time: Option<Time>,
+    #[prost(int32, optional, tag = "5")]
+    pub lease_transitions: Option<i32>,
+    #[prost(string, optional, tag = "6")]
+    pub strategy: Option<String>,
+    #[prost(string, optional, tag = "7")]
+    pub preferred_holder: Option<String>,
+}
+
 /// `core/v1 NamespaceSpec`: finalizers = 1.
 #[derive(Clone, PartialEq, Message)]
 pub struct NamespaceSpec {
@@ -597,7 +629,9 @@ fn envelope(body: &[u8]) -> Result<(TypeMeta, Vec<u8>), String> {
 }
 
 /// `summarizeData`: the first 30 bytes of a body, in hex unless it looks like JSON.
-fn summarize(body: &[u8]) -> String {
+/// Upstream's `summarizeData(body, 30)`: the start of a body for a decode error (JSON as text,
+/// anything else in hex).
+pub fn summarize(body: &[u8]) -> String {
     const MAX: usize = 30;
     if body.is_empty() {
         return "<empty>".into();
@@ -635,6 +669,7 @@ pub fn decode_object(
             "",
             "Namespace" | "ConfigMap" | "Secret" | "ServiceAccount" | "Service" | "Endpoints"
         ) | ("discovery.k8s.io", "EndpointSlice")
+            | ("coordination.k8s.io", "Lease")
     );
     if !decodable {
         return Err(unsupported_for_kind());
@@ -674,6 +709,10 @@ pub fn decode_object(
     } else {
         format!("{g}/{v}")
     };
+    if kind == "Lease" {
+        let l = Lease::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return lease_json(&l, &api_version).map_err(cannot);
+    }
     if kind == "ConfigMap" {
         let cm = ConfigMap::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
         return config_map_json(&cm, &api_version).map_err(cannot);
@@ -787,6 +826,56 @@ fn service_account_json(sa: &ServiceAccount, api_version: &str) -> Result<Value,
         o.insert("automountServiceAccountToken".into(), a.into());
     }
     Ok(o.into())
+}
+
+/// A Lease as Go's JSON encoding of the decoded struct (`spec` always present; its pointer
+/// fields when sent; MicroTimes in UTC with six fractional digits).
+fn lease_json(l: &Lease, api_version: &str) -> Result<Value, String> {
+    let mut o = Map::new();
+    o.insert("kind".into(), "Lease".into());
+    o.insert("apiVersion".into(), api_version.into());
+    o.insert(
+        "metadata".into(),
+        object_meta_json(&l.metadata.clone().unwrap_or_default())?,
+    );
+    let spec = l.spec.clone().unwrap_or_default();
+    let mut sp = Map::new();
+    if let Some(h) = spec.holder_identity {
+        sp.insert("holderIdentity".into(), h.into());
+    }
+    if let Some(d) = spec.lease_duration_seconds {
+        sp.insert("leaseDurationSeconds".into(), d.into());
+    }
+    if let Some(t) = &spec.acquire_time {
+        sp.insert("acquireTime".into(), micro_time_json(t)?);
+    }
+    if let Some(t) = &spec.renew_time {
+        sp.insert("renewTime".into(), micro_time_json(t)?);
+    }
+    if let Some(n) = spec.lease_transitions {
+        sp.insert("leaseTransitions".into(), n.into());
+    }
+    if let Some(st) = spec.strategy {
+        sp.insert("strategy".into(), st.into());
+    }
+    if let Some(p) = spec.preferred_holder {
+        sp.insert("preferredHolder".into(), p.into());
+    }
+    o.insert("spec".into(), sp.into());
+    Ok(o.into())
+}
+
+/// `metav1.MicroTime` as JSON: RFC3339Micro in UTC; Go's zero time (empty message) is null.
+fn micro_time_json(t: &Time) -> Result<Value, String> {
+    if t.seconds.is_none() && t.nanos.is_none() {
+        return Ok(Value::Null);
+    }
+    let (secs, nanos) = (t.seconds.unwrap_or(0), t.nanos.unwrap_or(0));
+    let dt = u32::try_from(nanos)
+        .ok()
+        .and_then(|n| chrono::DateTime::from_timestamp(secs, n))
+        .ok_or_else(|| format!("MicroTime out of range: seconds {secs}, nanos {nanos}"))?;
+    Ok(dt.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string().into())
 }
 
 /// 415 for a resource Crest takes only as JSON or YAML (custom resources, as upstream; CRDs).
@@ -1340,6 +1429,37 @@ mod tests {
     }
     fn time(seconds: i64) -> Vec<u8> {
         int_field(1, seconds)
+    }
+
+    #[test]
+    fn lease_body_as_client_go_sends_it() {
+        // A leader election renewal: metadata with name and resourceVersion, a spec with the
+        // holder, the duration, both MicroTimes and the transitions.
+        let meta = [str_field(1, "kube-scheduler"), str_field(6, "42")].concat();
+        let renew = [int_field(1, 1_714_557_605), int_field(2, 123_456_000)].concat();
+        let spec = [
+            str_field(1, "node-a_1234"),
+            int_field(2, 15),
+            len_field(3, &time(1_714_557_600)),
+            len_field(4, &renew),
+            int_field(5, 3),
+        ]
+        .concat();
+        let lease = [len_field(1, &meta), len_field(2, &spec)].concat();
+        let body = envelope_bytes("coordination.k8s.io/v1", "Lease", &lease);
+        let v = decode_object(&body, "coordination.k8s.io", "v1", "Lease").unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "kind": "Lease", "apiVersion": "coordination.k8s.io/v1",
+                "metadata": {"name": "kube-scheduler", "resourceVersion": "42", "creationTimestamp": null},
+                "spec": {"holderIdentity": "node-a_1234", "leaseDurationSeconds": 15,
+                         "acquireTime": "2024-05-01T10:00:00.000000Z",
+                         "renewTime": "2024-05-01T10:00:05.123456Z", "leaseTransitions": 3},
+            })
+        );
+        // Another group's kinds are not decoded.
+        assert!(decode_object(&body, "coordination.k8s.io", "v1", "LeaseCandidate").is_err());
     }
 
     #[test]

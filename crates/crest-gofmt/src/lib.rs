@@ -253,6 +253,48 @@ pub fn is_print(c: char) -> bool {
         .is_ok()
 }
 
+/// Go's `%v` (and `%+v`) of a decoded JSON value (`map[string]interface{}` with int64s
+/// preserved, as Kubernetes decodes a patch): `map[k:v ...]` with sorted keys, `[a b]`, strings
+/// bare, `<nil>`.
+pub fn go_v(v: &Value) -> String {
+    let mut out = String::new();
+    write_v(v, &mut out);
+    out
+}
+
+fn write_v(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&go_number(n)),
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_v(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push_str("map[");
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(k);
+                out.push(':');
+                write_v(&m[k.as_str()], out);
+            }
+            out.push(']');
+        }
+    }
+}
+
 /// Go's `encoding/json.Marshal` of a decoded JSON value: sorted keys, Go float form, HTML-safe
 /// escaping of `<`, `>`, `&`.
 pub fn go_json(v: &Value) -> String {
@@ -325,6 +367,15 @@ fn write_go_json_string(s: &mut String, t: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percent_v_of_decoded_json() {
+        let v = serde_json::json!({"data": {"b": [1, 2.5, "x", null, true]}, "a": {}, "n": 1e21});
+        assert_eq!(
+            go_v(&v),
+            "map[a:map[] data:map[b:[1 2.5 x <nil> true]] n:1e+21]"
+        );
+    }
     use serde_json::json;
 
     #[test]

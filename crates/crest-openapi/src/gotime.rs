@@ -251,9 +251,12 @@ pub(crate) fn parse(value: &str, micro: bool) -> Result<Instant, String> {
                     if b.len() < 6 || b[3] != b':' {
                         return Err(bad());
                     }
-                    let hr = getnum(&rest[1..3], true).map(|n| n.0);
-                    let mm = getnum(&rest[4..6], true).map(|n| n.0);
-                    let (Some(hr), Some(mm)) = (hr, mm) else {
+                    // Two digits each (bytes: the value may hold any UTF-8 there).
+                    let two = |i: usize| {
+                        (b[i].is_ascii_digit() && b[i + 1].is_ascii_digit())
+                            .then(|| i64::from(b[i] - b'0') * 10 + i64::from(b[i + 1] - b'0'))
+                    };
+                    let (Some(hr), Some(mm)) = (two(1), two(4)) else {
                         return Err(bad());
                     };
                     if hr > 24 {
@@ -338,6 +341,25 @@ mod tests {
     }
 
     #[test]
+    fn never_panics() {
+        // Mutations of valid times with a deterministic generator: every byte position replaced
+        // by ASCII and multi-byte characters, and truncations.
+        let base = "2024-01-01T00:00:00.123456+01:00";
+        let subs = [
+            "0", "9", ":", ".", "Z", "+", "-", "é", "€", "😀", "", "T", " ",
+        ];
+        for i in 0..base.len() {
+            for sub in subs {
+                let v = format!("{}{sub}{}", &base[..i], &base[i + 1..]);
+                let _ = parse(&v, true);
+                let _ = parse(&v, false);
+            }
+            let _ = parse(&base[..i], true);
+            let _ = parse(&base[..i], false);
+        }
+    }
+
+    #[test]
     fn go_errors() {
         assert_eq!(
             roundtrip("2024-01-01T00:00:00Z", true).unwrap_err(),
@@ -363,6 +385,15 @@ mod tests {
             roundtrip("2024-01-01T00:00:00Zx", false).unwrap_err(),
             r#"parsing time "2024-01-01T00:00:00Zx": extra text: "x""#
         );
+        for odd in [
+            "2024-01-01T00:00:00é1:00",
+            "2024-01-01T00:00:00+01:0é",
+            "é",
+            "2024-01-01T00:00:00.12345é",
+        ] {
+            assert!(roundtrip(odd, true).is_err(), "{odd}");
+            assert!(roundtrip(odd, false).is_err(), "{odd}");
+        }
         assert_eq!(
             roundtrip("2024-01-01T00:00:00", false).unwrap_err(),
             r#"parsing time "2024-01-01T00:00:00" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "Z07:00""#

@@ -58,6 +58,172 @@ pub(crate) fn resolve<'a>(defs: &'a Map<String, Value>, schema: &'a Value) -> Op
     None
 }
 
+/// `value` (a strategic-merge-patched object) converted into the Go type of `definition` as
+/// apimachinery's `DefaultUnstructuredConverter.FromUnstructured` does it, with its errors
+/// (`unrecognized type: string`, `cannot convert int64 to string`, `cannot restore struct
+/// from: slice`, ...). The conversion's own leniency is applied to `value`: an integral float
+/// becomes an integer and an int64 is truncated to an int32 field's width, as Go's
+/// `reflect.Value.Convert`. Struct fields are visited in the published (sorted) order, which
+/// stands for the Go struct's.
+pub fn from_unstructured(definition: &str, value: &mut Value) -> Result<(), String> {
+    let defs = super::builtin_v3();
+    match defs.get(definition) {
+        Some(schema) => convert(defs, schema, Some(definition), value, None, 0),
+        None => Ok(()),
+    }
+}
+
+/// reflect's Kind of a value as the unstructured form holds it.
+fn unstructured_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "invalid",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "slice",
+        Value::Object(_) => "map",
+    }
+}
+
+fn convert(
+    defs: &Map<String, Value>,
+    schema: &Value,
+    definition: Option<&str>,
+    value: &mut Value,
+    named: Option<&str>,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > MAX_DEPTH || value.is_null() {
+        return Ok(());
+    }
+    match ref_name(schema) {
+        Some(n) if LENIENT_WRAPPERS.iter().any(|w| n.ends_with(w)) => return Ok(()),
+        // Types with their own UnmarshalJSON: the value goes through JSON into it.
+        Some(TIME) | Some(MICRO_TIME) => {
+            let micro = ref_name(schema) == Some(MICRO_TIME);
+            return match value {
+                Value::String(s) => {
+                    let t = crate::gotime::parse(s, micro)?;
+                    *s = crate::gotime::format(&t, micro);
+                    Ok(())
+                }
+                other => Err(format!(
+                    "json: cannot unmarshal {} into Go value of type string",
+                    json_kind(other)
+                )),
+            };
+        }
+        Some(INT_OR_STRING) => {
+            return match value {
+                Value::String(_) => Ok(()),
+                Value::Number(n) if n.as_i64().is_some_and(|i| i32::try_from(i).is_ok()) => Ok(()),
+                Value::Number(n) => Err(format!(
+                    "json: cannot unmarshal number {n} into Go value of type int32"
+                )),
+                other => Err(format!(
+                    "json: cannot unmarshal {} into Go value of type int32",
+                    json_kind(other)
+                )),
+            };
+        }
+        Some(n) => {
+            return match defs.get(n) {
+                Some(target) => convert(defs, target, Some(n), value, named, depth + 1),
+                None => Ok(()),
+            };
+        }
+        None => {}
+    }
+    let kind = unstructured_kind(value);
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        let Value::Object(obj) = value else {
+            return Err(format!("cannot restore struct from: {kind}"));
+        };
+        for (k, p) in props {
+            if let Some(v) = obj.get_mut(k) {
+                let named = definition.and_then(|d| named_string(d, k));
+                convert(defs, p, None, v, named, depth + 1)?;
+            }
+        }
+        return Ok(());
+    }
+    let format = schema.get("format").and_then(Value::as_str);
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") if format == Some("byte") => match value {
+            Value::String(s) => crest_gofmt::go_base64_decode(s.as_bytes())
+                .map(|_| ())
+                .map_err(|at| {
+                    format!(
+                        "error decoding from json: {}",
+                        crest_gofmt::base64_error(at)
+                    )
+                }),
+            Value::Array(_) => Ok(()),
+            _ => Err(format!("cannot restore slice from {kind}")),
+        },
+        Some("string") => match value {
+            Value::String(_) => Ok(()),
+            Value::Number(n) if n.is_i64() => Err(format!(
+                "cannot convert int64 to {}",
+                named.unwrap_or("string")
+            )),
+            _ => Err("unrecognized type: string".into()),
+        },
+        Some("integer") => {
+            let ty = if format == Some("int32") {
+                "int32"
+            } else {
+                "int64"
+            };
+            let Value::Number(n) = value else {
+                return Err(format!("unrecognized type: {ty}"));
+            };
+            let i = match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => i,
+                (None, Some(f)) if f == f.trunc() => f as i64,
+                _ => return Err(format!("cannot convert float64 to {ty}")),
+            };
+            // reflect's Convert: an int32 field keeps the low 32 bits.
+            *value = Value::from(if ty == "int32" {
+                i64::from(i as i32)
+            } else {
+                i
+            });
+            Ok(())
+        }
+        Some("number") => match value {
+            Value::Number(_) => Ok(()),
+            _ => Err("unrecognized type: float64".into()),
+        },
+        Some("boolean") => match value {
+            Value::Bool(_) => Ok(()),
+            _ => Err("unrecognized type: bool".into()),
+        },
+        Some("array") => {
+            let Value::Array(items) = value else {
+                return Err(format!("cannot restore slice from {kind}"));
+            };
+            match schema.get("items").filter(|i| i.is_object()) {
+                Some(item) => items
+                    .iter_mut()
+                    .try_for_each(|v| convert(defs, item, None, v, named, depth + 1)),
+                None => Ok(()),
+            }
+        }
+        _ => match schema.get("additionalProperties").filter(|a| a.is_object()) {
+            Some(values) => {
+                let Value::Object(obj) = value else {
+                    return Err(format!("cannot restore map from {kind}"));
+                };
+                obj.values_mut()
+                    .try_for_each(|v| convert(defs, values, None, v, named, depth + 1))
+            }
+            None => Ok(()),
+        },
+    }
+}
+
 /// The definition name a schema refers to through `$ref` (also wrapped in a one-element
 /// `allOf`, as the v3 documents write references with siblings).
 fn ref_name(schema: &Value) -> Option<&str> {
@@ -107,6 +273,8 @@ const NAMED_STRINGS: &[(&str, &str, &str)] = &[
     ("io.k8s.api.core.v1.ServicePort", "protocol", "v1.Protocol"),
     ("io.k8s.api.core.v1.EndpointPort", "protocol", "v1.Protocol"),
     ("io.k8s.api.core.v1.PortStatus", "protocol", "v1.Protocol"),
+    ("io.k8s.api.core.v1.LoadBalancerIngress", "ipMode", "v1.LoadBalancerIPMode"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.Condition", "status", "v1.ConditionStatus"),
     ("io.k8s.api.discovery.v1.EndpointSlice", "addressType", "v1.AddressType"),
     ("io.k8s.api.discovery.v1.EndpointPort", "protocol", "v1.Protocol"),
     ("io.k8s.api.coordination.v1.LeaseSpec", "strategy", "v1.CoordinatedLeaseStrategy"),
@@ -152,8 +320,9 @@ fn json_kind(v: &Value) -> &'static str {
 /// innermost struct and the field names from the root), what was found.
 struct Decoder {
     path: String,
-    fields: Vec<String>,
-    structs: Vec<String>,
+    /// Struct field names and struct type names: the published definitions' own strings.
+    fields: Vec<&'static str>,
+    structs: Vec<&'static str>,
     unknown: Vec<String>,
     /// The first type error (decoding goes on, as the decoder's `saveError`).
     error: Option<String>,
@@ -175,8 +344,8 @@ impl Decoder {
 
     fn run(&mut self, definition: &str, value: &mut Value) {
         let defs = super::builtin_v3();
-        if let Some(schema) = defs.get(definition) {
-            self.walk(defs, schema, Some(definition), value, None, true, 0);
+        if let Some((name, schema)) = defs.get_key_value(definition) {
+            self.walk(defs, schema, Some(name), value, None, true, 0);
         }
     }
 
@@ -243,9 +412,9 @@ impl Decoder {
     #[allow(clippy::too_many_arguments)]
     fn walk(
         &mut self,
-        defs: &Map<String, Value>,
-        schema: &Value,
-        definition: Option<&str>,
+        defs: &'static Map<String, Value>,
+        schema: &'static Value,
+        definition: Option<&'static str>,
         value: &mut Value,
         named: Option<&str>,
         report: bool,
@@ -316,8 +485,24 @@ impl Decoder {
             // Keys in order (serde_json's maps are sorted, as Go's encoding/json writes them, so
             // this is the order of a body kubectl or client-go sent).
             let mut unknown = vec![];
+            let required = |k: &str| {
+                schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|n| n == k))
+            };
             for (k, v) in obj.iter_mut() {
-                let Some(p) = props.get(k.as_str()) else {
+                let field = props.get_key_value(k.as_str());
+                if let Some((_, p)) = field.filter(|_| v.is_null()) {
+                    // null leaves a pointer, map or slice nil and anything else as it was: the
+                    // field is then omitted when encoded (omitempty: the optional fields; a
+                    // non-pointer metav1.Time encodes as null and stays).
+                    if !required(k) && ref_name(p) != Some(TIME) {
+                        unknown.push(k.clone());
+                    }
+                    continue;
+                }
+                let Some((name, p)) = field else {
                     if report {
                         self.unknown.push(if self.path.is_empty() {
                             k.clone()
@@ -333,15 +518,10 @@ impl Decoder {
                     self.path.push('.');
                 }
                 self.path.push_str(k);
-                self.fields.push(k.clone());
+                self.fields.push(name);
                 // reflect.Type.Name(): the bare type name.
-                self.structs.push(
-                    definition
-                        .rsplit('.')
-                        .next()
-                        .unwrap_or(definition)
-                        .to_string(),
-                );
+                self.structs
+                    .push(definition.rsplit('.').next().unwrap_or(definition));
                 let named = named_string(definition, k);
                 self.walk(defs, p, None, v, named, report, depth + 1);
                 self.structs.pop();
@@ -364,6 +544,7 @@ impl Decoder {
                     return;
                 };
                 for (i, v) in items.iter_mut().enumerate() {
+                    zero_if_null(item, v);
                     let len = self.path.len();
                     let _ = write!(self.path, "[{i}]");
                     self.walk(defs, item, None, v, named, report, depth + 1);
@@ -416,6 +597,7 @@ impl Decoder {
                     return self.save(e);
                 };
                 for (k, v) in obj.iter_mut() {
+                    zero_if_null(values, v);
                     // Map keys are in the unknown-field path, not in the type error's.
                     let len = self.path.len();
                     if len > 0 {
@@ -468,6 +650,21 @@ impl Decoder {
             }
         }
     }
+}
+
+/// A null map value or slice element of a string, integer, number or boolean type: Go stores the
+/// element's zero value (and encodes it).
+fn zero_if_null(schema: &Value, v: &mut Value) {
+    if !v.is_null() || ref_name(schema).is_some() {
+        return;
+    }
+    let byte = schema.get("format").and_then(Value::as_str) == Some("byte");
+    *v = match schema.get("type").and_then(Value::as_str) {
+        Some("string") if !byte => Value::from(""),
+        Some("integer" | "number") => Value::from(0),
+        Some("boolean") => Value::from(false),
+        _ => return,
+    };
 }
 
 #[cfg(test)]
@@ -595,6 +792,17 @@ mod tests {
                            "metadata": {"labels": null, "creationTimestamp": null}});
         assert_eq!(decode(lease, &mut l), Ok(vec![]));
         assert_eq!(l["spec"]["renewTime"], "2024-01-01T00:00:00.500000Z");
+        // null: optional fields omitted, map values and elements their zero value, a
+        // non-pointer Time null.
+        let mut c = json!({"data": {"a": null}, "immutable": null,
+                           "metadata": {"name": "x", "labels": null, "finalizers": [null],
+                                        "creationTimestamp": null}});
+        assert_eq!(decode(cm, &mut c), Ok(vec![]));
+        assert_eq!(
+            c,
+            json!({"data": {"a": ""}, "metadata": {"name": "x", "finalizers": [""],
+                                                    "creationTimestamp": null}})
+        );
         // CRD schemas: JSON values are opaque, the lenient wrappers are not checked.
         let mut crd = json!({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {
             "type": "object", "default": {"a": 1}, "enum": [1, "x"],
@@ -606,6 +814,67 @@ mod tests {
             type_error(crd_def, json!({"spec": {"versions": [{"schema": {"openAPIV3Schema": {"properties": {"a": {"type": 5}}}}}]}})),
             "json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.properties.type of type string"
         );
+    }
+
+    #[test]
+    fn unstructured_conversion_as_apimachinery_words_it() {
+        let cm = "io.k8s.api.core.v1.ConfigMap";
+        let lease = "io.k8s.api.coordination.v1.Lease";
+        let err = |def: &str, mut v: Value| from_unstructured(def, &mut v).expect_err("error");
+        assert_eq!(
+            err(cm, json!({"data": {"a": true}})),
+            "unrecognized type: string"
+        );
+        assert_eq!(
+            err(cm, json!({"data": {"a": 1}})),
+            "cannot convert int64 to string"
+        );
+        assert_eq!(
+            err(cm, json!({"data": {"a": 1.5}})),
+            "unrecognized type: string"
+        );
+        assert_eq!(
+            err(cm, json!({"data": "x"})),
+            "cannot restore map from string"
+        );
+        assert_eq!(
+            err(cm, json!({"metadata": []})),
+            "cannot restore struct from: slice"
+        );
+        assert_eq!(
+            err(cm, json!({"metadata": {"finalizers": "x"}})),
+            "cannot restore slice from string"
+        );
+        assert_eq!(
+            err(cm, json!({"immutable": "true"})),
+            "unrecognized type: bool"
+        );
+        assert_eq!(
+            err(cm, json!({"binaryData": {"a": "A"}})),
+            "error decoding from json: illegal base64 data at input byte 0"
+        );
+        assert_eq!(
+            err(lease, json!({"spec": {"leaseDurationSeconds": 1.5}})),
+            "cannot convert float64 to int32"
+        );
+        assert_eq!(
+            err(lease, json!({"spec": {"leaseDurationSeconds": "1"}})),
+            "unrecognized type: int32"
+        );
+        assert_eq!(
+            err(lease, json!({"spec": {"strategy": 7}})),
+            "cannot convert int64 to v1.CoordinatedLeaseStrategy"
+        );
+        assert_eq!(
+            err(lease, json!({"spec": {"renewTime": 5}})),
+            "json: cannot unmarshal number into Go value of type string"
+        );
+        // What the conversion allows: integral floats, int32 truncation, nulls.
+        let mut l = json!({"spec": {"leaseDurationSeconds": 15.0, "leaseTransitions": 4_294_967_297u64,
+                                    "holderIdentity": null}});
+        assert_eq!(from_unstructured(lease, &mut l), Ok(()));
+        assert_eq!(l["spec"]["leaseDurationSeconds"], 15);
+        assert_eq!(l["spec"]["leaseTransitions"], 1);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::http::request::ResourcePath;
 use crate::http::{watch, App};
 use crate::registry::options::{DeleteOptions, Query};
 use crate::registry::resources::ResourceDef;
-use crate::registry::{check_identity, check_namespace, Served, UpdateMode, WriteOptions};
+use crate::registry::{check_identity, check_namespace, Served, UpdateMode, WriteOptions, Written};
 use bytes::{BufMut, Bytes, BytesMut};
 use crest_api::{meta, ApiError, FieldError, FieldPath, GroupKind};
 use crest_apiextensions::customresource::scale::{self, ScalePaths};
@@ -191,6 +191,30 @@ struct Ctx<'a> {
     warnings: std::sync::Mutex<Vec<String>>,
 }
 
+/// Upstream's `gvkWithDefaults` for a built-in kind's body: an empty kind is the endpoint's; an
+/// apiVersion without a version takes the endpoint's (when its group is empty or the same).
+fn default_type_meta(obj: &mut Value, a: &crest_api::ApiResource) {
+    let Some(o) = obj.as_object_mut() else {
+        return;
+    };
+    // Absent, null and "" are the same empty string to the decoder; other types are left for
+    // the type check to refuse.
+    let text = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => Some(String::new()),
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => None,
+    };
+    if text(o.get("kind")).is_some_and(|k| k.is_empty()) {
+        o.insert("kind".into(), a.kind.clone().into());
+    }
+    if let Some(api_version) = text(o.get("apiVersion")) {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+        if version.is_empty() && (group.is_empty() || group == a.group) {
+            o.insert("apiVersion".into(), a.api_version().into());
+        }
+    }
+}
+
 fn status_code(code: u16) -> StatusCode {
     StatusCode::from_u16(code).unwrap_or(StatusCode::OK)
 }
@@ -290,6 +314,23 @@ impl Ctx<'_> {
         ))
     }
 
+    /// A strategic merge patch's result is converted into a built-in kind's Go type from its
+    /// unstructured form (upstream's `FromUnstructuredWithValidation`), not decoded from JSON:
+    /// that conversion's errors and leniency, and a 422 naming the patch as Go prints its map.
+    fn convert_patched(&self, doc: &mut Value, patch: &Value) -> Result<(), ApiError> {
+        let (None, Some(definition)) = (&self.def.cr_schema, self.def.typed) else {
+            return Ok(());
+        };
+        crest_openapi::typed::from_unstructured(definition, doc).map_err(|e| {
+            let errs = [FieldError::invalid(
+                &FieldPath::new("patch"),
+                crest_gofmt::go_v(patch),
+                e,
+            )];
+            ApiError::invalid(&GroupKind::new("", ""), "", &errs)
+        })
+    }
+
     /// Applies `fieldValidation` to what a decode found: the body's duplicate fields (first, as
     /// upstream's decoder reports them) and the unknown fields it dropped. Ignore: nothing;
     /// Warn: one Warning header each; Strict: a 400 worded as decoding the body does for a
@@ -360,23 +401,43 @@ impl Ctx<'_> {
         }
     }
 
+    /// The decoder reads apiVersion and kind first (`SimpleMetaFactory.Interpret`: encoding/json
+    /// into an anonymous struct of two strings), so one of another JSON type fails the decode
+    /// with that message, before anything else is looked at.
+    fn check_type_meta_types(
+        &self,
+        obj: &Value,
+        body: &[u8],
+        fmt: BodyFormat,
+    ) -> Result<(), ApiError> {
+        if fmt == BodyFormat::Protobuf {
+            return Ok(());
+        }
+        for field in ["apiVersion", "kind"] {
+            let what = match obj.get(field) {
+                Some(Value::Bool(_)) => "bool",
+                Some(Value::Number(_)) => "number",
+                Some(Value::Array(_)) => "array",
+                Some(Value::Object(_)) => "object",
+                _ => continue,
+            };
+            return Err(ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {}): couldn't get version/kind; json parse error: json: cannot unmarshal {what} into Go struct field .{field} of type string ({})",
+                self.def.api.kind,
+                crest_codec::protobuf::summarize(body)
+            )));
+        }
+        Ok(())
+    }
+
     /// The body's apiVersion and kind must name this resource's kind in this version. A
-    /// built-in kind's typed decoder takes what the body leaves out from the request's
-    /// resource (apimachinery's `gvkWithDefaults`: kopf posts Events without either); a custom
-    /// resource's unstructured decoder requires both.
+    /// built-in kind's body may leave them out: the decoder takes them from the endpoint
+    /// (upstream's `gvkWithDefaults` with the request's kind), as typed clients that send no
+    /// TypeMeta (the Python client) rely on.
     fn check_type(&self, obj: &mut Value) -> Result<(), ApiError> {
         let a = &self.def.api;
         if self.def.crd_name.is_none() {
-            if let Some(o) = obj.as_object_mut() {
-                let missing =
-                    |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").is_empty();
-                if missing(o.get("kind")) {
-                    o.insert("kind".into(), a.kind.clone().into());
-                }
-                if missing(o.get("apiVersion")) {
-                    o.insert("apiVersion".into(), a.api_version().into());
-                }
-            }
+            default_type_meta(obj, a);
         }
         let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -536,6 +597,7 @@ impl Ctx<'_> {
         // Options are decoded and validated before the body, as upstream does.
         let opts = self.write_options("CreateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
+        self.check_type_meta_types(&obj, &body, fmt)?;
         self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
@@ -562,19 +624,25 @@ impl Ctx<'_> {
         }
         let opts = self.write_options("UpdateOptions")?;
         let mut obj = self.decode(&body, fmt)?;
+        self.check_type_meta_types(&obj, &body, fmt)?;
         self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.coerce(&mut obj, false, &dups)?;
         check_identity(&self.def, ns, name, &obj)?;
         let mode = UpdateMode::from_subresource(sub);
         if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
-            let updated = self
+            let written = self
                 .app
                 .registry
                 .update(&self.def, ns, name, obj, mode, &opts)
                 .await?;
             self.add_warnings(&opts);
-            return self.render(200, Payload::Value(updated), out);
+            let (code, payload) = match written {
+                Written::Updated(v) => (200, Payload::Value(v)),
+                Written::Created(Served::Tree(v)) => (201, Payload::Value(v)),
+                Written::Created(Served::Json(b)) => (201, Payload::Json(b)),
+            };
+            return self.render(code, payload, out);
         }
         Err(ApiError::path_not_found())
     }
@@ -597,6 +665,9 @@ impl Ctx<'_> {
         let dups = self.duplicates(&body, fmt)?;
         let apply = |current: &Value| -> Result<Value, ApiError> {
             let mut doc = apply_patch(fmt, &patch, current, self.def.typed)?;
+            if fmt == BodyFormat::StrategicMergePatch {
+                self.convert_patched(&mut doc, &patch)?;
+            }
             self.coerce(&mut doc, true, &dups)?;
             Ok(doc)
         };

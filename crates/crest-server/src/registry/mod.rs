@@ -183,6 +183,12 @@ fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<(usize, 
 }
 
 /// A written object as the client receives it.
+/// What a PUT did: replaced the object, or (create on update) created it.
+pub(crate) enum Written {
+    Updated(Value),
+    Created(Served),
+}
+
 pub(crate) enum Served {
     /// A tree (dry run, conversion, or an object without metadata).
     Tree(Value),
@@ -518,7 +524,9 @@ impl Registry {
         }
     }
 
-    /// Update (PUT): replaces the object, conditioned on its resourceVersion.
+    /// Update (PUT): replaces the object, conditioned on its resourceVersion. A resource whose
+    /// strategy allows create on update (`AllowCreateOnUpdate`) creates a missing object
+    /// instead (its resourceVersion ignored, as upstream's create through GuaranteedUpdate).
     pub(crate) async fn update(
         &self,
         def: &ResourceDef,
@@ -527,10 +535,30 @@ impl Registry {
         obj: Value,
         mode: UpdateMode,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Written, ApiError> {
         self.sync().await?;
         let fresh = self.fresh(def);
         let def = fresh.as_deref().unwrap_or(def);
+        if mode == UpdateMode::Main
+            && def.strategy.allow_create_on_update()
+            && self.cache.get(&def.key(ns, name)).is_none()
+        {
+            return self.create(def, ns, obj, opts).await.map(Written::Created);
+        }
+        self.replace(def, ns, name, obj, mode, opts)
+            .await
+            .map(Written::Updated)
+    }
+
+    async fn replace(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        obj: Value,
+        mode: UpdateMode,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
         let mut obj = obj;
         opts.warn(dedup_owner_references(&mut obj, false));
         self.update_inner(def, ns, name, obj, mode, opts, false)

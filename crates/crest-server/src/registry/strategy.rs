@@ -17,6 +17,11 @@ pub(crate) trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether a PUT to a missing object creates it (upstream `AllowCreateOnUpdate`).
+    fn allow_create_on_update(&self) -> bool {
+        false
+    }
+
     /// Whether `metadata.generation` is maintained.
     fn uses_generation(&self) -> bool {
         true

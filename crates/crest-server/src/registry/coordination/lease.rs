@@ -38,6 +38,9 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
 pub(crate) struct LeaseStrategy;
 
 impl Strategy for LeaseStrategy {
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
     fn uses_generation(&self) -> bool {
         false
     }

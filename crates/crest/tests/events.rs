@@ -642,6 +642,29 @@ async fn an_event_owned_by_a_deleted_object_is_collected() {
         .http_json("GET", &format!("{CORE}/unowned"), JSON, None)
         .await;
     assert_eq!(code, 200);
+    // Events have no garbage collection policy of their own (upstream's Unsupported): a
+    // foreground or orphan DELETE sets no finalizer and removes the Event at once.
+    for (name, policy) in [("fg", "Foreground"), ("orphan", "Orphan")] {
+        let (code, v) = s
+            .http_json(
+                "POST",
+                CORE,
+                JSON,
+                Some(&core_event(name, "CronTab", "x", "R", "m")),
+            )
+            .await;
+        assert_eq!(code, 201, "{v}");
+        let options =
+            json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": policy});
+        let (code, v) = s
+            .http_json("DELETE", &format!("{CORE}/{name}"), JSON, Some(&options))
+            .await;
+        assert_eq!(code, 200, "{v}");
+        let (code, v) = s
+            .http_json("GET", &format!("{CORE}/{name}"), JSON, None)
+            .await;
+        assert_eq!(code, 404, "{policy}: {v}");
+    }
 }
 
 /// kopf's `kopf.info(body, ...)` posts a core/v1 Event about the CronTab; kubectl then lists

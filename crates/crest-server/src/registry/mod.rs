@@ -741,7 +741,9 @@ impl Registry {
             let mut obj = stored.clone();
             // The orphan / foregroundDeletion finalizers first: they keep the object (marked
             // for deletion) until the garbage collector has handled its dependents.
-            deletion::apply_deletion_finalizers(&mut obj, opts.cascade);
+            if strategy.garbage_collection_policy_supported() {
+                deletion::apply_deletion_finalizers(&mut obj, opts.cascade);
+            }
             match strategy.delete_step(&mut obj) {
                 DeleteStep::Unchanged => {
                     return Ok(Deleted {

@@ -128,6 +128,10 @@ impl Strategy for EventStrategy {
     fn uses_generation(&self) -> bool {
         false
     }
+    /// `DefaultGarbageCollectionPolicy`: Unsupported.
+    fn garbage_collection_policy_supported(&self) -> bool {
+        false
+    }
     fn prepare_create(&self, obj: &mut Value) {
         *obj = event::canonical_core_v1(std::mem::take(obj));
     }

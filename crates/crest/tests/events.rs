@@ -520,6 +520,13 @@ async fn kubectl_describe_shows_the_events_about_a_custom_resource() {
         "{out}"
     );
     assert!(!out.contains("Elsewhere"), "{out}");
+    // `kubectl events --for` selects on involvedObject kind, apiVersion and name.
+    let out = s.kubectl_ok(&["events", "--for", "crontab/my-new-cron-object"]);
+    assert!(
+        out.contains("Scheduled") && out.contains("Lagging"),
+        "{out}"
+    );
+    assert!(!out.contains("Elsewhere"), "{out}");
 }
 
 #[tokio::test]

@@ -752,3 +752,89 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
     );
     drop(guard);
 }
+
+/// client-go's typed clients configured for protobuf send Events so (core/v1 from the legacy
+/// recorder, events.k8s.io/v1 from the new one).
+#[tokio::test]
+async fn protobuf_event_bodies_of_both_views() {
+    use crest_codec::protobuf::{
+        encode_envelope, CoreEvent, EventSource, EventsV1Event, ObjectMeta, ObjectReference, Time,
+    };
+    let s = Server::start();
+    let meta = |name: &str| {
+        Some(ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        })
+    };
+    let about = Some(ObjectReference {
+        kind: Some("CronTab".into()),
+        namespace: Some("default".into()),
+        name: Some("x".into()),
+        api_version: Some("stable.example.com/v1".into()),
+        ..Default::default()
+    });
+    let at = |seconds: i64| {
+        Some(Time {
+            seconds: Some(seconds),
+            nanos: Some(0),
+        })
+    };
+    let core = CoreEvent {
+        metadata: meta("pb-core"),
+        involved_object: about.clone(),
+        reason: Some("Made".into()),
+        message: Some("from protobuf".into()),
+        source: Some(EventSource {
+            component: Some("pb".into()),
+            host: None,
+        }),
+        first_timestamp: at(1_700_000_000),
+        last_timestamp: at(1_700_000_000),
+        count: Some(1),
+        r#type: Some("Normal".into()),
+        ..Default::default()
+    };
+    let modern = EventsV1Event {
+        metadata: meta("pb-events"),
+        event_time: at(1_700_000_000),
+        reporting_controller: Some("example.com/ctl".into()),
+        reporting_instance: Some("i".into()),
+        action: Some("Sync".into()),
+        reason: Some("Synced".into()),
+        regarding: about,
+        note: Some("from protobuf too".into()),
+        r#type: Some("Normal".into()),
+        ..Default::default()
+    };
+    let pb = [("Content-Type", "application/vnd.kubernetes.protobuf")];
+    let (code, _, body) = s
+        .http(
+            "POST",
+            CORE,
+            &pb,
+            Some(encode_envelope("v1", "Event", &core)),
+        )
+        .await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    let (code, _, body) = s
+        .http(
+            "POST",
+            EVENTS,
+            &pb,
+            Some(encode_envelope("events.k8s.io/v1", "Event", &modern)),
+        )
+        .await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    let (_, v) = s
+        .http_json("GET", &format!("{EVENTS}/pb-core"), JSON, None)
+        .await;
+    assert_eq!(v["note"], "from protobuf");
+    assert_eq!(v["deprecatedFirstTimestamp"], "2023-11-14T22:13:20Z");
+    let (_, v) = s
+        .http_json("GET", &format!("{CORE}/pb-events"), JSON, None)
+        .await;
+    assert_eq!(v["message"], "from protobuf too");
+    assert_eq!(v["eventTime"], "2023-11-14T22:13:20.000000Z");
+    assert_eq!(v["reportingComponent"], "example.com/ctl");
+}

@@ -457,6 +457,36 @@ async fn validation_follows_the_request_version() {
         v["message"],
         "Event in version \"v1\" cannot be handled as a Event: strict decoding error: unknown field \"message\""
     );
+    // Through kubectl: Strict (its default) refuses an unknown field, Warn drops it with a
+    // warning, Ignore silently.
+    let yaml = |name: &str| {
+        format!(
+            "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata:\n  name: {name}\neventTime: \"2024-05-01T10:00:00.000000Z\"\nreportingController: example.com/ctl\nreportingInstance: i\naction: Sync\nreason: Synced\ntype: Normal\nregarding:\n  kind: ConfigMap\n  name: cm\n  namespace: default\n  bogus: 1\n"
+        )
+    };
+    let (ok, _, err) = s.kubectl_stdin(
+        &["create", "--validate=strict", "-f", "-"],
+        Some(&yaml("k1")),
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("strict decoding error: unknown field \"regarding.bogus\""),
+        "{err}"
+    );
+    let (ok, _, err) =
+        s.kubectl_stdin(&["create", "--validate=warn", "-f", "-"], Some(&yaml("k2")));
+    assert!(ok, "{err}");
+    assert!(err.contains("unknown field \"regarding.bogus\""), "{err}");
+    let (ok, _, err) = s.kubectl_stdin(
+        &["create", "--validate=false", "-f", "-"],
+        Some(&yaml("k3")),
+    );
+    assert!(ok && err.is_empty(), "{err}");
+    let (_, v) = s.http_json("GET", &format!("{CORE}/k2"), JSON, None).await;
+    assert_eq!(
+        v["involvedObject"],
+        json!({"kind": "ConfigMap", "name": "cm", "namespace": "default"})
+    );
 }
 
 #[tokio::test]

@@ -868,3 +868,39 @@ async fn protobuf_event_bodies_of_both_views() {
     assert_eq!(v["eventTime"], "2023-11-14T22:13:20.000000Z");
     assert_eq!(v["reportingComponent"], "example.com/ctl");
 }
+
+/// Events allow create on update (upstream's AllowCreateOnUpdate): a PUT of an absent Event
+/// creates it (201); other kinds answer 404.
+#[tokio::test]
+async fn put_creates_an_absent_event() {
+    let s = Server::start();
+    let e = core_event("put-me", "CronTab", "x", "R", "first");
+    let (code, v) = s
+        .http_json("PUT", &format!("{CORE}/put-me"), JSON, Some(&e))
+        .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["message"], "first");
+    let mut e = v.clone();
+    e["message"] = "second".into();
+    let (code, v) = s
+        .http_json("PUT", &format!("{CORE}/put-me"), JSON, Some(&e))
+        .await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["message"], "second");
+    let n = new_event("put-new", "cm");
+    let (code, v) = s
+        .http_json("PUT", &format!("{EVENTS}/put-new"), JSON, Some(&n))
+        .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["note"], "synced it");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "absent"}});
+    let (code, v) = s
+        .http_json(
+            "PUT",
+            "/api/v1/namespaces/default/configmaps/absent",
+            JSON,
+            Some(&cm),
+        )
+        .await;
+    assert_eq!(code, 404, "{v}");
+}

@@ -512,13 +512,14 @@ impl Ctx<'_> {
         check_identity(&self.def, ns, name, &obj)?;
         let mode = UpdateMode::from_subresource(sub);
         if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
-            let updated = self
+            let (updated, created) = self
                 .app
                 .registry
                 .update(&self.def, ns, name, obj, mode, &opts)
                 .await?;
             self.add_warnings(&opts);
-            return self.render(200, Payload::Value(updated), out);
+            let code = if created { 201 } else { 200 };
+            return self.render(code, Payload::Value(updated), out);
         }
         Err(ApiError::path_not_found())
     }

@@ -456,7 +456,9 @@ impl Registry {
         }
     }
 
-    /// Update (PUT): replaces the object, conditioned on its resourceVersion.
+    /// Update (PUT): replaces the object, conditioned on its resourceVersion. A resource whose
+    /// strategy allows it (`AllowCreateOnUpdate`) creates an absent object instead; the bool
+    /// says whether it did.
     pub(crate) async fn update(
         &self,
         def: &ResourceDef,
@@ -465,12 +467,25 @@ impl Registry {
         obj: Value,
         mode: UpdateMode,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<(Value, bool), ApiError> {
         self.sync().await?;
+        if mode == UpdateMode::Main
+            && def.strategy.allow_create_on_update()
+            && self.cache.get(&def.key(ns, name)).is_none()
+        {
+            let created = match self.create(def, ns, obj, opts).await? {
+                Served::Tree(v) => v,
+                Served::Json(b) => {
+                    serde_json::from_slice(&b).map_err(|e| ApiError::internal(e.to_string()))?
+                }
+            };
+            return Ok((created, true));
+        }
         let mut obj = obj;
         opts.warn(dedup_owner_references(&mut obj, false));
         self.update_inner(def, ns, name, obj, mode, opts, false)
             .await
+            .map(|v| (v, false))
             .map_err(|e| match e {
                 Attempt::Failed(e) => e,
                 // Not produced without `from_patch`; a lost race of a PUT is a stale write.

@@ -17,6 +17,11 @@ pub(crate) trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether a PUT of an absent object creates it (upstream's `AllowCreateOnUpdate`).
+    fn allow_create_on_update(&self) -> bool {
+        false
+    }
+
     /// Whether `metadata.generation` is maintained.
     fn uses_generation(&self) -> bool {
         true

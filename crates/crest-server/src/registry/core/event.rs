@@ -125,6 +125,9 @@ impl Strategy for EventStrategy {
     fn allow_unconditional_update(&self) -> bool {
         true
     }
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
     fn uses_generation(&self) -> bool {
         false
     }

@@ -721,6 +721,7 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
     let s = Server::start_with(&["--tls"]);
     s.install_crd(CRONTAB_CRD);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kopf_events.py");
+    let log = s.dir.join("kopf.log");
     let mut kopf = Command::new("python3")
         .args([
             "-m",
@@ -734,7 +735,7 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
         .env("KUBECONFIG", &s.kubeconfig)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("kopf log"))
         .spawn()
         .expect("spawn kopf");
     struct Kill<'a>(&'a mut std::process::Child);
@@ -752,7 +753,8 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
     while !out.contains("kopf saw my-new-cron-object") {
         assert!(
             Instant::now() < deadline,
-            "kopf posted no event within 60s: {out}"
+            "kopf posted no event within 60s: {out}\nkopf's log:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(200));
         out = s

@@ -828,9 +828,9 @@ impl Registry {
     }
 
     /// Deletes every object of `def` in `ns` (all namespaces for `None`) that `filter` selects
-    /// (it sees the stored object),
-    /// each as a DELETE with the same options would (objects gone meanwhile are skipped). Returns
-    /// the objects as listed before the deletes, and the list's revision, as upstream answers.
+    /// (it sees the stored object), each as a DELETE with the same options would (objects gone
+    /// meanwhile are skipped). Returns the objects as listed before the deletes, and the list's
+    /// revision, as upstream answers.
     pub(crate) async fn delete_collection<F>(
         &self,
         def: &ResourceDef,

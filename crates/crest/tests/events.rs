@@ -365,6 +365,33 @@ async fn field_selectors_of_both_views() {
         .await;
     assert_eq!(code, 400, "{v}");
     assert_eq!(v["message"], "field label not supported: regarding.name");
+    // A watch selects the same way (on the stored object) and sends the view's objects.
+    let (code, _, body) = s
+        .http(
+            "GET",
+            &format!(
+                "{}&watch=1&resourceVersion=0&timeoutSeconds=1",
+                events("regarding.name=alpha")
+            ),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    let text = String::from_utf8_lossy(&body);
+    let mut watched: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("watch event"))
+        .map(|e| {
+            assert!(e["object"].get("regarding").is_some(), "{e}");
+            e["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    watched.sort();
+    assert_eq!(watched, ["a1", "n1"], "{text}");
     // kubectl with a field selector; deletecollection selects the same way.
     let out = s.kubectl_ok(&[
         "get",

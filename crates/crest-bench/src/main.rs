@@ -21,6 +21,8 @@
 //!   (and published in OpenAPI) with 500 CRDs installed.
 //! - `builtin`: ConfigMaps against CronTabs of the same size in one server: durable creates and
 //!   GETs by name, alternated over rounds (a built-in kind within 10% of a custom resource).
+//! - `events`: CR create p50/p99 (100/s, paced) on a quiet server and while other clients post
+//!   core/v1 Events at 1,000/s: Events must not slow other writes (target: p99 within 2x).
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
 //! - `etcd` (only when named): Crest next to etcd 3.4 (`etcd` on PATH: Debian's etcd-server) in
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
@@ -39,6 +41,7 @@ use std::time::{Duration, Instant};
 
 mod builtin;
 mod etcd;
+mod events;
 mod openapi;
 mod table;
 mod watch;
@@ -69,8 +72,9 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "etcd",
+    "events",
     "core",
     "list",
     "watch",
@@ -494,6 +498,9 @@ fn main() {
     }
     if args.wants("openapi") {
         rows.extend(rt.block_on(openapi::openapi(&args.binary)));
+    }
+    if args.wants("events") {
+        rows.extend(rt.block_on(events::events_load(&args.binary)));
     }
 
     println!("| measurement | result | target |");

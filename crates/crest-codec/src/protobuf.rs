@@ -594,6 +594,102 @@ pub struct DiscoveryEndpointPort {
 /// The scheme built-in kinds decode with, as kube-apiserver's errors name it.
 const LEGACY_SCHEME: &str = "pkg/api/legacyscheme/scheme.go:30";
 
+// k8s.io/api/core/v1 and k8s.io/api/events/v1 generated.proto: Events
+
+/// `core/v1 EventSource`: component = 1, host = 2.
+#[derive(Clone, PartialEq, Message)]
+pub struct EventSource {
+    #[prost(string, optional, tag = "1")]
+    pub component: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    pub host: Option<String>,
+}
+
+/// `core/v1 EventSeries` and `events/v1 EventSeries`: count = 1, lastObservedTime = 2
+/// (a MicroTime: the same message as Time).
+#[derive(Clone, PartialEq, Message)]
+pub struct EventSeries {
+    #[prost(int32, optional, tag = "1")]
+    pub count: Option<i32>,
+    #[prost(message, optional, tag = "2")]
+    pub last_observed_time: Option<Time>,
+}
+
+/// `core/v1 Event`: metadata = 1, involvedObject = 2, reason = 3, message = 4, source = 5,
+/// firstTimestamp = 6, lastTimestamp = 7, count = 8, type = 9, eventTime = 10, series = 11,
+/// action = 12, related = 13, reportingComponent = 14, reportingInstance = 15.
+#[derive(Clone, PartialEq, Message)]
+pub struct CoreEvent {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(message, optional, tag = "2")]
+    pub involved_object: Option<ObjectReference>,
+    #[prost(string, optional, tag = "3")]
+    pub reason: Option<String>,
+    #[prost(string, optional, tag = "4")]
+    pub message: Option<String>,
+    #[prost(message, optional, tag = "5")]
+    pub source: Option<EventSource>,
+    #[prost(message, optional, tag = "6")]
+    pub first_timestamp: Option<Time>,
+    #[prost(message, optional, tag = "7")]
+    pub last_timestamp: Option<Time>,
+    #[prost(int32, optional, tag = "8")]
+    pub count: Option<i32>,
+    #[prost(string, optional, tag = "9")]
+    pub r#type: Option<String>,
+    #[prost(message, optional, tag = "10")]
+    pub event_time: Option<Time>,
+    #[prost(message, optional, tag = "11")]
+    pub series: Option<EventSeries>,
+    #[prost(string, optional, tag = "12")]
+    pub action: Option<String>,
+    #[prost(message, optional, tag = "13")]
+    pub related: Option<ObjectReference>,
+    #[prost(string, optional, tag = "14")]
+    pub reporting_component: Option<String>,
+    #[prost(string, optional, tag = "15")]
+    pub reporting_instance: Option<String>,
+}
+
+/// `events/v1 Event`: metadata = 1, eventTime = 2, series = 3, reportingController = 4,
+/// reportingInstance = 5, action = 6, reason = 7, regarding = 8, related = 9, note = 10,
+/// type = 11, deprecatedSource = 12, deprecatedFirstTimestamp = 13,
+/// deprecatedLastTimestamp = 14, deprecatedCount = 15.
+#[derive(Clone, PartialEq, Message)]
+pub struct EventsV1Event {
+    #[prost(message, optional, tag = "1")]
+    pub metadata: Option<ObjectMeta>,
+    #[prost(message, optional, tag = "2")]
+    pub event_time: Option<Time>,
+    #[prost(message, optional, tag = "3")]
+    pub series: Option<EventSeries>,
+    #[prost(string, optional, tag = "4")]
+    pub reporting_controller: Option<String>,
+    #[prost(string, optional, tag = "5")]
+    pub reporting_instance: Option<String>,
+    #[prost(string, optional, tag = "6")]
+    pub action: Option<String>,
+    #[prost(string, optional, tag = "7")]
+    pub reason: Option<String>,
+    #[prost(message, optional, tag = "8")]
+    pub regarding: Option<ObjectReference>,
+    #[prost(message, optional, tag = "9")]
+    pub related: Option<ObjectReference>,
+    #[prost(string, optional, tag = "10")]
+    pub note: Option<String>,
+    #[prost(string, optional, tag = "11")]
+    pub r#type: Option<String>,
+    #[prost(message, optional, tag = "12")]
+    pub deprecated_source: Option<EventSource>,
+    #[prost(message, optional, tag = "13")]
+    pub deprecated_first_timestamp: Option<Time>,
+    #[prost(message, optional, tag = "14")]
+    pub deprecated_last_timestamp: Option<Time>,
+    #[prost(int32, optional, tag = "15")]
+    pub deprecated_count: Option<i32>,
+}
+
 /// gogo-protobuf's wording for the common failures (a cut-off body is `unexpected EOF`).
 fn go_error(e: &prost::DecodeError) -> String {
     let text = e.to_string();
@@ -667,9 +763,16 @@ pub fn decode_object(
         (group, kind),
         (
             "",
-            "Namespace" | "ConfigMap" | "Secret" | "ServiceAccount" | "Service" | "Endpoints"
+            "Namespace"
+                | "ConfigMap"
+                | "Secret"
+                | "ServiceAccount"
+                | "Service"
+                | "Endpoints"
+                | "Event"
         ) | ("discovery.k8s.io", "EndpointSlice")
             | ("coordination.k8s.io", "Lease")
+            | ("events.k8s.io", "Event")
     );
     if !decodable {
         return Err(unsupported_for_kind());
@@ -709,6 +812,14 @@ pub fn decode_object(
     } else {
         format!("{g}/{v}")
     };
+    if kind == "Event" && group.is_empty() {
+        let e = CoreEvent::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return core_event_json(&e, &api_version).map_err(cannot);
+    }
+    if kind == "Event" {
+        let e = EventsV1Event::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
+        return events_v1_event_json(&e, &api_version).map_err(cannot);
+    }
     if kind == "Lease" {
         let l = Lease::decode(raw.as_slice()).map_err(|e| cannot(go_error(&e)))?;
         return lease_json(&l, &api_version).map_err(cannot);
@@ -876,6 +987,136 @@ fn micro_time_json(t: &Time) -> Result<Value, String> {
         .and_then(|n| chrono::DateTime::from_timestamp(secs, n))
         .ok_or_else(|| format!("MicroTime out of range: seconds {secs}, nanos {nanos}"))?;
     Ok(dt.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string().into())
+}
+
+fn event_source_json(s: &EventSource) -> Value {
+    let mut o = Map::new();
+    put_str(&mut o, "component", s.component.as_deref());
+    put_str(&mut o, "host", s.host.as_deref());
+    o.into()
+}
+
+fn series_json(s: &EventSeries) -> Result<Value, String> {
+    let last = s
+        .last_observed_time
+        .as_ref()
+        .map(micro_time_json)
+        .transpose()?
+        .unwrap_or(Value::Null);
+    Ok(json!({"count": s.count.unwrap_or(0), "lastObservedTime": last}))
+}
+
+fn opt_time(
+    o: &mut Map<String, Value>,
+    key: &str,
+    t: Option<&Time>,
+    f: fn(&Time) -> Result<Value, String>,
+) -> Result<(), String> {
+    if let Some(t) = t {
+        o.insert(key.into(), f(t)?);
+    }
+    Ok(())
+}
+
+/// A core/v1 Event as the JSON of the decoded struct (the Event strategy writes Go's zero
+/// values the JSON encoding adds).
+fn core_event_json(e: &CoreEvent, api_version: &str) -> Result<Value, String> {
+    let mut o = Map::new();
+    o.insert("kind".into(), "Event".into());
+    o.insert("apiVersion".into(), api_version.into());
+    o.insert(
+        "metadata".into(),
+        object_meta_json(&e.metadata.clone().unwrap_or_default())?,
+    );
+    if let Some(r) = &e.involved_object {
+        o.insert("involvedObject".into(), object_reference_json(r));
+    }
+    put_str(&mut o, "reason", e.reason.as_deref());
+    put_str(&mut o, "message", e.message.as_deref());
+    if let Some(src) = &e.source {
+        o.insert("source".into(), event_source_json(src));
+    }
+    opt_time(
+        &mut o,
+        "firstTimestamp",
+        e.first_timestamp.as_ref(),
+        time_json,
+    )?;
+    opt_time(
+        &mut o,
+        "lastTimestamp",
+        e.last_timestamp.as_ref(),
+        time_json,
+    )?;
+    if let Some(c) = e.count.filter(|c| *c != 0) {
+        o.insert("count".into(), c.into());
+    }
+    put_str(&mut o, "type", e.r#type.as_deref());
+    opt_time(&mut o, "eventTime", e.event_time.as_ref(), micro_time_json)?;
+    if let Some(s) = &e.series {
+        o.insert("series".into(), series_json(s)?);
+    }
+    put_str(&mut o, "action", e.action.as_deref());
+    if let Some(r) = &e.related {
+        o.insert("related".into(), object_reference_json(r));
+    }
+    put_str(
+        &mut o,
+        "reportingComponent",
+        e.reporting_component.as_deref(),
+    );
+    put_str(&mut o, "reportingInstance", e.reporting_instance.as_deref());
+    Ok(o.into())
+}
+
+/// An events.k8s.io/v1 Event as the JSON of the decoded struct.
+fn events_v1_event_json(e: &EventsV1Event, api_version: &str) -> Result<Value, String> {
+    let mut o = Map::new();
+    o.insert("kind".into(), "Event".into());
+    o.insert("apiVersion".into(), api_version.into());
+    o.insert(
+        "metadata".into(),
+        object_meta_json(&e.metadata.clone().unwrap_or_default())?,
+    );
+    opt_time(&mut o, "eventTime", e.event_time.as_ref(), micro_time_json)?;
+    if let Some(s) = &e.series {
+        o.insert("series".into(), series_json(s)?);
+    }
+    put_str(
+        &mut o,
+        "reportingController",
+        e.reporting_controller.as_deref(),
+    );
+    put_str(&mut o, "reportingInstance", e.reporting_instance.as_deref());
+    put_str(&mut o, "action", e.action.as_deref());
+    put_str(&mut o, "reason", e.reason.as_deref());
+    if let Some(r) = &e.regarding {
+        o.insert("regarding".into(), object_reference_json(r));
+    }
+    if let Some(r) = &e.related {
+        o.insert("related".into(), object_reference_json(r));
+    }
+    put_str(&mut o, "note", e.note.as_deref());
+    put_str(&mut o, "type", e.r#type.as_deref());
+    if let Some(src) = &e.deprecated_source {
+        o.insert("deprecatedSource".into(), event_source_json(src));
+    }
+    opt_time(
+        &mut o,
+        "deprecatedFirstTimestamp",
+        e.deprecated_first_timestamp.as_ref(),
+        time_json,
+    )?;
+    opt_time(
+        &mut o,
+        "deprecatedLastTimestamp",
+        e.deprecated_last_timestamp.as_ref(),
+        time_json,
+    )?;
+    if let Some(c) = e.deprecated_count.filter(|c| *c != 0) {
+        o.insert("deprecatedCount".into(), c.into());
+    }
+    Ok(o.into())
 }
 
 /// 415 for a resource Crest takes only as JSON or YAML (custom resources, as upstream; CRDs).
@@ -1808,6 +2049,78 @@ mod tests {
                 "imagePullSecrets": [{"name": "pull"}, {}],
                 "automountServiceAccountToken": false,
             })
+        );
+    }
+
+    #[test]
+    fn event_field_numbers() {
+        let reference = [
+            str_field(1, "CronTab"),
+            str_field(2, "default"),
+            str_field(3, "x"),
+            str_field(5, "stable.example.com/v1"),
+        ]
+        .concat();
+        let core = [
+            len_field(1, &str_field(1, "e1")),
+            len_field(2, &reference),
+            str_field(3, "Made"),
+            str_field(4, "made it"),
+            len_field(5, &str_field(1, "tester")),
+            len_field(6, &time(1_700_000_000)),
+            int_field(8, 2),
+            str_field(9, "Normal"),
+            len_field(
+                10,
+                &[int_field(1, 1_700_000_000), int_field(2, 5_000)].concat(),
+            ),
+            str_field(14, "ctl"),
+        ]
+        .concat();
+        let v = decode_object(&envelope_bytes("v1", "Event", &core), "", "v1", "Event").unwrap();
+        assert_eq!(
+            v,
+            json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": "e1", "creationTimestamp": null},
+                   "involvedObject": {"kind": "CronTab", "namespace": "default", "name": "x",
+                                      "apiVersion": "stable.example.com/v1"},
+                   "reason": "Made", "message": "made it", "source": {"component": "tester"},
+                   "firstTimestamp": "2023-11-14T22:13:20Z", "count": 2, "type": "Normal",
+                   "eventTime": "2023-11-14T22:13:20.000005Z", "reportingComponent": "ctl"})
+        );
+        let events = [
+            len_field(1, &str_field(1, "e2")),
+            len_field(2, &time(1_700_000_000)),
+            len_field(
+                3,
+                &[int_field(1, 3), len_field(2, &time(1_700_000_001))].concat(),
+            ),
+            str_field(4, "example.com/ctl"),
+            str_field(5, "i"),
+            str_field(6, "Sync"),
+            str_field(7, "Synced"),
+            len_field(8, &reference),
+            str_field(10, "note"),
+            str_field(11, "Warning"),
+            int_field(15, 4),
+        ]
+        .concat();
+        let v = decode_object(
+            &envelope_bytes("events.k8s.io/v1", "Event", &events),
+            "events.k8s.io",
+            "v1",
+            "Event",
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"kind": "Event", "apiVersion": "events.k8s.io/v1", "metadata": {"name": "e2", "creationTimestamp": null},
+                   "eventTime": "2023-11-14T22:13:20.000000Z",
+                   "series": {"count": 3, "lastObservedTime": "2023-11-14T22:13:21.000000Z"},
+                   "reportingController": "example.com/ctl", "reportingInstance": "i",
+                   "action": "Sync", "reason": "Synced",
+                   "regarding": {"kind": "CronTab", "namespace": "default", "name": "x",
+                                 "apiVersion": "stable.example.com/v1"},
+                   "note": "note", "type": "Warning", "deprecatedCount": 4})
         );
     }
 

@@ -349,9 +349,39 @@ fn shape(
     }
 }
 
+/// A time as Go writes it after reading it: metav1.Time in seconds, MicroTime with six
+/// fractional digits, both in UTC (`Z`). Text that does not parse is left as it is.
+fn canonical_time(v: &mut Value, micro: bool) {
+    let Some(t) = v.as_str().filter(|t| !t.is_empty()) else {
+        return;
+    };
+    if let Ok(parsed) = chrono::DateTime::parse_from_rfc3339(t) {
+        let format = if micro {
+            chrono::SecondsFormat::Micros
+        } else {
+            chrono::SecondsFormat::Secs
+        };
+        *v = parsed
+            .with_timezone(&chrono::Utc)
+            .to_rfc3339_opts(format, true)
+            .into();
+    }
+}
+
 /// A core/v1 Event as Go serializes its type: involvedObject and source always written,
-/// timestamps as `null` when unset, reportingComponent and reportingInstance as `""`.
+/// timestamps as `null` when unset (and in Go's precision when set), reportingComponent and
+/// reportingInstance as `""`.
 pub fn canonical_core_v1(mut v: Value) -> Value {
+    for (pointer, micro) in [
+        ("/firstTimestamp", false),
+        ("/lastTimestamp", false),
+        ("/eventTime", true),
+        ("/series/lastObservedTime", true),
+    ] {
+        if let Some(t) = v.pointer_mut(pointer) {
+            canonical_time(t, micro);
+        }
+    }
     if let Some(m) = v.as_object_mut() {
         shape(
             m,
@@ -452,5 +482,19 @@ mod tests {
         assert!(ev.get("reportingInstance").is_none());
         assert!(ev.get("involvedObject").is_none());
         assert_eq!(to_core_v1(ev), core);
+    }
+
+    #[test]
+    fn times_in_go_precision() {
+        let v = canonical_core_v1(json!({"firstTimestamp": "2026-11-26T01:12:48.558529+01:00",
+            "eventTime": "2026-11-26T01:12:48.5+00:00", "series": {"lastObservedTime": "2026-11-26T01:12:48Z"},
+            "lastTimestamp": "not a time"}));
+        assert_eq!(v["firstTimestamp"], "2026-11-26T00:12:48Z");
+        assert_eq!(v["eventTime"], "2026-11-26T01:12:48.500000Z");
+        assert_eq!(
+            v["series"]["lastObservedTime"],
+            "2026-11-26T01:12:48.000000Z"
+        );
+        assert_eq!(v["lastTimestamp"], "not a time");
     }
 }

@@ -764,6 +764,8 @@ fn go_sprint_nested(v: &Value) -> String {
 pub struct ListFilter {
     labels: Vec<Requirement>,
     fields: Vec<FieldRequirement>,
+    /// The top-level fields the field selectors read (besides metadata).
+    top_fields: Vec<String>,
 }
 
 impl ListFilter {
@@ -786,7 +788,21 @@ impl ListFilter {
                 negated: t.negated,
             });
         }
-        Ok(ListFilter { labels, fields })
+        let mut top_fields: Vec<String> = fields
+            .iter()
+            .flat_map(|f| match &f.source {
+                FieldSource::Path(p) => p.first().into_iter().cloned().collect(),
+                FieldSource::FirstOf(ps) => ps.iter().filter_map(|p| p.first().cloned()).collect(),
+                FieldSource::Name | FieldSource::Namespace => vec![],
+            })
+            .collect();
+        top_fields.sort();
+        top_fields.dedup();
+        Ok(ListFilter {
+            labels,
+            fields,
+            top_fields,
+        })
     }
 
     /// True when the filter selects everything.
@@ -819,14 +835,7 @@ impl ListFilter {
             let v: Value = serde_json::from_slice(b).map_err(internal)?;
             return Ok(self.matches(&v));
         };
-        let read = self.fields.iter().flat_map(|f| match &f.source {
-            FieldSource::Path(p) => p.first().map(String::as_str).into_iter().collect(),
-            FieldSource::FirstOf(ps) => ps
-                .iter()
-                .filter_map(|p| p.first().map(String::as_str))
-                .collect(),
-            FieldSource::Name | FieldSource::Namespace => vec![],
-        });
+        let read = self.top_fields.iter().map(String::as_str);
         let mut obj = serde_json::Map::new();
         for k in std::iter::once("metadata").chain(read) {
             if let Some(raw) = top.get(k) {

@@ -64,6 +64,7 @@ fn label_matches(sel: &str, labels: Value) -> bool {
     let f = ListFilter {
         labels: parse_label_selector(sel).unwrap_or_else(|e| panic!("{sel:?}: {e}")),
         fields: vec![],
+        top_fields: vec![],
     };
     f.matches(&json!({"metadata": {"labels": labels}}))
 }

@@ -365,6 +365,33 @@ async fn field_selectors_of_both_views() {
         .await;
     assert_eq!(code, 400, "{v}");
     assert_eq!(v["message"], "field label not supported: regarding.name");
+    // A watch selects the same way (on the stored object) and sends the view's objects.
+    let (code, _, body) = s
+        .http(
+            "GET",
+            &format!(
+                "{}&watch=1&resourceVersion=0&timeoutSeconds=1",
+                events("regarding.name=alpha")
+            ),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    let text = String::from_utf8_lossy(&body);
+    let mut watched: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("watch event"))
+        .map(|e| {
+            assert!(e["object"].get("regarding").is_some(), "{e}");
+            e["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    watched.sort();
+    assert_eq!(watched, ["a1", "n1"], "{text}");
     // kubectl with a field selector; deletecollection selects the same way.
     let out = s.kubectl_ok(&[
         "get",
@@ -457,6 +484,36 @@ async fn validation_follows_the_request_version() {
         v["message"],
         "Event in version \"v1\" cannot be handled as a Event: strict decoding error: unknown field \"message\""
     );
+    // Through kubectl: Strict (its default) refuses an unknown field, Warn drops it with a
+    // warning, Ignore silently.
+    let yaml = |name: &str| {
+        format!(
+            "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata:\n  name: {name}\neventTime: \"2024-05-01T10:00:00.000000Z\"\nreportingController: example.com/ctl\nreportingInstance: i\naction: Sync\nreason: Synced\ntype: Normal\nregarding:\n  kind: ConfigMap\n  name: cm\n  namespace: default\n  bogus: 1\n"
+        )
+    };
+    let (ok, _, err) = s.kubectl_stdin(
+        &["create", "--validate=strict", "-f", "-"],
+        Some(&yaml("k1")),
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("strict decoding error: unknown field \"regarding.bogus\""),
+        "{err}"
+    );
+    let (ok, _, err) =
+        s.kubectl_stdin(&["create", "--validate=warn", "-f", "-"], Some(&yaml("k2")));
+    assert!(ok, "{err}");
+    assert!(err.contains("unknown field \"regarding.bogus\""), "{err}");
+    let (ok, _, err) = s.kubectl_stdin(
+        &["create", "--validate=false", "-f", "-"],
+        Some(&yaml("k3")),
+    );
+    assert!(ok && err.is_empty(), "{err}");
+    let (_, v) = s.http_json("GET", &format!("{CORE}/k2"), JSON, None).await;
+    assert_eq!(
+        v["involvedObject"],
+        json!({"kind": "ConfigMap", "name": "cm", "namespace": "default"})
+    );
 }
 
 #[tokio::test]
@@ -517,6 +574,13 @@ async fn kubectl_describe_shows_the_events_about_a_custom_resource() {
     );
     assert!(
         reasons.contains(&("Warning", "Lagging", "example.com/ctl", "synced it")),
+        "{out}"
+    );
+    assert!(!out.contains("Elsewhere"), "{out}");
+    // `kubectl events --for` selects on involvedObject kind, apiVersion and name.
+    let out = s.kubectl_ok(&["events", "--for", "crontab/my-new-cron-object"]);
+    assert!(
+        out.contains("Scheduled") && out.contains("Lagging"),
         "{out}"
     );
     assert!(!out.contains("Elsewhere"), "{out}");
@@ -642,6 +706,29 @@ async fn an_event_owned_by_a_deleted_object_is_collected() {
         .http_json("GET", &format!("{CORE}/unowned"), JSON, None)
         .await;
     assert_eq!(code, 200);
+    // Events have no garbage collection policy of their own (upstream's Unsupported): a
+    // foreground or orphan DELETE sets no finalizer and removes the Event at once.
+    for (name, policy) in [("fg", "Foreground"), ("orphan", "Orphan")] {
+        let (code, v) = s
+            .http_json(
+                "POST",
+                CORE,
+                JSON,
+                Some(&core_event(name, "CronTab", "x", "R", "m")),
+            )
+            .await;
+        assert_eq!(code, 201, "{v}");
+        let options =
+            json!({"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": policy});
+        let (code, v) = s
+            .http_json("DELETE", &format!("{CORE}/{name}"), JSON, Some(&options))
+            .await;
+        assert_eq!(code, 200, "{v}");
+        let (code, v) = s
+            .http_json("GET", &format!("{CORE}/{name}"), JSON, None)
+            .await;
+        assert_eq!(code, 404, "{policy}: {v}");
+    }
 }
 
 /// kopf's `kopf.info(body, ...)` posts a core/v1 Event about the CronTab; kubectl then lists
@@ -661,6 +748,7 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
     let s = Server::start_with(&["--tls"]);
     s.install_crd(CRONTAB_CRD);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kopf_events.py");
+    let log = s.dir.join("kopf.log");
     let mut kopf = Command::new("python3")
         .args([
             "-m",
@@ -674,7 +762,7 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
         .env("KUBECONFIG", &s.kubeconfig)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("kopf log"))
         .spawn()
         .expect("spawn kopf");
     struct Kill<'a>(&'a mut std::process::Child);
@@ -692,7 +780,8 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
     while !out.contains("kopf saw my-new-cron-object") {
         assert!(
             Instant::now() < deadline,
-            "kopf posted no event within 60s: {out}"
+            "kopf posted no event within 60s: {out}\nkopf's log:\n{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(200));
         out = s
@@ -721,4 +810,126 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
         "{out}"
     );
     drop(guard);
+}
+
+/// client-go's typed clients configured for protobuf send Events so (core/v1 from the legacy
+/// recorder, events.k8s.io/v1 from the new one).
+#[tokio::test]
+async fn protobuf_event_bodies_of_both_views() {
+    use crest_codec::protobuf::{
+        encode_envelope, CoreEvent, EventSource, EventsV1Event, ObjectMeta, ObjectReference, Time,
+    };
+    let s = Server::start();
+    let meta = |name: &str| {
+        Some(ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        })
+    };
+    let about = Some(ObjectReference {
+        kind: Some("CronTab".into()),
+        namespace: Some("default".into()),
+        name: Some("x".into()),
+        api_version: Some("stable.example.com/v1".into()),
+        ..Default::default()
+    });
+    let at = |seconds: i64| {
+        Some(Time {
+            seconds: Some(seconds),
+            nanos: Some(0),
+        })
+    };
+    let core = CoreEvent {
+        metadata: meta("pb-core"),
+        involved_object: about.clone(),
+        reason: Some("Made".into()),
+        message: Some("from protobuf".into()),
+        source: Some(EventSource {
+            component: Some("pb".into()),
+            host: None,
+        }),
+        first_timestamp: at(1_700_000_000),
+        last_timestamp: at(1_700_000_000),
+        count: Some(1),
+        r#type: Some("Normal".into()),
+        ..Default::default()
+    };
+    let modern = EventsV1Event {
+        metadata: meta("pb-events"),
+        event_time: at(1_700_000_000),
+        reporting_controller: Some("example.com/ctl".into()),
+        reporting_instance: Some("i".into()),
+        action: Some("Sync".into()),
+        reason: Some("Synced".into()),
+        regarding: about,
+        note: Some("from protobuf too".into()),
+        r#type: Some("Normal".into()),
+        ..Default::default()
+    };
+    let pb = [("Content-Type", "application/vnd.kubernetes.protobuf")];
+    let (code, _, body) = s
+        .http(
+            "POST",
+            CORE,
+            &pb,
+            Some(encode_envelope("v1", "Event", &core)),
+        )
+        .await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    let (code, _, body) = s
+        .http(
+            "POST",
+            EVENTS,
+            &pb,
+            Some(encode_envelope("events.k8s.io/v1", "Event", &modern)),
+        )
+        .await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    let (_, v) = s
+        .http_json("GET", &format!("{EVENTS}/pb-core"), JSON, None)
+        .await;
+    assert_eq!(v["note"], "from protobuf");
+    assert_eq!(v["deprecatedFirstTimestamp"], "2023-11-14T22:13:20Z");
+    let (_, v) = s
+        .http_json("GET", &format!("{CORE}/pb-events"), JSON, None)
+        .await;
+    assert_eq!(v["message"], "from protobuf too");
+    assert_eq!(v["eventTime"], "2023-11-14T22:13:20.000000Z");
+    assert_eq!(v["reportingComponent"], "example.com/ctl");
+}
+
+/// Events allow create on update (upstream's AllowCreateOnUpdate): a PUT of an absent Event
+/// creates it (201); other kinds answer 404.
+#[tokio::test]
+async fn put_creates_an_absent_event() {
+    let s = Server::start();
+    let e = core_event("put-me", "CronTab", "x", "R", "first");
+    let (code, v) = s
+        .http_json("PUT", &format!("{CORE}/put-me"), JSON, Some(&e))
+        .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["message"], "first");
+    let mut e = v.clone();
+    e["message"] = "second".into();
+    let (code, v) = s
+        .http_json("PUT", &format!("{CORE}/put-me"), JSON, Some(&e))
+        .await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["message"], "second");
+    let n = new_event("put-new", "cm");
+    let (code, v) = s
+        .http_json("PUT", &format!("{EVENTS}/put-new"), JSON, Some(&n))
+        .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["note"], "synced it");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "absent"}});
+    let (code, v) = s
+        .http_json(
+            "PUT",
+            "/api/v1/namespaces/default/configmaps/absent",
+            JSON,
+            Some(&cm),
+        )
+        .await;
+    assert_eq!(code, 404, "{v}");
 }

@@ -837,7 +837,9 @@ impl Registry {
             let mut obj = stored.clone();
             // The orphan / foregroundDeletion finalizers first: they keep the object (marked
             // for deletion) until the garbage collector has handled its dependents.
-            deletion::apply_deletion_finalizers(&mut obj, opts.cascade);
+            if strategy.garbage_collection_policy_supported() {
+                deletion::apply_deletion_finalizers(&mut obj, opts.cascade);
+            }
             match strategy.delete_step(&mut obj) {
                 DeleteStep::Unchanged => {
                     return Ok(Deleted {
@@ -907,9 +909,9 @@ impl Registry {
     }
 
     /// Deletes every object of `def` in `ns` (all namespaces for `None`) that `filter` selects
-    /// (it sees the stored object),
-    /// each as a DELETE with the same options would (objects gone meanwhile are skipped). Returns
-    /// the objects as listed before the deletes, and the list's revision, as upstream answers.
+    /// (it sees the stored object), each as a DELETE with the same options would (objects gone
+    /// meanwhile are skipped). Returns the objects as listed before the deletes, and the list's
+    /// revision, as upstream answers.
     pub(crate) async fn delete_collection<F>(
         &self,
         def: &ResourceDef,

@@ -106,6 +106,13 @@ pub(crate) trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether a DELETE's propagationPolicy / orphanDependents set the orphan and
+    /// foregroundDeletion finalizers (false: upstream's `rest.Unsupported` garbage collection
+    /// policy, as Events have: the options are ignored and the object goes at once).
+    fn garbage_collection_policy_supported(&self) -> bool {
+        true
+    }
+
     /// Whether added finalizers with suspicious names get warnings (custom resources).
     fn warns_finalizer_names(&self) -> bool {
         false

@@ -125,7 +125,14 @@ impl Strategy for EventStrategy {
     fn allow_unconditional_update(&self) -> bool {
         true
     }
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
     fn uses_generation(&self) -> bool {
+        false
+    }
+    /// `DefaultGarbageCollectionPolicy`: Unsupported.
+    fn garbage_collection_policy_supported(&self) -> bool {
         false
     }
     fn prepare_create(&self, obj: &mut Value) {

@@ -191,10 +191,13 @@ pub fn name_is_path_segment(name: &str, prefix: bool) -> Vec<String> {
     }
 }
 
-/// Kubernetes' `maskTrailingDash` (drops two characters, as upstream does).
-fn mask_trailing_dash(name: &str) -> String {
+/// Kubernetes' `maskTrailingDash`: the last two bytes replaced by `a` (a generateName's trailing
+/// dash is followed by generated characters). Go slices bytes; a multi-byte character cut in
+/// two becomes U+FFFD here (invalid either way), never a panic.
+pub fn mask_trailing_dash(name: &str) -> String {
     if name.len() > 1 && name.ends_with('-') {
-        format!("{}a", &name[..name.len() - 2])
+        let kept = &name.as_bytes()[..name.len() - 2];
+        format!("{}a", String::from_utf8_lossy(kept))
     } else {
         name.to_string()
     }

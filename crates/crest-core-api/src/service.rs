@@ -33,8 +33,8 @@ const MAX_CLIENT_IP_TIMEOUT: i64 = 86400;
 
 /// `ValidateServiceName`: a DNS-1035 label (`prefix`: a generateName, trailing dash masked).
 pub fn name_validator(name: &str, prefix: bool) -> Vec<String> {
-    if prefix && name.len() > 1 && name.ends_with('-') {
-        return is_dns1035_label(&format!("{}a", &name[..name.len() - 2]));
+    if prefix {
+        return is_dns1035_label(&crest_api::validation::mask_trailing_dash(name));
     }
     is_dns1035_label(name)
 }
@@ -84,7 +84,12 @@ fn externally_accessible(obj: &Value) -> bool {
 /// `SetDefaults_Service`.
 pub fn set_defaults(obj: &mut Value) {
     let lb = service_type(obj) == "LoadBalancer";
-    let accessible = externally_accessible(obj);
+    // The type is defaulted first: a Service without one but with external IPs is an
+    // externally accessible ClusterIP Service.
+    let accessible = match service_type(obj) {
+        "" => !list_of(spec(obj), "externalIPs").is_empty(),
+        _ => externally_accessible(obj),
+    };
     let Some(s) = spec_mut(obj) else {
         return;
     };
@@ -286,19 +291,58 @@ pub fn prepare_update(new: &mut Value, old: &Value) {
             }
         }
     }
+    // dropTypeDependentFields: what the old type needed and the new one does not, when the
+    // client left it as it was.
+    let same = |s: &Map<String, Value>, k: &str| s.get(k) == old_spec.get(k);
     if new_type == "ExternalName" && old_type != "ExternalName" {
-        for k in [
-            "clusterIP",
-            "clusterIPs",
-            "ipFamilies",
-            "ipFamilyPolicy",
-            "internalTrafficPolicy",
-        ] {
-            if s.get(k) == old_spec.get(k) {
+        for k in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
+            if same(s, k) {
                 s.remove(k);
             }
         }
     }
+    let node_ports = |t: &str| matches!(t, "NodePort" | "LoadBalancer");
+    if node_ports(&old_type) && !node_ports(&new_type) {
+        let old_ports = list_of(&old_spec, "ports");
+        if let Some(ports) = s.get_mut("ports").and_then(Value::as_array_mut) {
+            for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+                let was = old_ports
+                    .iter()
+                    .find(|o| {
+                        o.get("port") == p.get("port") && o.get("protocol") == p.get("protocol")
+                    })
+                    .and_then(|o| o.get("nodePort"));
+                if p.get("nodePort") == was {
+                    p.remove("nodePort");
+                }
+            }
+        }
+        if same(s, "healthCheckNodePort") {
+            s.remove("healthCheckNodePort");
+        }
+    }
+    if old_type == "LoadBalancer" && new_type != "LoadBalancer" {
+        for k in ["allocateLoadBalancerNodePorts", "loadBalancerClass"] {
+            if same(s, k) {
+                s.remove(k);
+            }
+        }
+    }
+    let accessible_type = |t: &str, spec: &Map<String, Value>| match t {
+        "LoadBalancer" | "NodePort" => true,
+        "ClusterIP" => spec
+            .get("externalIPs")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty()),
+        _ => false,
+    };
+    let old_accessible = old_spec
+        .as_object()
+        .is_some_and(|o| accessible_type(&old_type, o));
+    if old_accessible && !accessible_type(&new_type, s) && same(s, "externalTrafficPolicy") {
+        s.remove("externalTrafficPolicy");
+    }
+    let lb_status_goes = old_type == "LoadBalancer" && new_type != "LoadBalancer";
     let ip = s
         .get("clusterIP")
         .and_then(Value::as_str)
@@ -306,6 +350,11 @@ pub fn prepare_update(new: &mut Value, old: &Value) {
         .to_string();
     if !ip.is_empty() && unset(s, "clusterIPs") {
         s.insert("clusterIPs".into(), json!([ip]));
+    }
+    if lb_status_goes {
+        if let Some(st) = new.get_mut("status").and_then(Value::as_object_mut) {
+            st.insert("loadBalancer".into(), json!({}));
+        }
     }
     init_ip_families(new);
 }

@@ -170,8 +170,13 @@ fn merge_map<M: PatchMeta>(
             return Err(PatchError("invalid patch format of retainKeys".into()));
         };
         let keep: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
-        for k in patch.keys() {
-            if !k.starts_with('$') && !keep.contains(&k.as_str()) {
+        // Every field the patch sets must be kept (nulls and the parallel lists aside).
+        for (k, v) in patch {
+            let directive = k == DIRECTIVE
+                || k == RETAIN_KEYS
+                || k.starts_with(SET_ELEMENT_ORDER)
+                || k.starts_with(DELETE_FROM_PRIMITIVE_LIST);
+            if !directive && !v.is_null() && !keep.contains(&k.as_str()) {
                 return Err(PatchError("invalid patch format of retainKeys".into()));
             }
         }

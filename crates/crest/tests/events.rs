@@ -274,7 +274,7 @@ async fn kubectl_prints_events_of_both_views() {
     );
     assert_eq!(r[1][7..], ["1", "e3"], "{out}");
 
-    // Discovery: the core resource has the short name ev, events.k8s.io none.
+    // Discovery: both have the short name ev (upstream serves both with the one event REST).
     let out = s.kubectl_ok(&["api-resources"]);
     let lines: Vec<Vec<&str>> = out
         .lines()
@@ -285,7 +285,7 @@ async fn kubectl_prints_events_of_both_views() {
         "{out}"
     );
     assert!(
-        lines.contains(&vec!["events", "events.k8s.io/v1", "true", "Event"]),
+        lines.contains(&vec!["events", "ev", "events.k8s.io/v1", "true", "Event"]),
         "{out}"
     );
     let out = s.kubectl_ok(&["explain", "events.note", "--api-version=events.k8s.io/v1"]);

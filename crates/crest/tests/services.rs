@@ -882,3 +882,72 @@ async fn kube_rs_typed_services_endpoints_and_slices() {
     assert_eq!(found[0].address_type, "IPv4");
     assert_eq!(found[0].endpoints[0].addresses, ["10.0.0.1"]);
 }
+
+/// Review findings: type changes drop what the old type needed (`dropTypeDependentFields`), a
+/// Service with external IPs and no type is an accessible ClusterIP Service, PUT creates, and
+/// a generateName cut inside a multi-byte character is refused, not a dropped connection.
+#[tokio::test]
+async fn type_changes_defaults_put_create_and_odd_generate_names() {
+    let s = Server::start();
+    let lb = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb"},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "x"}, "ports": [{"port": 80, "nodePort": 30080}]}});
+    let (code, v) = s
+        .http_json("POST", SVCS, "application/json", Some(&lb))
+        .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["spec"]["externalTrafficPolicy"], "Cluster", "{v}");
+    let patch = json!({"spec": {"type": "ClusterIP"}});
+    let (code, v) = s
+        .http_json(
+            "PATCH",
+            &format!("{SVCS}/lb"),
+            "application/merge-patch+json",
+            Some(&patch),
+        )
+        .await;
+    assert_eq!(code, 200, "{v}");
+    assert!(v["spec"].get("externalTrafficPolicy").is_none(), "{v}");
+    assert!(v["spec"]["ports"][0].get("nodePort").is_none(), "{v}");
+    assert!(
+        v["spec"].get("allocateLoadBalancerNodePorts").is_none(),
+        "{v}"
+    );
+
+    let ext = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "ext"},
+        "spec": {"externalIPs": ["192.0.2.10"], "ports": [{"port": 80}]}});
+    let (code, v) = s
+        .http_json("POST", SVCS, "application/json", Some(&ext))
+        .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["spec"]["type"], "ClusterIP");
+    assert_eq!(v["spec"]["externalTrafficPolicy"], "Cluster", "{v}");
+
+    let put = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "fresh"},
+        "spec": {"ports": [{"port": 80}]}});
+    let (code, v) = s
+        .http_json(
+            "PUT",
+            &format!("{SVCS}/fresh"),
+            "application/json",
+            Some(&put),
+        )
+        .await;
+    assert_eq!(code, 201, "{v}");
+
+    let odd = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"generateName": "é-"},
+        "spec": {"ports": [{"port": 80}]}});
+    let (code, v) = s
+        .http_json("POST", SVCS, "application/json", Some(&odd))
+        .await;
+    assert_eq!(code, 422, "{v}");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "é-"}});
+    let (code, v) = s
+        .http_json(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            "application/json",
+            Some(&cm),
+        )
+        .await;
+    assert_eq!(code, 422, "{v}");
+}

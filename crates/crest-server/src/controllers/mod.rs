@@ -13,7 +13,7 @@ pub(crate) mod storageversionmigration;
 use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
 use crate::registry::resources::ResourceDef;
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
-use crate::store::keys::{CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX};
+use crate::store::keys::{CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX, SERVICEACCOUNT_PREFIX};
 use crest_api::meta;
 use namespace::finalize_namespace;
 use serde_json::{json, Value};
@@ -28,11 +28,17 @@ const RESYNC: Duration = Duration::from_secs(2);
 pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
     let mut events = registry.cache.subscribe();
     let mut resync = tokio::time::interval(RESYNC);
+    // While a CRD or namespace is being deleted, every write may be progress (its contents
+    // going), so every change starts a pass.
+    let mut finalizing = true;
     loop {
         tokio::select! {
             _ = shutdown.changed() => return,
             _ = resync.tick() => {}
             ev = events.recv() => match ev {
+                // Only CRDs, namespaces and ServiceAccounts concern these controllers: other
+                // writes (an operator's Events at 1,000/s) start no pass.
+                Ok(e) if !finalizing && !concerns(&e.key) => continue,
                 Ok(_) | Err(RecvError::Lagged(_)) => {
                     // Coalesce a burst of events into one pass.
                     while let Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) = events.try_recv() {}
@@ -40,13 +46,23 @@ pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watc
                 Err(RecvError::Closed) => return,
             },
         }
-        if let Err(e) = reconcile(&registry).await {
-            tracing::warn!(error = %e, "controller pass failed; will retry");
+        match reconcile(&registry).await {
+            Ok(f) => finalizing = f,
+            Err(e) => tracing::warn!(error = %e, "controller pass failed; will retry"),
         }
     }
 }
 
-async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
+/// Whether a change of `key` can give these controllers work.
+fn concerns(key: &str) -> bool {
+    [CRD_PREFIX, NAMESPACE_PREFIX, SERVICEACCOUNT_PREFIX]
+        .iter()
+        .any(|p| key.starts_with(p))
+}
+
+/// One pass of the controllers; answers whether a CRD or namespace is being deleted.
+async fn reconcile(registry: &Registry) -> Result<bool, crest_api::ApiError> {
+    let mut finalizing = false;
     let crds: Vec<Value> = registry
         .cache
         .list(CRD_PREFIX)
@@ -56,7 +72,7 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
         .collect();
     let res = registry.resources();
     let Some(crd_def) = res.lookup(CRD_GROUP, "v1", "customresourcedefinitions") else {
-        return Ok(());
+        return Ok(false);
     };
     let mut by_group: std::collections::HashMap<&str, Vec<Value>> = Default::default();
     for crd in &crds {
@@ -69,6 +85,7 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
     for crd in &crds {
         let name = meta::name(crd).to_string();
         if meta::deletion_timestamp(crd).is_some() {
+            finalizing = true;
             if meta::finalizers(crd)
                 .iter()
                 .any(|f| f == CRD_CLEANUP_FINALIZER)
@@ -107,11 +124,12 @@ async fn reconcile(registry: &Registry) -> Result<(), crest_api::ApiError> {
         .filter_map(|o| o.value().ok())
     {
         if meta::deletion_timestamp(&ns).is_some() {
+            finalizing = true;
             finalize_namespace(registry, &ns).await?;
         }
     }
     serviceaccounts::ensure_default_service_accounts(registry).await?;
-    Ok(())
+    Ok(finalizing)
 }
 
 /// Deletes every instance of a deleting CRD, then drops its cleanup finalizer (which deletes it).

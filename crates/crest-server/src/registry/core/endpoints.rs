@@ -37,6 +37,10 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
 pub(crate) struct EndpointsStrategy;
 
 impl Strategy for EndpointsStrategy {
+    // Upstream's strategy allows create on update (a PUT of a missing object creates it).
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
     fn allow_unconditional_update(&self) -> bool {
         true
     }

@@ -82,7 +82,8 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     );
     core.field_labels = Some(CORE_FIELD_LABELS);
     let mut events = ResourceDef::builtin(
-        api("events.k8s.io", vec![]),
+        // The same event REST serves both groups, short name included.
+        api("events.k8s.io", vec!["ev".into()]),
         EVENT_PREFIX,
         Arc::new(EventStrategy {
             version: RequestVersion::EventsV1,

@@ -47,6 +47,10 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
 pub(crate) struct ServiceStrategy;
 
 impl Strategy for ServiceStrategy {
+    // Upstream's strategy allows create on update (a PUT of a missing object creates it).
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
     fn name_validator(&self) -> NameValidator {
         crest_core_api::service::name_validator
     }

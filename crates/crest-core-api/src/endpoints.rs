@@ -55,6 +55,12 @@ pub fn validate(obj: &Value) -> FieldErrors {
     errs
 }
 
+/// `ValidateEndpointsUpdate`: the new object's validation (ObjectMeta's update checks are the
+/// registry's).
+pub fn validate_update(new: &Value, _old: &Value) -> FieldErrors {
+    validate(new)
+}
+
 /// `validateEndpointAddress`.
 fn validate_address(a: &Value, path: &FieldPath, errs: &mut FieldErrors) {
     let ip = str_of(a, "ip");

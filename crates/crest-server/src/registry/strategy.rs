@@ -36,9 +36,15 @@ pub(crate) trait Strategy: Send + Sync {
     /// Resets fields the client may not set on create (after generic metadata handling).
     fn prepare_create(&self, _obj: &mut Value) {}
 
+    /// The kind's own validation, for a kind whose checks are a pure function of the object
+    /// (the default `validate_create` / `validate_update` call it).
+    fn validation(&self) -> Option<&'static Validation> {
+        None
+    }
+
     /// Errors refuse the write; `warnings` become Warning headers of a successful one.
-    fn validate_create(&self, _obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
-        vec![]
+    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
+        self.validation().map_or_else(Vec::new, |v| (v.create)(obj))
     }
 
     /// Carries fields the client may not change over from `old`.
@@ -50,11 +56,12 @@ pub(crate) trait Strategy: Send + Sync {
 
     fn validate_update(
         &self,
-        _new: &Value,
-        _old: &Value,
+        new: &Value,
+        old: &Value,
         _warnings: &mut Vec<String>,
     ) -> FieldErrors {
-        vec![]
+        self.validation()
+            .map_or_else(Vec::new, |v| (v.update)(new, old))
     }
 
     /// Validation of a `/status` write (the status strategy's); by default the update's.
@@ -117,6 +124,13 @@ pub(crate) trait Strategy: Send + Sync {
     fn warns_finalizer_names(&self) -> bool {
         false
     }
+}
+
+/// A kind's validation of a create and of an update (new, old), upstream's
+/// `Validate<Kind>` / `Validate<Kind>Update` in crest-core-api.
+pub(crate) struct Validation {
+    pub create: fn(&Value) -> FieldErrors,
+    pub update: fn(&Value, &Value) -> FieldErrors,
 }
 
 /// What a DELETE does to a stored object.

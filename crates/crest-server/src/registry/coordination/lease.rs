@@ -2,28 +2,15 @@
 //! strategy.
 
 use crate::registry::resources::ResourceDef;
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, Validation};
 use crate::store::keys::LEASE_PREFIX;
-use crest_api::gvk::all_verbs;
-use crest_api::{ApiResource, FieldErrors};
+use crest_api::ApiResource;
 use crest_table::TableStyle;
 use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: "coordination.k8s.io".into(),
-        version: "v1".into(),
-        plural: "leases".into(),
-        singular: "lease".into(),
-        kind: "Lease".into(),
-        list_kind: "LeaseList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names: vec![],
-        categories: vec![],
-        subresources: vec![],
-    };
+    let api = ApiResource::builtin("coordination.k8s.io", "v1", "leases", "Lease", true);
     vec![ResourceDef::builtin(
         api,
         LEASE_PREFIX,
@@ -50,15 +37,10 @@ impl Strategy for LeaseStrategy {
     fn prepare_update(&self, new: &mut Value, old: &Value) {
         crest_core_api::lease::prepare_update(new, old);
     }
-    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
-        crest_core_api::lease::validate(obj)
-    }
-    fn validate_update(
-        &self,
-        new: &Value,
-        old: &Value,
-        _warnings: &mut Vec<String>,
-    ) -> FieldErrors {
-        crest_core_api::lease::validate_update(new, old)
+    fn validation(&self) -> Option<&'static Validation> {
+        Some(&Validation {
+            create: crest_core_api::lease::validate,
+            update: crest_core_api::lease::validate_update,
+        })
     }
 }

@@ -1,11 +1,10 @@
 //! core/v1 ConfigMap (upstream pkg/registry/core/configmap): its resource and strategy.
 
 use crate::registry::resources::ResourceDef;
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, Validation};
 use crate::store::keys::CONFIGMAP_PREFIX;
-use crest_api::{ApiResource, FieldErrors};
+use crest_api::ApiResource;
 use crest_table::TableStyle;
-use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
@@ -30,15 +29,10 @@ impl Strategy for ConfigMapStrategy {
     fn uses_generation(&self) -> bool {
         false
     }
-    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
-        crest_core_api::configmap::validate(obj)
-    }
-    fn validate_update(
-        &self,
-        new: &Value,
-        old: &Value,
-        _warnings: &mut Vec<String>,
-    ) -> FieldErrors {
-        crest_core_api::configmap::validate_update(new, old)
+    fn validation(&self) -> Option<&'static Validation> {
+        Some(&Validation {
+            create: crest_core_api::configmap::validate,
+            update: crest_core_api::configmap::validate_update,
+        })
     }
 }

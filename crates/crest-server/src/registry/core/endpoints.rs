@@ -1,28 +1,16 @@
 //! core/v1 Endpoints (upstream pkg/registry/core/endpoint): its resource and strategy.
 
 use crate::registry::resources::ResourceDef;
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, Validation};
 use crate::store::keys::ENDPOINTS_PREFIX;
-use crest_api::gvk::all_verbs;
-use crest_api::{ApiResource, FieldErrors};
+use crest_api::ApiResource;
 use crest_table::TableStyle;
 use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "endpoints".into(),
-        singular: "endpoints".into(),
-        kind: "Endpoints".into(),
-        list_kind: "EndpointsList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names: vec!["ep".into()],
-        categories: vec![],
-        subresources: vec![],
-    };
+    let api =
+        ApiResource::builtin("", "v1", "endpoints", "Endpoints", true).with_short_names(&["ep"]);
     vec![ResourceDef::builtin(
         api,
         ENDPOINTS_PREFIX,
@@ -53,15 +41,10 @@ impl Strategy for EndpointsStrategy {
     fn prepare_update(&self, new: &mut Value, _old: &Value) {
         crest_core_api::endpoints::set_defaults(new);
     }
-    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
-        crest_core_api::endpoints::validate(obj)
-    }
-    fn validate_update(
-        &self,
-        new: &Value,
-        _old: &Value,
-        _warnings: &mut Vec<String>,
-    ) -> FieldErrors {
-        crest_core_api::endpoints::validate(new)
+    fn validation(&self) -> Option<&'static Validation> {
+        Some(&Validation {
+            create: crest_core_api::endpoints::validate,
+            update: crest_core_api::endpoints::validate_update,
+        })
     }
 }

@@ -8,7 +8,6 @@ use crate::registry::conversion::Conversion;
 use crate::registry::resources::ResourceDef;
 use crate::registry::strategy::Strategy;
 use crate::store::keys::EVENT_PREFIX;
-use crest_api::gvk::all_verbs;
 use crest_api::validation::{name_is_dns_subdomain, name_is_path_segment, NameValidator};
 use crest_api::{ApiResource, FieldErrors};
 use crest_core_api::event::{self, RequestVersion};
@@ -58,21 +57,12 @@ const EVENTS_V1_FIELD_LABELS: &[(&str, &str)] = &[
 ];
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = |group: &str, short_names: Vec<String>| ApiResource {
-        group: group.into(),
-        version: "v1".into(),
-        plural: "events".into(),
-        singular: "event".into(),
-        kind: "Event".into(),
-        list_kind: "EventList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names,
-        categories: vec![],
-        subresources: vec![],
+    // The same event REST serves both groups, short name included.
+    let api = |group: &str| {
+        ApiResource::builtin(group, "v1", "events", "Event", true).with_short_names(&["ev"])
     };
     let mut core = ResourceDef::builtin(
-        api("", vec!["ev".into()]),
+        api(""),
         EVENT_PREFIX,
         Arc::new(EventStrategy {
             version: RequestVersion::CoreV1,
@@ -82,8 +72,7 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     );
     core.field_labels = Some(CORE_FIELD_LABELS);
     let mut events = ResourceDef::builtin(
-        // The same event REST serves both groups, short name included.
-        api("events.k8s.io", vec!["ev".into()]),
+        api("events.k8s.io"),
         EVENT_PREFIX,
         Arc::new(EventStrategy {
             version: RequestVersion::EventsV1,

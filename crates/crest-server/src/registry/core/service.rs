@@ -3,9 +3,8 @@
 //! `crest_core_api::service` for what is filled in instead).
 
 use crate::registry::resources::ResourceDef;
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, Validation};
 use crate::store::keys::SERVICE_PREFIX;
-use crest_api::gvk::all_verbs;
 use crest_api::validation::NameValidator;
 use crest_api::{ApiResource, FieldErrors};
 use crest_table::TableStyle;
@@ -13,19 +12,10 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "services".into(),
-        singular: "service".into(),
-        kind: "Service".into(),
-        list_kind: "ServiceList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names: vec!["svc".into()],
-        categories: vec!["all".into()],
-        subresources: vec!["status".into()],
-    };
+    let api = ApiResource::builtin("", "v1", "services", "Service", true)
+        .with_short_names(&["svc"])
+        .with_categories(&["all"])
+        .with_subresources(&["status"]);
     let mut def = ResourceDef::builtin(
         api,
         SERVICE_PREFIX,
@@ -72,16 +62,11 @@ impl Strategy for ServiceStrategy {
     fn prepare_status_update(&self, new: &mut Value, _old: &Value) {
         crest_core_api::service::prepare_status_update(new);
     }
-    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
-        crest_core_api::service::validate(obj)
-    }
-    fn validate_update(
-        &self,
-        new: &Value,
-        old: &Value,
-        _warnings: &mut Vec<String>,
-    ) -> FieldErrors {
-        crest_core_api::service::validate_update(new, old)
+    fn validation(&self) -> Option<&'static Validation> {
+        Some(&Validation {
+            create: crest_core_api::service::validate,
+            update: crest_core_api::service::validate_update,
+        })
     }
     fn validate_status_update(
         &self,

@@ -2,28 +2,21 @@
 //! resource and strategy.
 
 use crate::registry::resources::ResourceDef;
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, Validation};
 use crate::store::keys::ENDPOINTSLICE_PREFIX;
-use crest_api::gvk::all_verbs;
-use crest_api::{ApiResource, FieldErrors};
+use crest_api::ApiResource;
 use crest_table::TableStyle;
 use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
-    let api = ApiResource {
-        group: "discovery.k8s.io".into(),
-        version: "v1".into(),
-        plural: "endpointslices".into(),
-        singular: "endpointslice".into(),
-        kind: "EndpointSlice".into(),
-        list_kind: "EndpointSliceList".into(),
-        namespaced: true,
-        verbs: all_verbs(),
-        short_names: vec![],
-        categories: vec![],
-        subresources: vec![],
-    };
+    let api = ApiResource::builtin(
+        "discovery.k8s.io",
+        "v1",
+        "endpointslices",
+        "EndpointSlice",
+        true,
+    );
     vec![ResourceDef::builtin(
         api,
         ENDPOINTSLICE_PREFIX,
@@ -48,15 +41,10 @@ impl Strategy for EndpointSliceStrategy {
     fn prepare_update(&self, new: &mut Value, _old: &Value) {
         crest_core_api::endpointslice::set_defaults(new);
     }
-    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
-        crest_core_api::endpointslice::validate(obj)
-    }
-    fn validate_update(
-        &self,
-        new: &Value,
-        old: &Value,
-        _warnings: &mut Vec<String>,
-    ) -> FieldErrors {
-        crest_core_api::endpointslice::validate_update(new, old)
+    fn validation(&self) -> Option<&'static Validation> {
+        Some(&Validation {
+            create: crest_core_api::endpointslice::validate,
+            update: crest_core_api::endpointslice::validate_update,
+        })
     }
 }

@@ -3,7 +3,7 @@
 //! migration itself is `controllers::storageversionmigration`.
 
 use crate::registry::resources::ResourceDef;
-use crate::registry::strategy::{copy_field, Strategy};
+use crate::registry::strategy::{copy_field, Strategy, Validation};
 use crate::store::keys::STORAGEVERSIONMIGRATION_PREFIX;
 use crest_api::{ApiResource, FieldErrors};
 use crest_core_api::storagemigration;
@@ -46,16 +46,11 @@ impl Strategy for StorageVersionMigrationStrategy {
     fn prepare_status_update(&self, new: &mut Value, old: &Value) {
         copy_field(new, old, "spec");
     }
-    fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
-        storagemigration::validate(obj)
-    }
-    fn validate_update(
-        &self,
-        new: &Value,
-        old: &Value,
-        _warnings: &mut Vec<String>,
-    ) -> FieldErrors {
-        storagemigration::validate_update(new, old)
+    fn validation(&self) -> Option<&'static Validation> {
+        Some(&Validation {
+            create: storagemigration::validate,
+            update: storagemigration::validate_update,
+        })
     }
     fn validate_status_update(
         &self,

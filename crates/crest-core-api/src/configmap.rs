@@ -49,6 +49,14 @@ fn size(field: &str, v: &Value) -> usize {
     }
 }
 
+/// What decoding into the Go type does to `binaryData`: values re-encoded as Go writes them
+/// (see [`crate::secret::canonical_base64`]).
+pub fn canonicalize(obj: &mut Value) {
+    if let Some(b) = obj.get_mut("binaryData").and_then(Value::as_object_mut) {
+        crate::secret::canonical_base64(b);
+    }
+}
+
 /// `ValidateConfigMap` without the ObjectMeta part: keys of `data` and `binaryData`, no key in
 /// both, at most 1 MiB in all. Keys are checked in sorted order (upstream walks Go maps, in no
 /// order).

@@ -42,6 +42,9 @@ pub fn default_and_convert(obj: &mut Value) {
     if o.get("immutable").is_some_and(Value::is_null) {
         o.remove("immutable");
     }
+    if let Some(d) = o.get_mut("data").and_then(Value::as_object_mut) {
+        canonical_base64(d);
+    }
     let string_data = match o.remove("stringData") {
         Some(Value::Object(m)) if !m.is_empty() => m,
         _ => {
@@ -61,6 +64,22 @@ pub fn default_and_convert(obj: &mut Value) {
         for (k, v) in string_data {
             let s = v.as_str().unwrap_or_default();
             d.insert(k, Value::String(b64.encode(s)));
+        }
+    }
+}
+
+/// Base64 values as Go writes the bytes it decoded: the standard encoding, without the line
+/// breaks the decoder skips (`base64` wraps its output; a canonical re-send of the same bytes
+/// must compare equal).
+pub fn canonical_base64(values: &mut Map<String, Value>) {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    for v in values.values_mut() {
+        if let Some(text) = v.as_str() {
+            if text.contains(['\n', '\r']) {
+                if let Ok(bytes) = crest_gofmt::go_base64_decode(text.as_bytes()) {
+                    *v = Value::String(b64.encode(bytes));
+                }
+            }
         }
     }
 }

@@ -624,3 +624,40 @@ async fn every_namespace_has_a_default_service_account() {
     let (code, _) = s.http_json("GET", path, "application/json", None).await;
     assert_eq!(code, 404);
 }
+
+/// Line-wrapped base64 (what `base64` prints) is stored as Go re-encodes the decoded bytes, so an
+/// immutable Secret accepts a canonical re-send of the same data.
+#[tokio::test]
+async fn wrapped_base64_is_stored_canonically() {
+    let s = Server::start();
+    let body = secret(
+        "wrapped",
+        json!({"immutable": true, "data": {"k": "YWJj\nZGVm"}}),
+    );
+    let (code, _, v) = send(&s, "POST", SECRETS, "application/json", &body).await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["data"]["k"], "YWJjZGVm", "{v}");
+    let mut again = v.clone();
+    again["data"]["k"] = json!("YWJjZGVm");
+    let (code, _, v) = send(
+        &s,
+        "PUT",
+        &format!("{SECRETS}/wrapped"),
+        "application/json",
+        &again,
+    )
+    .await;
+    assert_eq!(code, 200, "{v}");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bin"},
+        "binaryData": {"b": "YWJj\r\nZGVm"}});
+    let (code, _, v) = send(
+        &s,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        "application/json",
+        &cm,
+    )
+    .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["binaryData"]["b"], "YWJjZGVm", "{v}");
+}

@@ -5,6 +5,7 @@ use crate::registry::strategy::{Strategy, Validation};
 use crate::store::keys::CONFIGMAP_PREFIX;
 use crest_api::ApiResource;
 use crest_table::TableStyle;
+use serde_json::Value;
 use std::sync::Arc;
 
 pub(crate) fn defs() -> Vec<ResourceDef> {
@@ -28,6 +29,12 @@ impl Strategy for ConfigMapStrategy {
     }
     fn uses_generation(&self) -> bool {
         false
+    }
+    fn prepare_create(&self, obj: &mut Value) {
+        crest_core_api::configmap::canonicalize(obj);
+    }
+    fn prepare_update(&self, new: &mut Value, _old: &Value) {
+        crest_core_api::configmap::canonicalize(new);
     }
     fn validation(&self) -> Option<&'static Validation> {
         Some(&Validation {

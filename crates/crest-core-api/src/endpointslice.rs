@@ -132,23 +132,34 @@ fn validate_endpoints(endpoints: &[Value], address_type: &str, errs: &mut FieldE
     }
 }
 
-/// `IsFullyQualifiedDomainName`.
+/// `IsFullyQualifiedDomainName`: the name without a trailing dot must be a DNS-1123
+/// subdomain of at least two labels, each a DNS-1123 label; errors name the stripped name (or
+/// the failing label), their messages joined by ",".
 fn validate_fqdn(name: &str, path: &FieldPath, errs: &mut FieldErrors) {
-    let n = name.strip_suffix('.').unwrap_or(name);
-    if n.is_empty() {
+    if name.is_empty() {
         errs.push(FieldError::required(path, ""));
         return;
     }
-    if !n.contains('.') {
+    let n = name.strip_suffix('.').unwrap_or(name);
+    let sub = is_dns1123_subdomain(n);
+    if !sub.is_empty() {
+        errs.push(FieldError::invalid(path, n, sub.join(",")));
+        return;
+    }
+    if n.split('.').count() < 2 {
         errs.push(FieldError::invalid(
             path,
-            name,
+            n,
             "should be a domain with at least two segments separated by dots",
         ));
         return;
     }
-    for m in is_dns1123_subdomain(&n.to_lowercase()) {
-        errs.push(FieldError::invalid(path, name, m));
+    for label in n.split('.') {
+        let e = crest_api::validation::is_dns1123_label(label);
+        if !e.is_empty() {
+            errs.push(FieldError::invalid(path, label, e.join(",")));
+            return;
+        }
     }
 }
 
@@ -196,6 +207,53 @@ pub fn validate_update(new: &Value, old: &Value) -> FieldErrors {
     errs
 }
 
+/// `warnOnDeprecatedAddressType`: the warning of a create with FQDN endpoints.
+pub fn warnings_on_create(obj: &Value) -> Vec<String> {
+    if str_of(obj, "addressType") == "FQDN" {
+        return vec!["spec.addressType: FQDN endpoints are deprecated".into()];
+    }
+    vec![]
+}
+
+/// `dropTopologyOnV1`: a write through v1 drops each endpoint's `deprecatedTopology` (unless an
+/// update leaves the endpoints as they were), first copying its hostname label into an unset
+/// `nodeName` when that node name was already in the previous object's topology.
+pub fn drop_topology_on_v1(new: &mut Value, old: Option<&Value>) {
+    if let Some(old) = old {
+        if old.get("endpoints") == new.get("endpoints") {
+            return;
+        }
+    }
+    let previous: Vec<String> = old
+        .map(|o| list_of(o, "endpoints"))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e.pointer("/deprecatedTopology/kubernetes.io~1hostname"))
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    let Some(endpoints) = new.get_mut("endpoints").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for ep in endpoints.iter_mut().filter_map(Value::as_object_mut) {
+        let host = ep
+            .get("deprecatedTopology")
+            .and_then(|t| t.get("kubernetes.io/hostname"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Some(h) = host {
+            let no_node = ep.get("nodeName").is_none_or(Value::is_null);
+            if no_node
+                && previous.contains(&h)
+                && crest_api::validation::is_dns1123_subdomain(&h).is_empty()
+            {
+                ep.insert("nodeName".into(), h.into());
+            }
+        }
+        ep.remove("deprecatedTopology");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +261,27 @@ mod tests {
 
     fn messages(errs: &FieldErrors) -> Vec<String> {
         errs.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn fqdn_addresses_as_is_fully_qualified_domain_name() {
+        let check = |name: &str| {
+            let mut errs = vec![];
+            validate_fqdn(name, &FieldPath::new("a"), &mut errs);
+            messages(&errs)
+        };
+        assert!(check("example.com.").is_empty());
+        assert!(check("Example.COM")[0]
+            .starts_with("a: Invalid value: \"Example.COM\": a lowercase RFC 1123 subdomain"));
+        assert_eq!(
+            check("localhost."),
+            ["a: Invalid value: \"localhost\": should be a domain with at least two segments separated by dots"]
+        );
+        let long = format!("{}.com", "a".repeat(64));
+        assert!(check(&long)[0].starts_with(&format!(
+            "a: Invalid value: \"{}\": must be no more than 63 characters",
+            "a".repeat(64)
+        )));
     }
 
     #[test]

@@ -951,3 +951,42 @@ async fn type_changes_defaults_put_create_and_odd_generate_names() {
         .await;
     assert_eq!(code, 422, "{v}");
 }
+
+/// EndpointSlice strategy: FQDN slices warn, v1 writes drop deprecatedTopology, and a label
+/// change bumps generation (upstream's PrepareForUpdate).
+#[tokio::test]
+async fn endpoint_slice_strategy() {
+    let s = Server::start();
+    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "fq", "labels": {"a": "1"}}, "addressType": "FQDN",
+        "endpoints": [{"addresses": ["backend.example.com"], "deprecatedTopology": {"zone": "z"}}]});
+    let (code, headers, body) = s
+        .http(
+            "POST",
+            SLICES,
+            &[("Content-Type", "application/json")],
+            Some(serde_json::to_vec(&slice).expect("json")),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(code, 201, "{v}");
+    assert!(
+        warnings(&headers)
+            .iter()
+            .any(|w| w.contains("spec.addressType: FQDN endpoints are deprecated")),
+        "{headers:?}"
+    );
+    assert!(v["endpoints"][0].get("deprecatedTopology").is_none(), "{v}");
+    assert_eq!(v["metadata"]["generation"], 1);
+    let patch = json!({"metadata": {"labels": {"a": "2"}}});
+    let (code, v) = s
+        .http_json(
+            "PATCH",
+            &format!("{SLICES}/fq"),
+            "application/merge-patch+json",
+            Some(&patch),
+        )
+        .await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["metadata"]["generation"], 2, "{v}");
+}

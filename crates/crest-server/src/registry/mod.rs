@@ -658,7 +658,9 @@ impl Registry {
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
-            let changed = spec_part(&obj, skip_status) != spec_part(&old, skip_status);
+            let labels = |o: &Value| o.pointer("/metadata/labels").cloned();
+            let changed = spec_part(&obj, skip_status) != spec_part(&old, skip_status)
+                || (strategy.generation_counts_labels() && labels(&obj) != labels(&old));
             meta::set(
                 &mut obj,
                 "generation",

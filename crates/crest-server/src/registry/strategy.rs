@@ -27,6 +27,11 @@ pub(crate) trait Strategy: Send + Sync {
         true
     }
 
+    /// Whether a change of the labels alone bumps `generation` too (EndpointSlices).
+    fn generation_counts_labels(&self) -> bool {
+        false
+    }
+
     /// Whether `status` is a subresource (then main-resource writes ignore it and it does not
     /// count towards `generation`).
     fn status_subresource(&self) -> bool {

@@ -4,7 +4,7 @@
 use crate::registry::resources::ResourceDef;
 use crate::registry::strategy::{Strategy, Validation};
 use crate::store::keys::ENDPOINTSLICE_PREFIX;
-use crest_api::ApiResource;
+use crest_api::{ApiResource, FieldErrors};
 use crest_table::TableStyle;
 use serde_json::Value;
 use std::sync::Arc;
@@ -26,8 +26,8 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     )]
 }
 
-/// discovery.k8s.io/v1 EndpointSlice: generation tracks changes of the endpoints, ports and
-/// address type (everything but metadata); defaulted and validated by
+/// discovery.k8s.io/v1 EndpointSlice: generation tracks changes of the endpoints, ports,
+/// address type and labels; defaulted and validated by
 /// `crest_core_api::endpointslice`.
 pub(crate) struct EndpointSliceStrategy;
 
@@ -37,9 +37,18 @@ impl Strategy for EndpointSliceStrategy {
     }
     fn prepare_create(&self, obj: &mut Value) {
         crest_core_api::endpointslice::set_defaults(obj);
+        crest_core_api::endpointslice::drop_topology_on_v1(obj, None);
     }
-    fn prepare_update(&self, new: &mut Value, _old: &Value) {
+    fn prepare_update(&self, new: &mut Value, old: &Value) {
         crest_core_api::endpointslice::set_defaults(new);
+        crest_core_api::endpointslice::drop_topology_on_v1(new, Some(old));
+    }
+    fn generation_counts_labels(&self) -> bool {
+        true
+    }
+    fn validate_create(&self, obj: &Value, warnings: &mut Vec<String>) -> FieldErrors {
+        warnings.extend(crest_core_api::endpointslice::warnings_on_create(obj));
+        crest_core_api::endpointslice::validate(obj)
     }
     fn validation(&self) -> Option<&'static Validation> {
         Some(&Validation {

@@ -170,3 +170,121 @@ async fn deprecated_versions_warn_on_every_answer() {
     assert_eq!(code, 200);
     assert!(warns.is_empty(), "{warns:?}");
 }
+
+const SUB_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+    additionalPrinterColumns:
+    - {name: Old, type: string, jsonPath: .spec.color}
+  - name: v1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+    additionalPrinterColumns:
+    - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+"#;
+
+/// Subresources, dry run, Table and PartialObjectMetadata through the non-storage version.
+#[tokio::test]
+async fn subresources_tables_and_dry_run_through_another_version() {
+    let s = Server::start();
+    s.install_crd(SUB_CRD);
+    let base = "/apis/example.com/v1/namespaces/default/gadgets";
+    let body = json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+        "metadata": {"name": "g"}, "spec": {"replicas": 2, "color": "red"}});
+    let (code, v) = s
+        .http_json(
+            "POST",
+            &format!("{base}?dryRun=All"),
+            "application/json",
+            Some(&body),
+        )
+        .await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["apiVersion"], "example.com/v1");
+    let (code, v) = s
+        .http_json("POST", base, "application/json", Some(&body))
+        .await;
+    assert_eq!(code, 201, "{v}");
+    // /status through v1: read and written as v1.
+    let (code, mut st) = s
+        .http_json("GET", &format!("{base}/g/status"), "", None)
+        .await;
+    assert_eq!(code, 200, "{st}");
+    assert_eq!(st["apiVersion"], "example.com/v1");
+    st["status"] = json!({"replicas": 1});
+    let (code, v) = s
+        .http_json(
+            "PUT",
+            &format!("{base}/g/status"),
+            "application/json",
+            Some(&st),
+        )
+        .await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["apiVersion"], "example.com/v1");
+    assert_eq!(v["status"]["replicas"], 1);
+    // /scale through v1.
+    let (code, v) = s
+        .http_json("GET", &format!("{base}/g/scale"), "", None)
+        .await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["spec"]["replicas"], 2);
+    assert_eq!(v["status"]["replicas"], 1);
+    // The v1 printer columns, and PartialObjectMetadata.
+    let (code, _, body) = s
+        .http(
+            "GET",
+            base,
+            &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")],
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    let t: Value = serde_json::from_slice(&body).expect("table");
+    let names: Vec<&str> = t["columnDefinitions"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Name", "Replicas"], "{t}");
+    assert_eq!(t["rows"][0]["cells"], json!(["g", 2]), "{t}");
+    let (code, _, body) = s
+        .http(
+            "GET",
+            &format!("{base}/g"),
+            &[(
+                "Accept",
+                "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+            )],
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    let m: Value = serde_json::from_slice(&body).expect("metadata");
+    assert_eq!(m["kind"], "PartialObjectMetadata", "{m}");
+    assert_eq!(m["metadata"]["name"], "g");
+    // The storage version reads the same object with its own columns.
+    let out = s.kubectl_ok(&["get", "gadgets.v1beta1.example.com", "g"]);
+    assert!(out.lines().next().unwrap_or("").contains("OLD"), "{out}");
+}

@@ -15,6 +15,7 @@
 //! - [`schema_validation`]: OpenAPI schema and structural-schema validation of `openAPIV3Schema`.
 
 pub mod conditions;
+pub mod conversion;
 pub mod customresource;
 pub mod defaults;
 mod gofmt;

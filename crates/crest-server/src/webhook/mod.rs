@@ -12,6 +12,7 @@
 //! the controllers above the registry.
 
 mod client;
+pub mod conversion;
 mod resolve;
 
 pub use client::WebhookResponse;
@@ -171,6 +172,96 @@ impl ServiceResolver {
         let server_name = svc.server_name();
         let host = format!("{server_name}:{}", svc.port());
         let call = client::post(addr, tls, &server_name, &host, &path_and_query, body);
+        match tokio::time::timeout(timeout, call).await {
+            Ok(r) => r.map_err(|e| fail(e, false)),
+            Err(_) => Err(fail(
+                "context deadline exceeded (Client.Timeout exceeded while awaiting headers)".into(),
+                false,
+            )),
+        }
+    }
+}
+
+impl ServiceResolver {
+    /// POSTs `body` to the webhook a `clientConfig` names: its `url` (HTTPS, dialled by its
+    /// host, verified for that host) or its `service` (routed as [`ServiceResolver::post`]),
+    /// with its `caBundle` (base64 of PEM, as the API holds it).
+    pub async fn call(
+        &self,
+        client_config: &Value,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<WebhookResponse, WebhookError> {
+        use base64::Engine;
+        let ca_bundle = client_config
+            .get("caBundle")
+            .and_then(Value::as_str)
+            .map(|b| {
+                base64::engine::general_purpose::STANDARD
+                    .decode(b)
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        if let Some(service) = client_config.get("service").filter(|s| s.is_object()) {
+            let svc = ServiceReference::from_json(service);
+            return self.post(&svc, &ca_bundle, body, timeout).await;
+        }
+        let url = client_config
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        self.post_url(url, &ca_bundle, body, timeout).await
+    }
+
+    /// POSTs `body` to an HTTPS `url` with the CA bundle `ca_bundle` (PEM; empty: the system's
+    /// roots), within `timeout` (sent as `?timeout=` too).
+    pub async fn post_url(
+        &self,
+        url: &str,
+        ca_bundle: &[u8],
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<WebhookResponse, WebhookError> {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let full = format!("{url}{sep}timeout={}", go_duration(timeout));
+        let fail = |reason: String, unresolved: bool| WebhookError {
+            url: full.clone(),
+            reason,
+            unresolved,
+        };
+        let uri: http::Uri = full
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| fail(e.to_string(), true))?;
+        if uri.scheme_str() != Some("https") {
+            return Err(fail(
+                format!(
+                    "unsupported protocol scheme {:?}",
+                    uri.scheme_str().unwrap_or_default()
+                ),
+                true,
+            ));
+        }
+        let host = uri
+            .host()
+            .unwrap_or_default()
+            .trim_matches(['[', ']'])
+            .to_string();
+        let port = uri.port_u16().unwrap_or(443);
+        let tls = client::tls_config(ca_bundle).map_err(|e| fail(e, false))?;
+        let addr = tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| fail(format!("dial tcp: lookup {host}: no such host"), true))?;
+        let path_and_query = uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| "/".into());
+        let authority = uri
+            .authority()
+            .map(|a| a.as_str().to_string())
+            .unwrap_or_default();
+        let call = client::post(addr, tls, &host, &authority, &path_and_query, body);
         match tokio::time::timeout(timeout, call).await {
             Ok(r) => r.map_err(|e| fail(e, false)),
             Err(_) => Err(fail(

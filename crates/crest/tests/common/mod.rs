@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod watch;
+pub(crate) mod webhook;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

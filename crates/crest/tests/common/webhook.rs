@@ -1,0 +1,120 @@
+//! A real HTTPS webhook on 127.0.0.1 (certificates from a test CA) and a Crest server in the
+//! test's process, for the webhook resolver and conversion webhooks.
+
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+/// A CA named `ca_name` (its PEM) and a server configuration with a certificate it issued for
+/// `names`.
+pub(crate) fn issue(ca_name: &str, names: &[&str]) -> (String, rustls::ServerConfig) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca.distinguished_name.push(DnType::CommonName, ca_name);
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).expect("ca");
+    let key = KeyPair::generate().expect("key");
+    let leaf = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+        .expect("params")
+        .signed_by(&key, &ca_cert, &ca_key)
+        .expect("leaf");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .expect("server config");
+    (ca_cert.pem(), config)
+}
+
+/// What a test webhook answers: from the request path, Host header and JSON body.
+pub(crate) type Handler = fn(&str, &str, &Value) -> Value;
+
+/// A handler answering `{"path": ..., "host": ..., "got": <body>}`.
+pub(crate) fn echo(path: &str, host: &str, got: &Value) -> Value {
+    json!({"path": path, "host": host, "got": got})
+}
+
+/// An HTTPS server on 127.0.0.1 answering every POST with what `handler` makes of it.
+pub(crate) fn https_server(config: rustls::ServerConfig, handler: Handler) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let config = Arc::new(config);
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, tcp);
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let (head_end, length) = loop {
+                    let Ok(n) = tls.read(&mut chunk) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
+                        let length = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        break (i + 4, length);
+                    }
+                };
+                while buf.len() < head_end + length {
+                    let Ok(n) = tls.read(&mut chunk) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                let host = head
+                    .lines()
+                    .find_map(|l| {
+                        l.strip_prefix("host: ")
+                            .or_else(|| l.strip_prefix("Host: "))
+                    })
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                let got: Value =
+                    serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or_default();
+                let body = handler(&path, &host, &got).to_string();
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tls.write_all(resp.as_bytes());
+                let _ = tls.flush();
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    port
+}
+
+/// A Crest server in this process, so its resolver can be called.
+pub(crate) async fn in_process() -> (crest_server::Running, tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = crest_storage::EmbeddedStore::open(dir.path(), Default::default()).expect("store");
+    let config = crest_server::Config {
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        ..Default::default()
+    };
+    let running = crest_server::start(config, store).await.expect("start");
+    let base = format!("http://{}", running.local_addr);
+    (running, dir, base)
+}

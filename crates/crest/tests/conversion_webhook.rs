@@ -1,0 +1,159 @@
+//! Conversion webhooks (issue 15, item 3, first part): the seed's hostPort <-> host + port
+//! conversion served by a real HTTPS webhook on 127.0.0.1, called through Crest's webhook
+//! client by `url` and by `service`, with caBundle verification; only the objects not yet in the
+//! desired version are sent; the answer is checked and the metadata restored; failures are
+//! worded as upstream's. The registry does not route reads and writes through it yet.
+
+mod common;
+use common::webhook::{https_server, in_process, issue};
+use serde_json::{json, Value};
+
+/// The seed's webhook: v1beta1 `spec.hostPort: "host:port"` <-> v1 `spec.host`, `spec.port`.
+/// It also adds a label (kept: labels may change) and a resourceVersion (restored).
+fn convert_crontabs(_path: &str, _host: &str, review: &Value) -> Value {
+    let request = &review["request"];
+    let desired = request["desiredAPIVersion"].as_str().unwrap_or_default();
+    if desired == "example.com/v9" {
+        return json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "response": {"uid": request["uid"], "result": {"status": "Failure", "message": "v9 is not a thing"}}});
+    }
+    let converted: Vec<Value> = request["objects"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut o| {
+            let spec = o["spec"].clone();
+            o["spec"] = if desired == "example.com/v1" {
+                let hp = spec["hostPort"].as_str().unwrap_or_default().to_string();
+                let (host, port) = hp.split_once(':').unwrap_or((&hp, ""));
+                json!({"host": host, "port": port})
+            } else {
+                json!({"hostPort": format!("{}:{}", spec["host"].as_str().unwrap_or_default(), spec["port"].as_str().unwrap_or_default())})
+            };
+            o["apiVersion"] = json!(desired);
+            o["metadata"]["labels"]["converted"] = json!("yes");
+            o["metadata"]["resourceVersion"] = json!("12345");
+            o
+        })
+        .collect();
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "response": {"uid": request["uid"], "result": {"status": "Success"}, "convertedObjects": converted}})
+}
+
+fn crontab(version: &str, name: &str, spec: Value) -> Value {
+    json!({"apiVersion": format!("example.com/{version}"), "kind": "CronTab",
+        "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"), "resourceVersion": "7"},
+        "spec": spec})
+}
+
+fn b64(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+#[tokio::test]
+async fn conversion_webhooks_by_url_and_by_service() {
+    let (ca, config) = issue("conversion-ca", &["127.0.0.1", "convert.default.svc"]);
+    let port = https_server(config, convert_crontabs);
+    let (running, _dir, base) = in_process().await;
+    let resolver = running.service_resolver();
+    let by_url = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1", "v1beta1"],
+        "clientConfig": {"url": format!("https://127.0.0.1:{port}/convert"), "caBundle": b64(&ca)}}});
+
+    // A list: only the v1beta1 object is sent; labels from the webhook stay, the
+    // resourceVersion it set is restored.
+    let mut objects = vec![
+        crontab("v1beta1", "a", json!({"hostPort": "localhost:1234"})),
+        crontab("v1", "b", json!({"host": "example.com", "port": "80"})),
+    ];
+    let input = crest_apiextensions::conversion::gvk_string("example.com/v1beta1", "CronTabList");
+    resolver
+        .convert(&by_url, &mut objects, "example.com/v1", &input, true)
+        .await
+        .expect("converted");
+    assert_eq!(objects[0]["apiVersion"], "example.com/v1");
+    assert_eq!(
+        objects[0]["spec"],
+        json!({"host": "localhost", "port": "1234"})
+    );
+    assert_eq!(objects[0]["metadata"]["labels"]["converted"], "yes");
+    assert_eq!(objects[0]["metadata"]["resourceVersion"], "7");
+    assert!(
+        objects[1]["metadata"].get("labels").is_none(),
+        "not sent: {}",
+        objects[1]
+    );
+
+    // By Service: routed through the Service's Endpoints, verified as convert.default.svc.
+    for (path, body) in [
+        (
+            "/api/v1/namespaces/default/services",
+            json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "convert"}, "spec": {"ports": [{"port": 443, "targetPort": port}]}}),
+        ),
+        (
+            "/api/v1/namespaces/default/endpoints",
+            json!({"apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "convert"}, "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]}),
+        ),
+    ] {
+        let r = reqwest::Client::new()
+            .post(format!("{base}{path}"))
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(
+            r.status().as_u16(),
+            201,
+            "{}",
+            r.text().await.unwrap_or_default()
+        );
+    }
+    let by_service = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1beta1"],
+        "clientConfig": {"service": {"namespace": "default", "name": "convert", "path": "/convert"}, "caBundle": b64(&ca)}}});
+    let mut one = vec![crontab("v1", "c", json!({"host": "h", "port": "9"}))];
+    let input = crest_apiextensions::conversion::gvk_string("example.com/v1", "CronTab");
+    resolver
+        .convert(&by_service, &mut one, "example.com/v1beta1", &input, false)
+        .await
+        .expect("converted by service");
+    assert_eq!(one[0]["spec"], json!({"hostPort": "h:9"}));
+
+    // Failures, as upstream words them.
+    let mut one = vec![crontab("v1", "d", json!({}))];
+    let e = resolver
+        .convert(&by_url, &mut one, "example.com/v9", &input, false)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "conversion webhook for example.com/v1, Kind=CronTab failed: v9 is not a thing"
+    );
+    let down = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": "https://127.0.0.1:1/convert", "caBundle": b64(&ca)}}});
+    let e = resolver
+        .convert(&down, &mut one, "example.com/v1beta1", &input, false)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "conversion webhook for example.com/v1, Kind=CronTab failed: Post \"https://127.0.0.1:1/convert?timeout=30s\": dial tcp 127.0.0.1:1: connect: connection refused"
+    );
+    let (other_ca, _) = issue("other-ca", &["127.0.0.1"]);
+    let untrusted = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": format!("https://127.0.0.1:{port}/convert"), "caBundle": b64(&other_ca)}}});
+    let e = resolver
+        .convert(&untrusted, &mut one, "example.com/v1beta1", &input, false)
+        .await
+        .unwrap_err();
+    assert!(
+        e.ends_with(
+            "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        ),
+        "{e}"
+    );
+    running.shutdown().await;
+}

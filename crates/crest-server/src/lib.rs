@@ -113,6 +113,9 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
 
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let local_addr = listener.local_addr()?;
+    registry.set_webhook_converter(Arc::new(webhook::conversion::RegistryConverter(
+        Arc::downgrade(&registry),
+    )));
     let app = Arc::new(App {
         registry: registry.clone(),
         openapi: views::openapi::OpenApiCache::default(),

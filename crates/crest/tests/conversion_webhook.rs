@@ -157,3 +157,165 @@ async fn conversion_webhooks_by_url_and_by_service() {
     );
     running.shutdown().await;
 }
+
+fn webhook_crd(group: &str, url: &str, ca: &str) -> Value {
+    let schema = json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("crontabs.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
+            "versions": [
+                {"name": "v1beta1", "served": true, "storage": true, "schema": schema},
+                {"name": "v1", "served": true, "storage": false, "schema": schema},
+            ],
+            "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": url, "caBundle": b64(ca)}}}}})
+}
+
+async fn send(method: &str, url: &str, body: Option<&Value>) -> (u16, Value) {
+    let client = reqwest::Client::new();
+    let mut req = client.request(method.parse().expect("method"), url);
+    if let Some(b) = body {
+        req = req
+            .header("Content-Type", "application/json")
+            .body(b.to_string());
+    }
+    let resp = req.send().await.expect("request");
+    let code = resp.status().as_u16();
+    let text = resp.text().await.unwrap_or_default();
+    (
+        code,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+#[tokio::test]
+async fn reads_lists_watches_and_writes_go_through_the_webhook() {
+    let (ca, config) = issue("conversion-ca", &["127.0.0.1"]);
+    let port = https_server(config, convert_crontabs);
+    let (running, _dir, base) = in_process().await;
+    let crds = format!("{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+    let (code, v) = send(
+        "POST",
+        &crds,
+        Some(&webhook_crd(
+            "example.com",
+            &format!("https://127.0.0.1:{port}/convert"),
+            &ca,
+        )),
+    )
+    .await;
+    assert_eq!(code, 201, "{v}");
+    let v1 = format!("{base}/apis/example.com/v1/namespaces/default/crontabs");
+    let v1beta1 = format!("{base}/apis/example.com/v1beta1/namespaces/default/crontabs");
+    for _ in 0..200 {
+        if send("GET", &v1, None).await.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    // Written through the storage version, read through v1: converted by the webhook.
+    let old = json!({"apiVersion": "example.com/v1beta1", "kind": "CronTab",
+        "metadata": {"name": "old"}, "spec": {"hostPort": "localhost:1234"}});
+    let (code, v) = send("POST", &v1beta1, Some(&old)).await;
+    assert_eq!(code, 201, "{v}");
+    let (code, v) = send("GET", &format!("{v1}/old"), None).await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["apiVersion"], "example.com/v1");
+    assert_eq!(v["spec"], json!({"host": "localhost", "port": "1234"}));
+    assert_eq!(v["metadata"]["labels"]["converted"], "yes");
+    assert_ne!(
+        v["metadata"]["resourceVersion"], "12345",
+        "metadata restored: {v}"
+    );
+
+    // Written through v1: converted to v1beta1 to be stored.
+    let new = json!({"apiVersion": "example.com/v1", "kind": "CronTab",
+        "metadata": {"name": "new"}, "spec": {"host": "h", "port": "9"}});
+    let (code, v) = send("POST", &v1, Some(&new)).await;
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["apiVersion"], "example.com/v1");
+    assert_eq!(v["spec"], json!({"host": "h", "port": "9"}));
+    let (_, v) = send("GET", &format!("{v1beta1}/new"), None).await;
+    assert_eq!(v["spec"], json!({"hostPort": "h:9"}), "{v}");
+
+    // A list converts its items; a watch its events.
+    let (code, list) = send("GET", &v1, None).await;
+    assert_eq!(code, 200, "{list}");
+    let specs: Vec<Value> = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["spec"].clone())
+        .collect();
+    assert_eq!(
+        specs,
+        [
+            json!({"host": "h", "port": "9"}),
+            json!({"host": "localhost", "port": "1234"})
+        ]
+    );
+    let resp = reqwest::Client::new()
+        .get(format!("{v1}?watch=1&timeoutSeconds=1"))
+        .send()
+        .await
+        .expect("watch");
+    let text = resp.text().await.expect("events");
+    let first: Value = serde_json::from_str(text.lines().next().expect("an event")).expect("json");
+    assert_eq!(first["object"]["apiVersion"], "example.com/v1", "{first}");
+    assert!(first["object"]["spec"].get("host").is_some(), "{first}");
+
+    // A merge patch through v1 reads, patches and writes back through the webhook.
+    let (code, v) = send("PATCH", &format!("{v1}/old"), None).await;
+    assert_eq!(code, 415, "{v}");
+    let resp = reqwest::Client::new()
+        .patch(format!("{v1}/old"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(json!({"spec": {"port": "4321"}}).to_string())
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(resp.status().as_u16(), 200);
+    let (_, v) = send("GET", &format!("{v1beta1}/old"), None).await;
+    assert_eq!(v["spec"], json!({"hostPort": "localhost:4321"}), "{v}");
+
+    // A webhook that is down: a prompt 500 worded as upstream's, nothing changed.
+    let (code, v) = send(
+        "POST",
+        &crds,
+        Some(&webhook_crd(
+            "down.example.com",
+            "https://127.0.0.1:1/convert",
+            &ca,
+        )),
+    )
+    .await;
+    assert_eq!(code, 201, "{v}");
+    let down_v1 = format!("{base}/apis/down.example.com/v1/namespaces/default/crontabs");
+    let down_v1beta1 = format!("{base}/apis/down.example.com/v1beta1/namespaces/default/crontabs");
+    for _ in 0..200 {
+        if send("GET", &down_v1beta1, None).await.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let obj = json!({"apiVersion": "down.example.com/v1beta1", "kind": "CronTab", "metadata": {"name": "x"}, "spec": {"hostPort": "a:1"}});
+    let (code, v) = send("POST", &down_v1beta1, Some(&obj)).await;
+    assert_eq!(code, 201, "{v}");
+    let (code, v) = send("GET", &format!("{down_v1}/x"), None).await;
+    assert_eq!(code, 500, "{v}");
+    assert_eq!(
+        v["message"],
+        "conversion webhook for down.example.com/v1beta1, Kind=CronTab failed: Post \"https://127.0.0.1:1/convert?timeout=30s\": dial tcp 127.0.0.1:1: connect: connection refused"
+    );
+    let (code, v) = send("GET", &down_v1, None).await;
+    assert_eq!(code, 500, "{v}");
+    assert!(
+        v["message"].as_str().unwrap_or_default().starts_with(
+            "conversion webhook for down.example.com/v1beta1, Kind=CronTabList failed"
+        ),
+        "{v}"
+    );
+    running.shutdown().await;
+}

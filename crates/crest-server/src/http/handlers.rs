@@ -496,7 +496,7 @@ impl Ctx<'_> {
     ) -> Result<Response<Body>, ApiError> {
         let rv = self.query.get("resourceVersion").unwrap_or("");
         let obj = crate::registry::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
-        let bytes = self.app.registry.serve(&self.def, &obj)?;
+        let bytes = self.app.registry.serve_async(&self.def, &obj).await?;
         match out {
             Output::Table { v1beta1 } => {
                 let include = IncludeObject::parse(self.query.get("includeObject"))?;
@@ -732,7 +732,7 @@ impl Ctx<'_> {
         let paths = self.scale_paths(name)?;
         let rv = self.query.get("resourceVersion").unwrap_or("");
         let obj = crate::registry::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
-        let bytes = self.app.registry.serve(&self.def, &obj)?;
+        let bytes = self.app.registry.serve_async(&self.def, &obj).await?;
         let cr: Value =
             serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
         let (scale, found) = paths.scale_of(&cr).map_err(scale::read_error)?;

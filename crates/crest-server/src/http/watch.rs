@@ -43,9 +43,38 @@ struct Encoder {
     include: IncludeObject,
     /// Table events carry columnDefinitions until the first is sent (then null, as upstream).
     headers: std::sync::atomic::AtomicBool,
+    /// For a CRD with a conversion webhook: the served bytes of the objects about to be pushed,
+    /// converted together beforehand ([`Encoder::prepare`]; pushing is synchronous), by key and
+    /// revision.
+    converted: std::sync::Mutex<std::collections::HashMap<(Arc<str>, Revision), Bytes>>,
 }
 
 impl Encoder {
+    /// Converts the objects about to be pushed through the CRD's conversion webhook, in one
+    /// review (nothing to do for other resources).
+    async fn prepare(&self, objs: Vec<Arc<CachedObject>>) -> Result<(), ApiError> {
+        if self.def.webhook_conversion.is_none() || objs.is_empty() {
+            return Ok(());
+        }
+        let served = self.app.registry.serve_many(&self.def, &objs).await?;
+        let mut m = self.converted.lock().unwrap_or_else(|p| p.into_inner());
+        // What the previous batch prepared and did not push (filtered out) goes.
+        m.clear();
+        for (o, b) in objs.iter().zip(served) {
+            m.insert((o.key.clone(), o.mod_revision), b);
+        }
+        Ok(())
+    }
+
+    /// The served bytes [`Encoder::prepare`] made for `obj`, if any.
+    fn prepared(&self, obj: &CachedObject) -> Option<Bytes> {
+        self.def.webhook_conversion.as_ref()?;
+        self.converted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(obj.key.clone(), obj.mod_revision))
+    }
+
     /// Appends one event line whose object is the Table of `obj` (served bytes) with resourceVersion
     /// `rv`; nothing when the object does not decode.
     fn push_table(&self, buf: &mut Vec<u8>, kind: &str, obj: &[u8], rv: &str, v1beta1: bool) {
@@ -77,8 +106,13 @@ impl Encoder {
     /// Appends one event line. `obj` is the cached (storage-version) object; `rv` overrides its
     /// resourceVersion (deletes carry the deletion's revision).
     fn push(&self, buf: &mut Vec<u8>, kind: &str, obj: &CachedObject, rv: Option<Revision>) {
+        let prepared = self.prepared(obj);
         if rv.is_none() && !matches!(self.out, Output::Metadata { .. }) {
-            if let Ok(b) = self.app.registry.serve(&self.def, obj) {
+            let served = match &prepared {
+                Some(b) => Ok(b.clone()),
+                None => self.app.registry.serve(&self.def, obj),
+            };
+            if let Ok(b) = served {
                 if let Output::Table { v1beta1 } = self.out {
                     let rv = obj.mod_revision.to_string();
                     return self.push_table(buf, kind, &b, &rv, v1beta1);
@@ -91,11 +125,17 @@ impl Encoder {
                 return;
             }
         }
-        let Ok(mut v) = obj.value() else { return };
+        let v = match prepared {
+            Some(b) => serde_json::from_slice(&b).ok(),
+            None => obj
+                .value()
+                .ok()
+                .map(|v| self.app.registry.convert(&self.def, v)),
+        };
+        let Some(mut v) = v else { return };
         if let Some(rv) = rv {
             meta::set(&mut v, "resourceVersion", rv.to_string());
         }
-        let v = self.app.registry.convert(&self.def, v);
         let object = match self.out {
             Output::Table { v1beta1 } => {
                 let Ok(b) = serde_json::to_vec(&v) else {
@@ -201,12 +241,21 @@ impl Watcher {
                 return None;
             }
             if self.initial.len() > 0 {
-                for obj in self.initial.by_ref().take(INITIAL_CHUNK) {
-                    if self.filter.is_empty()
-                        || self.filter.matches_bytes(&obj.json).unwrap_or(false)
-                    {
-                        self.enc.push(&mut buf, "ADDED", &obj, None);
-                    }
+                let chunk: Vec<Arc<CachedObject>> = self
+                    .initial
+                    .by_ref()
+                    .take(INITIAL_CHUNK)
+                    .filter(|obj| {
+                        self.filter.is_empty()
+                            || self.filter.matches_bytes(&obj.json).unwrap_or(false)
+                    })
+                    .collect();
+                if let Err(e) = self.enc.prepare(chunk.clone()).await {
+                    self.done = true;
+                    return Some(error_line(&e));
+                }
+                for obj in chunk {
+                    self.enc.push(&mut buf, "ADDED", &obj, None);
                 }
                 if !buf.is_empty() {
                     return Some(Bytes::from(buf));
@@ -263,6 +312,10 @@ impl Watcher {
                         Some(Some(Ok(WatchEvent::Change(ev)))) => {
                             let ev = storage_event(ev, self.stored.as_ref());
                             self.sent_through = ev.revision;
+                            if let Err(e) = self.prepare_events([&ev]).await {
+                                self.done = true;
+                                return Some(error_line(&e));
+                            }
                             self.encode(&mut buf, &ev);
                             if !buf.is_empty() {
                                 return Some(Bytes::from(buf));
@@ -294,6 +347,7 @@ impl Watcher {
                 );
                 match changes {
                     Ok(c) => {
+                        self.prepare_events(c.events.iter().map(|e| &**e)).await?;
                         for ev in &c.events {
                             self.encode(buf, ev);
                         }
@@ -341,10 +395,14 @@ impl Watcher {
                         }
                     }
                 }
-                for ev in got {
-                    let ev = storage_event(ev, self.stored.as_ref());
+                let events: Vec<CacheEvent> = got
+                    .into_iter()
+                    .map(|ev| storage_event(ev, self.stored.as_ref()))
+                    .collect();
+                self.prepare_events(&events).await?;
+                for ev in &events {
                     self.sent_through = ev.revision;
-                    self.encode(buf, &ev);
+                    self.encode(buf, ev);
                 }
                 if let Some(e) = failed {
                     return Err(e);
@@ -352,6 +410,22 @@ impl Watcher {
             }
         }
         Ok(())
+    }
+
+    /// Converts the objects `events` may push (through a conversion webhook, if any) ahead.
+    async fn prepare_events<'e>(
+        &self,
+        events: impl IntoIterator<Item = &'e CacheEvent>,
+    ) -> Result<(), ApiError> {
+        if self.enc.def.webhook_conversion.is_none() {
+            return Ok(());
+        }
+        let objs = events
+            .into_iter()
+            .flat_map(|ev| std::iter::once(&ev.object).chain(ev.prev.as_ref()))
+            .map(|o| self.read_through(o))
+            .collect();
+        self.enc.prepare(objs).await
     }
 
     /// One change as this watcher sees it: selector transitions become ADDED / DELETED.
@@ -510,6 +584,7 @@ pub(crate) async fn serve(
         out,
         include,
         headers: true.into(),
+        converted: Default::default(),
     };
     let compacted = registry.storage.compacted_revision();
     let first: Option<Bytes>;

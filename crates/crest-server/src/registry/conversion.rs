@@ -11,3 +11,18 @@ pub(crate) trait Conversion: Send + Sync {
     /// The stored object for a served one (a write's body after decoding).
     fn to_stored(&self, served: Value) -> Value;
 }
+
+/// Calls a CRD's conversion webhook (implemented by `webhook/`, which sits above the registry
+/// and is handed to it at startup): converts the `objects` not yet in `desired` in place, with
+/// upstream's checks and failure messages. `conversion` is the CRD's `spec.conversion`, `input`
+/// the GroupVersionKind string of the input (of the list, when `list`).
+pub(crate) trait WebhookConverter: Send + Sync {
+    fn convert<'a>(
+        &'a self,
+        conversion: &'a Value,
+        objects: &'a mut [Value],
+        desired: &'a str,
+        input: &'a str,
+        list: bool,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>>;
+}

@@ -260,7 +260,8 @@ pub(crate) async fn list(
         wait_fresh(registry, at).await?;
     }
 
-    let mut items = vec![];
+    // The selected objects; converted together at the end (one conversion review per list).
+    let mut items: Vec<Arc<crate::store::cache::CachedObject>> = vec![];
     let mut last_key: Option<Arc<str>> = None;
     let mut more = false;
     let mut remaining = None;
@@ -297,7 +298,7 @@ pub(crate) async fn list(
             // Selectors read the stored object (field labels name stored fields, as upstream's
             // field sets are made from the internal type); only selected objects convert.
             if filter.is_empty() || filter.matches_bytes(&obj.json)? {
-                items.push(registry.serve(def, obj)?);
+                items.push(obj.clone());
             }
         }
         if stopped {
@@ -323,6 +324,7 @@ pub(crate) async fn list(
         (Some(k), true) => Some(encode_continue(k, &prefix, at)),
         _ => None,
     };
+    let items = registry.serve_many(def, &items).await?;
     Ok(ListPage {
         revision: at,
         items,

@@ -25,6 +25,7 @@ pub(crate) mod strategy;
 use crate::store::cache::{self, Cache, CachedObject, Snapshot};
 use crate::store::keys::{CRD_PREFIX, NAMESPACE_PREFIX};
 use bytes::Bytes;
+use conversion::WebhookConverter;
 use crest_api::field::FieldPath;
 use crest_api::validation::{
     finalizer_warnings, name_is_path_segment, validate_kube_finalizer_names, validate_object_meta,
@@ -48,6 +49,8 @@ pub(crate) struct Registry {
     crd_strategy: Arc<dyn Strategy>,
     /// Whether the cache is being fed from storage (`/readyz`).
     pub feed: feed::FeedHealth,
+    /// The conversion webhook caller (`webhook/`), handed over at startup.
+    webhook: std::sync::OnceLock<Arc<dyn WebhookConverter>>,
 }
 
 /// Which part of an object an update may change.
@@ -208,6 +211,7 @@ impl Registry {
             resources: RwLock::new(Arc::new(resources)),
             crd_strategy,
             feed: Default::default(),
+            webhook: Default::default(),
         })
     }
 
@@ -319,10 +323,110 @@ impl Registry {
         }
         // The served version's schema prunes and defaults what it reads (apiextensions'
         // schema-coercing converter and defaulting of the decoded version).
-        if let Some(schema) = def.cr_schema.as_deref().filter(|s| s.normalizes()) {
-            schema.decode_stored(&mut v);
-        }
+        self.normalize_served(def, &mut v);
         v
+    }
+
+    /// Hands the registry the conversion webhook caller (set once, at startup).
+    pub(crate) fn set_webhook_converter(&self, w: Arc<dyn WebhookConverter>) {
+        let _ = self.webhook.set(w);
+    }
+
+    /// Converts `objects` to `desired` through `def`'s conversion webhook (one review; `list`:
+    /// the objects are a list's items). Failures are 500s worded as upstream's.
+    async fn call_webhook(
+        &self,
+        def: &ResourceDef,
+        objects: &mut [Value],
+        desired: &str,
+        list: bool,
+    ) -> Result<(), ApiError> {
+        let (Some(conversion), Some(w)) = (&def.webhook_conversion, self.webhook.get()) else {
+            return Err(ApiError::internal("no conversion webhook client"));
+        };
+        let input = match (list, objects.first()) {
+            (false, Some(o)) => crest_apiextensions::conversion::gvk_string(
+                o.get("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                o.get("kind").and_then(Value::as_str).unwrap_or_default(),
+            ),
+            _ => crest_apiextensions::conversion::gvk_string(
+                &def.storage_api_version,
+                &def.api.list_kind,
+            ),
+        };
+        w.convert(conversion, objects, desired, &input, list)
+            .await
+            .map_err(|message| ApiError {
+                code: 500,
+                reason: None,
+                message,
+                details: None,
+                list_continue: None,
+            })
+    }
+
+    /// The served-version object, through the conversion webhook when the CRD has one.
+    pub(crate) async fn convert_async(
+        &self,
+        def: &ResourceDef,
+        v: Value,
+    ) -> Result<Value, ApiError> {
+        if def.webhook_conversion.is_none() {
+            return Ok(self.convert(def, v));
+        }
+        let mut one = [v];
+        self.call_webhook(def, &mut one, &def.api.api_version(), false)
+            .await?;
+        let [mut v] = one;
+        self.normalize_served(def, &mut v);
+        Ok(v)
+    }
+
+    /// The served version's schema prunes and defaults what it reads.
+    fn normalize_served(&self, def: &ResourceDef, v: &mut Value) {
+        if let Some(schema) = def.cr_schema.as_deref().filter(|s| s.normalizes()) {
+            schema.decode_stored(v);
+        }
+    }
+
+    /// [`Registry::serve`], through the conversion webhook when the CRD has one.
+    pub(crate) async fn serve_async(
+        &self,
+        def: &ResourceDef,
+        obj: &CachedObject,
+    ) -> Result<Bytes, ApiError> {
+        if def.webhook_conversion.is_none() {
+            return self.serve(def, obj);
+        }
+        let v = self.convert_async(def, obj.value()?).await?;
+        to_bytes(&v)
+    }
+
+    /// The served bytes of a list's objects: through the conversion webhook in one review
+    /// when the CRD has one (upstream converts a list, not its items one by one).
+    pub(crate) async fn serve_many(
+        &self,
+        def: &ResourceDef,
+        objs: &[Arc<CachedObject>],
+    ) -> Result<Vec<Bytes>, ApiError> {
+        if def.webhook_conversion.is_none() {
+            return objs.iter().map(|o| self.serve(def, o)).collect();
+        }
+        let mut values = objs
+            .iter()
+            .map(|o| o.value())
+            .collect::<Result<Vec<_>, _>>()?;
+        self.call_webhook(def, &mut values, &def.api.api_version(), true)
+            .await?;
+        values
+            .iter_mut()
+            .map(|v| {
+                self.normalize_served(def, v);
+                to_bytes(v)
+            })
+            .collect()
     }
 
     pub(crate) async fn list(
@@ -408,7 +512,10 @@ impl Registry {
         if strategy.uses_generation() {
             meta::set(&mut obj, "generation", 1);
         }
-        self.to_storage_version(def, &mut obj);
+        if def.conversion.is_some() {
+            // A built-in kind is prepared and validated in its internal (stored) form.
+            self.to_storage_version(def, &mut obj).await?;
+        }
         strategy.prepare_create(&mut obj);
 
         if strategy.warns_finalizer_names() {
@@ -440,11 +547,18 @@ impl Registry {
             }
             opts.warn(warnings);
             let key = def.key(ns, &name);
+            // Validated in the request's version, stored in the storage version.
+            let source = if generate {
+                obj.clone()
+            } else {
+                std::mem::take(&mut obj)
+            };
+            let mut obj = self.storage_form(def, source).await?;
             if opts.dry_run {
                 if self.cache.get(&key).is_some() {
                     return Err(ApiError::already_exists(&gr, &name));
                 }
-                return Ok(Served::Tree(self.convert(def, obj)));
+                return Ok(Served::Tree(self.convert_async(def, obj).await?));
             }
             let (stored, metadata) = stored_bytes_with_metadata(&mut obj)?;
             match self
@@ -460,7 +574,7 @@ impl Registry {
                         return Ok(Served::Json(Bytes::from(served)));
                     }
                     meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
-                    return Ok(Served::Tree(self.convert(def, obj)));
+                    return Ok(Served::Tree(self.convert_async(def, obj).await?));
                 }
                 WriteOutcome::Conflict(_) if generate => continue,
                 WriteOutcome::Conflict(_) => return Err(ApiError::already_exists(&gr, &name)),
@@ -469,23 +583,32 @@ impl Registry {
         Err(ApiError::already_exists(&gr, meta::name(&obj)))
     }
 
-    fn to_storage_version(&self, def: &ResourceDef, obj: &mut Value) {
+    async fn to_storage_version(&self, def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
         if !def.converts() {
-            return;
+            return Ok(());
         }
         if let Some(c) = &def.conversion {
             *obj = c.to_stored(std::mem::take(obj));
+            return Ok(());
+        }
+        if def.webhook_conversion.is_some() {
+            let mut one = [std::mem::take(obj)];
+            let storage = def.storage_api_version.clone();
+            let converted = self.call_webhook(def, &mut one, &storage, false).await;
+            let [o] = one;
+            *obj = o;
+            converted?;
         } else if let Some(o) = obj.as_object_mut() {
             o.insert("apiVersion".into(), def.storage_api_version.clone().into());
-            // Converted objects are pruned and defaulted by the storage version's schema.
-            if let Some(ss) = self.resources().stored_schema(&def.key_prefix) {
-                if ss.schema.normalizes() {
-                    ss.schema.decode_stored(obj);
-                }
+        }
+        // Converted objects are pruned and defaulted by the storage version's schema.
+        if let Some(ss) = self.resources().stored_schema(&def.key_prefix) {
+            if ss.schema.normalizes() {
+                ss.schema.decode_stored(obj);
             }
         }
+        Ok(())
     }
-
     /// Rewrites a stored object in its resource's storage version (a storage version migration
     /// step): converted and normalized as a write through `def` would store it, written only
     /// when that changes the stored bytes, conditioned on the revision read (`false`: a
@@ -502,7 +625,14 @@ impl Registry {
             .and_then(Value::as_str)
             .unwrap_or_default();
         if def.crd_name.is_some() && stored_version != def.storage_api_version {
-            if let Some(o) = v.as_object_mut() {
+            if def.webhook_conversion.is_some() {
+                let mut one = [std::mem::take(&mut v)];
+                let storage = def.storage_api_version.clone();
+                let converted = self.call_webhook(def, &mut one, &storage, false).await;
+                let [o] = one;
+                v = o;
+                converted?;
+            } else if let Some(o) = v.as_object_mut() {
                 o.insert("apiVersion".into(), def.storage_api_version.clone().into());
             }
             if let Some(ss) = self.resources().stored_schema(&def.key_prefix) {
@@ -588,7 +718,19 @@ impl Registry {
         let Some(current) = self.cache.get(&key) else {
             return Err(Attempt::Failed(ApiError::not_found(&gr, name)));
         };
-        let old = current.value()?;
+        // A custom resource's update is prepared and validated in the request's version (the
+        // stored object converted to it) and converted to the storage version only to be
+        // written; a built-in kind's in its internal (stored) form, as upstream decodes it.
+        let old = if def.conversion.is_some() {
+            self.to_storage_version(def, &mut obj)
+                .await
+                .map_err(Attempt::Failed)?;
+            current.value()?
+        } else {
+            self.convert_async(def, current.value()?)
+                .await
+                .map_err(Attempt::Failed)?
+        };
         let rv = meta::resource_version(&obj).to_string();
         if rv.is_empty() {
             if !def.strategy.allow_unconditional_update() {
@@ -611,7 +753,6 @@ impl Registry {
             }
             return Err(Attempt::Failed(ApiError::stale(&gr, name)));
         }
-        self.to_storage_version(def, &mut obj);
         let strategy = def.strategy.as_ref();
         // A subresource write takes only its part from the request; the rest stays as stored.
         match mode {
@@ -692,7 +833,7 @@ impl Registry {
                 current.mod_revision.to_string(),
             );
             if opts.dry_run {
-                return Ok(self.convert(def, obj));
+                return self.convert_async(def, obj).await.map_err(Attempt::Failed);
             }
             return match self
                 .storage
@@ -700,7 +841,9 @@ impl Registry {
                 .await
                 .map_err(storage_error)?
             {
-                WriteOutcome::Done(_) => Ok(self.convert(def, obj)),
+                WriteOutcome::Done(_) => {
+                    self.convert_async(def, obj).await.map_err(Attempt::Failed)
+                }
                 WriteOutcome::Conflict(_) => Err(conflict_error(&gr, name, from_patch)),
             };
         }
@@ -714,20 +857,33 @@ impl Registry {
                 "resourceVersion",
                 current.mod_revision.to_string(),
             );
-            return Ok(self.convert(def, obj));
+            return self.convert_async(def, obj).await.map_err(Attempt::Failed);
         }
+        let mut stored = self.storage_form(def, obj).await.map_err(Attempt::Failed)?;
         match self
             .storage
-            .update(&key, current.mod_revision, stored_bytes(&mut obj)?)
+            .update(&key, current.mod_revision, stored_bytes(&mut stored)?)
             .await
             .map_err(storage_error)?
         {
             WriteOutcome::Done(kv) => {
-                meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
-                Ok(self.convert(def, obj))
+                meta::set(&mut stored, "resourceVersion", kv.mod_revision.to_string());
+                self.convert_async(def, stored)
+                    .await
+                    .map_err(Attempt::Failed)
             }
             WriteOutcome::Conflict(_) => Err(conflict_error(&gr, name, from_patch)),
         }
+    }
+
+    /// A custom resource as it is stored: converted to the storage version when `def` is
+    /// served in another (as the storage layer's encoding does upstream). Built-in kinds were
+    /// converted when decoded.
+    async fn storage_form(&self, def: &ResourceDef, mut obj: Value) -> Result<Value, ApiError> {
+        if def.conversion.is_none() {
+            self.to_storage_version(def, &mut obj).await?;
+        }
+        Ok(obj)
     }
 
     /// Patch: applies `patch_fn` to the current served object and updates, retrying when another
@@ -752,7 +908,7 @@ impl Registry {
             let Some(current) = self.cache.get(&def.key(ns, name)) else {
                 return Err(ApiError::not_found(&gr, name));
             };
-            let current_v = self.convert(def, current.value()?);
+            let current_v = self.convert_async(def, current.value()?).await?;
             let mut patched = patch_fn(&current_v)?;
             if !patched.is_object() {
                 return Err(ApiError::bad_request(
@@ -845,7 +1001,7 @@ impl Registry {
             match strategy.delete_step(&mut obj) {
                 DeleteStep::Unchanged => {
                     return Ok(Deleted {
-                        object: self.convert(def, obj),
+                        object: self.convert_async(def, obj).await?,
                         gone: false,
                     });
                 }
@@ -854,7 +1010,7 @@ impl Registry {
                     if obj == stored || opts.dry_run {
                         // No change (already marked) writes nothing, as a no-op update.
                         return Ok(Deleted {
-                            object: self.convert(def, obj),
+                            object: self.convert_async(def, obj).await?,
                             gone: false,
                         });
                     }
@@ -867,7 +1023,7 @@ impl Registry {
                         WriteOutcome::Done(kv) => {
                             meta::set(&mut obj, "resourceVersion", kv.mod_revision.to_string());
                             return Ok(Deleted {
-                                object: self.convert(def, obj),
+                                object: self.convert_async(def, obj).await?,
                                 gone: false,
                             });
                         }
@@ -879,7 +1035,7 @@ impl Registry {
                 }
                 DeleteStep::Remove => {
                     strategy.admit_delete(&gr, name)?;
-                    let obj = self.convert(def, stored);
+                    let obj = self.convert_async(def, stored).await?;
                     if opts.dry_run {
                         return Ok(Deleted {
                             object: obj,
@@ -931,7 +1087,7 @@ impl Registry {
             // Selected on the stored object, as lists and watches select.
             let stored = o.value()?;
             if filter(&stored) {
-                listed.push(self.convert(def, stored));
+                listed.push(self.convert_async(def, stored).await?);
             }
         }
         for v in &listed {

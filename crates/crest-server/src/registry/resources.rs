@@ -46,6 +46,8 @@ pub(crate) struct ResourceDef {
     pub conversion: Option<Arc<dyn Conversion>>,
     /// For a deprecated custom resource version: the warning every request through it gets.
     pub deprecation_warning: Option<String>,
+    /// For a custom resource whose CRD converts by webhook: its `spec.conversion`.
+    pub webhook_conversion: Option<Arc<Value>>,
 }
 
 impl ResourceDef {
@@ -72,6 +74,7 @@ impl ResourceDef {
             field_labels: None,
             conversion: None,
             deprecation_warning: None,
+            webhook_conversion: None,
         }
     }
 
@@ -447,6 +450,11 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
         .pointer("/metadata/deletionTimestamp")
         .is_some_and(|v| !v.is_null());
     let crd_name = crest_api::meta::name(crd).to_string();
+    let webhook_conversion = spec
+        .get("conversion")
+        .filter(|c| c["strategy"] == "Webhook")
+        .cloned()
+        .map(Arc::new);
     let mut compiled: HashMap<String, Arc<CrSchema>> = HashMap::new();
     for v in &versions {
         if let Some(c) = CrSchema::compile(v.pointer("/schema/openAPIV3Schema")) {
@@ -512,6 +520,7 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
             field_labels: None,
             conversion: None,
             deprecation_warning: deprecation_warning(spec, v),
+            webhook_conversion: webhook_conversion.clone(),
         }));
         served.push(version);
     }

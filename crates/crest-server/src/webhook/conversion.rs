@@ -58,3 +58,25 @@ impl ServiceResolver {
         conversion::apply_converted(objects, &indexes, converted, desired, input, list)
     }
 }
+
+/// The registry's conversion webhook caller: a [`ServiceResolver`] over the registry, held
+/// weakly (the registry holds this).
+pub(crate) struct RegistryConverter(pub(crate) std::sync::Weak<crate::registry::Registry>);
+
+impl crate::registry::conversion::WebhookConverter for RegistryConverter {
+    fn convert<'a>(
+        &'a self,
+        conversion: &'a Value,
+        objects: &'a mut [Value],
+        desired: &'a str,
+        input: &'a str,
+        list: bool,
+    ) -> futures::future::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let registry = self.0.upgrade().ok_or("the server is shutting down")?;
+            ServiceResolver::new(registry)
+                .convert(conversion, objects, desired, input, list)
+                .await
+        })
+    }
+}

@@ -23,6 +23,7 @@
 //!   GETs by name, alternated over rounds (a built-in kind within 10% of a custom resource).
 //! - `events`: CR create p50/p99 (100/s, paced) on a quiet server and while other clients post
 //!   core/v1 Events at 1,000/s: Events must not slow other writes (target: p99 within 2x).
+//! - `versions`: GETs through a non-storage version of a `None` CRD against the storage version.
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
 //! - `etcd` (only when named): Crest next to etcd 3.4 (`etcd` on PATH: Debian's etcd-server) in
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
@@ -44,6 +45,7 @@ mod etcd;
 mod events;
 mod openapi;
 mod table;
+mod versions;
 mod watch;
 
 struct Args {
@@ -72,7 +74,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 12] = [
     "etcd",
     "events",
     "core",
@@ -84,6 +86,7 @@ const SECTIONS: [&str; 11] = [
     "table",
     "openapi",
     "builtin",
+    "versions",
 ];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
@@ -492,6 +495,9 @@ fn main() {
             args.clients,
             args.seconds,
         )));
+    }
+    if args.wants("versions") {
+        rows.extend(rt.block_on(versions::compare(&args.binary, args.clients)));
     }
     if args.wants("table") {
         rows.push(rt.block_on(table::table_list(&args.binary)));

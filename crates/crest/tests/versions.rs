@@ -103,6 +103,11 @@ async fn every_version_reads_and_writes_in_its_own_schema() {
     assert_eq!(warns, [DEFAULT_WARNING]);
     assert_eq!(v["apiVersion"], "example.com/v1beta1");
     assert_eq!(v["spec"], json!({"x": 1}));
+    // A version whose schema neither prunes nor defaults: only apiVersion changes.
+    let (_, _, v) = get(&s, &format!("{V2ALPHA1}/old")).await;
+    assert_eq!(v["apiVersion"], "example.com/v2alpha1");
+    assert_eq!(v["spec"], json!({"x": 1}));
+    assert_eq!(v["metadata"]["name"], "old");
     // Lists: every item in the version asked for.
     let (_, _, list) = get(&s, V1).await;
     assert_eq!(list["apiVersion"], "example.com/v1");

@@ -155,6 +155,26 @@ fn stored_bytes(obj: &mut Value) -> Result<Bytes, ApiError> {
     to_bytes(obj)
 }
 
+/// A `None` conversion that only changes `apiVersion` (the served version's schema neither
+/// prunes nor defaults), done on the stored bytes: they start with the storage version's
+/// `apiVersion` (serde_json writes keys in order), which is replaced, without parsing the
+/// object. `None` when that does not apply (the object was stored in another version).
+fn apiversion_only(def: &ResourceDef, json: &[u8]) -> Option<Bytes> {
+    if def.crd_name.is_none() || def.webhook_conversion.is_some() {
+        return None;
+    }
+    if def.cr_schema.as_deref().is_some_and(|s| s.normalizes()) {
+        return None;
+    }
+    let stored = format!("{{\"apiVersion\":\"{}\"", def.storage_api_version);
+    let rest = json.strip_prefix(stored.as_bytes())?;
+    let served = format!("{{\"apiVersion\":\"{}\"", def.api.api_version());
+    let mut out = Vec::with_capacity(served.len() + rest.len());
+    out.extend_from_slice(served.as_bytes());
+    out.extend_from_slice(rest);
+    Some(Bytes::from(out))
+}
+
 /// The stored form plus where its top-level `metadata` object starts and whether it is empty,
 /// so the served form can be made by splicing in the resourceVersion instead of encoding twice.
 /// The bytes equal `serde_json::to_vec` of the same object (maps are key-ordered either way).
@@ -304,6 +324,9 @@ impl Registry {
     pub(crate) fn serve(&self, def: &ResourceDef, obj: &CachedObject) -> Result<Bytes, ApiError> {
         if !def.converts() {
             return Ok(obj.json.clone());
+        }
+        if let Some(b) = apiversion_only(def, &obj.json) {
+            return Ok(b);
         }
         let v = self.convert(def, obj.value()?);
         to_bytes(&v)

@@ -31,14 +31,23 @@ pub(crate) async fn compare(binary: &Path, clients: usize) -> Vec<Row> {
     let client = reqwest::Client::new();
     post_crd(&client, &base, CRD).await;
     loop {
-        let r = client.get(format!("{base}{V2}")).send().await.expect("list");
+        let r = client
+            .get(format!("{base}{V2}"))
+            .send()
+            .await
+            .expect("list");
         if r.status().is_success() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     load(&base, clients, 3600, OBJECTS, |i| {
-        ("POST", V1.to_string(), Some(crontab(&format!("ct-{i}"))), 201)
+        (
+            "POST",
+            V1.to_string(),
+            Some(crontab(&format!("ct-{i}"))),
+            201,
+        )
     })
     .await;
     let (mut storage, mut other) = (vec![], vec![]);

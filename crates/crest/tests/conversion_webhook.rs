@@ -5,7 +5,7 @@
 //! worded as upstream's. The registry does not route reads and writes through it yet.
 
 mod common;
-use common::webhook::{https_server, in_process, issue};
+use common::webhook::{https_server, https_server_counted, in_process, issue};
 use serde_json::{json, Value};
 
 /// The seed's webhook: v1beta1 `spec.hostPort: "host:port"` <-> v1 `spec.host`, `spec.port`.
@@ -192,7 +192,7 @@ async fn send(method: &str, url: &str, body: Option<&Value>) -> (u16, Value) {
 #[tokio::test]
 async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     let (ca, config) = issue("conversion-ca", &["127.0.0.1"]);
-    let port = https_server(config, convert_crontabs);
+    let (port, accepted) = https_server_counted(config, convert_crontabs);
     let (running, _dir, base) = in_process().await;
     let crds = format!("{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
     let (code, v) = send(
@@ -279,6 +279,9 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     assert_eq!(resp.status().as_u16(), 200);
     let (_, v) = send("GET", &format!("{v1beta1}/old"), None).await;
     assert_eq!(v["spec"], json!({"hostPort": "localhost:4321"}), "{v}");
+
+    // Every call above went over one kept-alive connection (requests were sequential).
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
 
     // A webhook that is down: a prompt 500 worded as upstream's, nothing changed.
     let (code, v) = send(

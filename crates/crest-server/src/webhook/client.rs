@@ -7,6 +7,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -63,37 +64,106 @@ pub(crate) fn tls_config(ca_bundle: &[u8]) -> Result<Arc<rustls::ClientConfig>, 
     Ok(Arc::new(config))
 }
 
-/// POSTs `body` to `addr` over TLS verified for `server_name`.
-pub(crate) async fn post(
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Idle keep-alive connections to webhooks, by address, server name and CA bundle: a
+/// conversion webhook called for every read does not pay a TCP and TLS handshake each time.
+/// At most [`IDLE_PER_KEY`] idle connections are kept per key; closed ones are dropped.
+static IDLE: std::sync::OnceLock<std::sync::Mutex<HashMap<PoolKey, Vec<Sender>>>> =
+    std::sync::OnceLock::new();
+const IDLE_PER_KEY: usize = 8;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PoolKey {
     addr: SocketAddr,
+    server_name: String,
+    ca: u64,
+}
+
+fn idle() -> std::sync::MutexGuard<'static, HashMap<PoolKey, Vec<Sender>>> {
+    IDLE.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// An idle connection for `key` (`true`: reused), or a new one.
+async fn connect(
+    key: &PoolKey,
     tls: Arc<rustls::ClientConfig>,
-    server_name: &str,
-    host: &str,
-    path_and_query: &str,
-    body: Vec<u8>,
-) -> Result<WebhookResponse, String> {
-    let tcp = tokio::net::TcpStream::connect(addr)
+    reuse: bool,
+) -> Result<(Sender, bool), String> {
+    while reuse {
+        let pooled = idle().get_mut(key).and_then(Vec::pop);
+        match pooled {
+            Some(mut s) if !s.is_closed() => {
+                if s.ready().await.is_ok() {
+                    return Ok((s, true));
+                }
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
+    let tcp = tokio::net::TcpStream::connect(key.addr)
         .await
-        .map_err(|e| dial_error(addr, &e))?;
-    let name = ServerName::try_from(server_name.to_string()).map_err(|e| e.to_string())?;
+        .map_err(|e| dial_error(key.addr, &e))?;
+    let name = ServerName::try_from(key.server_name.clone()).map_err(|e| e.to_string())?;
     let stream = tokio_rustls::TlsConnector::from(tls)
         .connect(name, tcp)
         .await
-        .map_err(|e| tls_error(&e, server_name))?;
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .map_err(|e| tls_error(&e, &key.server_name))?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    let req = http::Request::post(path_and_query)
-        .header(http::header::HOST, host)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json, */*")
-        .header(http::header::USER_AGENT, "crest")
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| e.to_string())?;
-    let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+    Ok((sender, false))
+}
+
+/// POSTs `body` to `addr` over TLS verified for `server_name` (on an idle keep-alive
+/// connection of the same address, name and CA bundle when there is one).
+pub(crate) async fn post(
+    addr: SocketAddr,
+    tls: Arc<rustls::ClientConfig>,
+    ca_bundle: &[u8],
+    server_name: &str,
+    host: &str,
+    path_and_query: &str,
+    body: Vec<u8>,
+) -> Result<WebhookResponse, String> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ca_bundle.hash(&mut h);
+    let key = PoolKey {
+        addr,
+        server_name: server_name.to_string(),
+        ca: h.finish(),
+    };
+    let body = Bytes::from(body);
+    let (mut sender, mut reused) = connect(&key, tls.clone(), true).await?;
+    let resp = loop {
+        let req = http::Request::post(path_and_query)
+            .header(http::header::HOST, host)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json, */*")
+            .header(http::header::USER_AGENT, "crest")
+            .body(Full::new(body.clone()))
+            .map_err(|e| e.to_string())?;
+        match sender.send_request(req).await {
+            Ok(r) => break r,
+            // An idle connection the webhook closed meanwhile: once more on a new one.
+            Err(_) if reused => {
+                (sender, reused) = connect(&key, tls.clone(), false).await?;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    let keep_alive = !resp
+        .headers()
+        .get(http::header::CONNECTION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("close"));
     let status = resp.status().as_u16();
     let body = resp
         .into_body()
@@ -101,6 +171,13 @@ pub(crate) async fn post(
         .await
         .map_err(|e| e.to_string())?
         .to_bytes();
+    if keep_alive && !sender.is_closed() {
+        let mut pool = idle();
+        let conns = pool.entry(key).or_default();
+        if conns.len() < IDLE_PER_KEY {
+            conns.push(sender);
+        }
+    }
     Ok(WebhookResponse { status, body })
 }
 

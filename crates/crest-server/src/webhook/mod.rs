@@ -171,7 +171,15 @@ impl ServiceResolver {
             .unwrap_or_else(|| "/".into());
         let server_name = svc.server_name();
         let host = format!("{server_name}:{}", svc.port());
-        let call = client::post(addr, tls, &server_name, &host, &path_and_query, body);
+        let call = client::post(
+            addr,
+            tls,
+            ca_bundle,
+            &server_name,
+            &host,
+            &path_and_query,
+            body,
+        );
         match tokio::time::timeout(timeout, call).await {
             Ok(r) => r.map_err(|e| fail(e, false)),
             Err(_) => Err(fail(
@@ -261,7 +269,15 @@ impl ServiceResolver {
             .authority()
             .map(|a| a.as_str().to_string())
             .unwrap_or_default();
-        let call = client::post(addr, tls, &host, &authority, &path_and_query, body);
+        let call = client::post(
+            addr,
+            tls,
+            ca_bundle,
+            &host,
+            &authority,
+            &path_and_query,
+            body,
+        );
         match tokio::time::timeout(timeout, call).await {
             Ok(r) => r.map_err(|e| fail(e, false)),
             Err(_) => Err(fail(

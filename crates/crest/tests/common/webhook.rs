@@ -42,11 +42,22 @@ pub(crate) fn echo(path: &str, host: &str, got: &Value) -> Value {
 
 /// An HTTPS server on 127.0.0.1 answering every POST with what `handler` makes of it.
 pub(crate) fn https_server(config: rustls::ServerConfig, handler: Handler) -> u16 {
+    https_server_counted(config, handler).0
+}
+
+/// [`https_server`], keeping connections alive, with the number of connections it accepted.
+pub(crate) fn https_server_counted(
+    config: rustls::ServerConfig,
+    handler: Handler,
+) -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let config = Arc::new(config);
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
     std::thread::spawn(move || {
         for tcp in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let config = config.clone();
             std::thread::spawn(move || {
                 let Ok(conn) = rustls::ServerConnection::new(config) else {
@@ -55,55 +66,58 @@ pub(crate) fn https_server(config: rustls::ServerConfig, handler: Handler) -> u1
                 let mut tls = rustls::StreamOwned::new(conn, tcp);
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 4096];
-                let (head_end, length) = loop {
-                    let Ok(n) = tls.read(&mut chunk) else { return };
-                    if n == 0 {
+                // One request after another on the connection, until the client closes it.
+                loop {
+                    let (head_end, length) = loop {
+                        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
+                            let length = head
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .and_then(|v| v.trim().parse::<usize>().ok())
+                                .unwrap_or(0);
+                            break (i + 4, length);
+                        }
+                        let Ok(n) = tls.read(&mut chunk) else { return };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    };
+                    while buf.len() < head_end + length {
+                        let Ok(n) = tls.read(&mut chunk) else { return };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                    let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                    let host = head
+                        .lines()
+                        .find_map(|l| {
+                            l.strip_prefix("host: ")
+                                .or_else(|| l.strip_prefix("Host: "))
+                        })
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
+                    let got: Value = serde_json::from_slice(&buf[head_end..head_end + length])
+                        .unwrap_or_default();
+                    buf.drain(..head_end + length);
+                    let body = handler(&path, &host, &got).to_string();
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if tls.write_all(resp.as_bytes()).is_err() || tls.flush().is_err() {
                         return;
                     }
-                    buf.extend_from_slice(&chunk[..n]);
-                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
-                        let length = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        break (i + 4, length);
-                    }
-                };
-                while buf.len() < head_end + length {
-                    let Ok(n) = tls.read(&mut chunk) else { return };
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
                 }
-                let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
-                let host = head
-                    .lines()
-                    .find_map(|l| {
-                        l.strip_prefix("host: ")
-                            .or_else(|| l.strip_prefix("Host: "))
-                    })
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
-                let got: Value =
-                    serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or_default();
-                let body = handler(&path, &host, &got).to_string();
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = tls.write_all(resp.as_bytes());
-                let _ = tls.flush();
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
             });
         }
     });
-    port
+    (port, accepted)
 }
 
 /// A Crest server in this process, so its resolver can be called.

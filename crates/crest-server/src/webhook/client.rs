@@ -92,16 +92,11 @@ async fn connect(
     tls: Arc<rustls::ClientConfig>,
     reuse: bool,
 ) -> Result<(Sender, bool), String> {
-    while reuse {
-        let pooled = idle().get_mut(key).and_then(Vec::pop);
-        match pooled {
-            Some(mut s) if !s.is_closed() => {
-                if s.ready().await.is_ok() {
-                    return Ok((s, true));
-                }
+    if reuse {
+        while let Some(mut s) = idle().get_mut(key).and_then(Vec::pop) {
+            if !s.is_closed() && s.ready().await.is_ok() {
+                return Ok((s, true));
             }
-            Some(_) => {}
-            None => break,
         }
     }
     let tcp = tokio::net::TcpStream::connect(key.addr)

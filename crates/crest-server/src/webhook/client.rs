@@ -93,7 +93,10 @@ async fn connect(
     reuse: bool,
 ) -> Result<(Sender, bool), String> {
     if reuse {
-        while let Some(mut s) = idle().get_mut(key).and_then(Vec::pop) {
+        loop {
+            // The pool's lock is released before any await.
+            let pooled = idle().get_mut(key).and_then(Vec::pop);
+            let Some(mut s) = pooled else { break };
             if !s.is_closed() && s.ready().await.is_ok() {
                 return Ok((s, true));
             }

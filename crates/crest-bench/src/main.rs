@@ -325,6 +325,22 @@ async fn post_crd(client: &reqwest::Client, base: &str, crd: &'static str) {
     assert!(r.status().is_success(), "CRD create: {}", r.status());
 }
 
+/// POSTs a CRD and waits until `collection` (a resource it defines) is served.
+async fn serve_crd(client: &reqwest::Client, base: &str, crd: &'static str, collection: &str) {
+    post_crd(client, base, crd).await;
+    loop {
+        let r = client
+            .get(format!("{base}{collection}"))
+            .send()
+            .await
+            .expect("list");
+        if r.status().is_success() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 async fn create_crd(client: &reqwest::Client, base: &str) -> Duration {
     let t0 = Instant::now();
     post_crd(client, base, CRD).await;

@@ -2,9 +2,9 @@
 //! (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io,...`), with the seed's three printer
 //! columns (Spec, Replicas, Age), end to end: request to the last byte of the Table.
 
-use crate::{load, post_crd, start, Row};
+use crate::{load, serve_crd, start, Row};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const OBJECTS: usize = 10_000;
 const RUNS: usize = 7;
@@ -31,18 +31,7 @@ pub(crate) async fn table_list(binary: &Path) -> Row {
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
     let client = reqwest::Client::new();
-    post_crd(&client, &base, CRD).await;
-    loop {
-        let r = client
-            .get(format!("{base}{COLLECTION}"))
-            .send()
-            .await
-            .expect("list");
-        if r.status().is_success() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    serve_crd(&client, &base, CRD, COLLECTION).await;
     load(&base, 32, 3600, OBJECTS, |i| {
         ("POST", COLLECTION.to_string(), Some(crontab(i)), 201)
     })

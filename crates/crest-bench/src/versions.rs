@@ -2,9 +2,8 @@
 //! read: apiVersion, then the served version's schema) against reads through the storage
 //! version, in the same server, alternated over rounds. Issue 15's target: within 10%.
 
-use crate::{load, payload, post_crd, start, Row};
+use crate::{load, payload, serve_crd, start, Row};
 use std::path::Path;
-use std::time::Duration;
 
 const ROUNDS: usize = 3;
 const OBJECTS: usize = 1000;
@@ -29,18 +28,7 @@ pub(crate) async fn compare(binary: &Path, clients: usize) -> Vec<Row> {
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
     let client = reqwest::Client::new();
-    post_crd(&client, &base, CRD).await;
-    loop {
-        let r = client
-            .get(format!("{base}{V2}"))
-            .send()
-            .await
-            .expect("list");
-        if r.status().is_success() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    serve_crd(&client, &base, CRD, V2).await;
     load(&base, clients, 3600, OBJECTS, |i| {
         (
             "POST",

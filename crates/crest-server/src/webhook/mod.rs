@@ -180,13 +180,7 @@ impl ServiceResolver {
             &path_and_query,
             body,
         );
-        match tokio::time::timeout(timeout, call).await {
-            Ok(r) => r.map_err(|e| fail(e, false)),
-            Err(_) => Err(fail(
-                "context deadline exceeded (Client.Timeout exceeded while awaiting headers)".into(),
-                false,
-            )),
-        }
+        within(timeout, call).await.map_err(|e| fail(e, false))
     }
 }
 
@@ -278,12 +272,19 @@ impl ServiceResolver {
             &path_and_query,
             body,
         );
-        match tokio::time::timeout(timeout, call).await {
-            Ok(r) => r.map_err(|e| fail(e, false)),
-            Err(_) => Err(fail(
-                "context deadline exceeded (Client.Timeout exceeded while awaiting headers)".into(),
-                false,
-            )),
+        within(timeout, call).await.map_err(|e| fail(e, false))
+    }
+}
+
+/// A call bounded by `timeout`, timing out as Go's HTTP client words it.
+async fn within<T>(
+    timeout: Duration,
+    call: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(timeout, call).await {
+        Ok(r) => r,
+        Err(_) => {
+            Err("context deadline exceeded (Client.Timeout exceeded while awaiting headers)".into())
         }
     }
 }

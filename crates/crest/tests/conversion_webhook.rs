@@ -322,3 +322,76 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     );
     running.shutdown().await;
 }
+
+/// kube-rs reads and writes both versions of a webhook-converted CRD, and kubectl prints each
+/// version's view (the crest binary calling the test's webhook).
+#[tokio::test]
+async fn kube_rs_and_kubectl_read_and_write_both_versions() {
+    use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+    use kube::core::GroupVersionKind;
+    let (ca, config) = issue("conversion-ca", &["127.0.0.1"]);
+    let port = https_server(config, convert_crontabs);
+    let s = common::Server::start();
+    let (code, v) = s
+        .http_json(
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "application/json",
+            Some(&webhook_crd(
+                "example.com",
+                &format!("https://127.0.0.1:{port}/convert"),
+                &ca,
+            )),
+        )
+        .await;
+    assert_eq!(code, 201, "{v}");
+    s.wait_established("crontabs.example.com");
+    let client = s.client().await;
+    let api = |version: &str| -> Api<DynamicObject> {
+        let gvk = GroupVersionKind::gvk("example.com", version, "CronTab");
+        let ar = ApiResource::from_gvk_with_plural(&gvk, "crontabs");
+        Api::namespaced_with(client.clone(), "default", &ar)
+    };
+    let (v1beta1, v1) = (api("v1beta1"), api("v1"));
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "CronTab",
+        "metadata": {"name": "kr"}, "spec": {"host": "example.org", "port": "443"}}))
+    .expect("object");
+    let created = v1
+        .create(&PostParams::default(), &obj)
+        .await
+        .expect("create through v1");
+    assert_eq!(
+        created.data["spec"],
+        json!({"host": "example.org", "port": "443"})
+    );
+    let old = v1beta1.get("kr").await.expect("get through v1beta1");
+    assert_eq!(old.data["spec"], json!({"hostPort": "example.org:443"}));
+    let mut changed = old.clone();
+    changed.data["spec"] = json!({"hostPort": "example.org:8443"});
+    v1beta1
+        .replace("kr", &PostParams::default(), &changed)
+        .await
+        .expect("replace through v1beta1");
+    let new = v1.get("kr").await.expect("get through v1");
+    assert_eq!(
+        new.data["spec"],
+        json!({"host": "example.org", "port": "8443"})
+    );
+    let out = s.kubectl_ok(&[
+        "get",
+        "crontabs.v1.example.com",
+        "kr",
+        "-o",
+        "jsonpath={.spec.port}",
+    ]);
+    assert_eq!(out, "8443");
+    let out = s.kubectl_ok(&[
+        "get",
+        "crontabs.v1beta1.example.com",
+        "kr",
+        "-o",
+        "jsonpath={.spec.hostPort}",
+    ]);
+    assert_eq!(out, "example.org:8443");
+}

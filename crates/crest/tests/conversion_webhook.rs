@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 fn convert_crontabs(_path: &str, _host: &str, review: &Value) -> Value {
     let request = &review["request"];
     let desired = request["desiredAPIVersion"].as_str().unwrap_or_default();
-    if desired == "example.com/v9" {
+    if desired.ends_with("/v9") {
         return json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
             "response": {"uid": request["uid"], "result": {"status": "Failure", "message": "v9 is not a thing"}}});
     }
@@ -24,7 +24,7 @@ fn convert_crontabs(_path: &str, _host: &str, review: &Value) -> Value {
         .into_iter()
         .map(|mut o| {
             let spec = o["spec"].clone();
-            o["spec"] = if desired == "example.com/v1" {
+            o["spec"] = if desired.ends_with("/v1") {
                 let hp = spec["hostPort"].as_str().unwrap_or_default().to_string();
                 let (host, port) = hp.split_once(':').unwrap_or((&hp, ""));
                 json!({"host": host, "port": port})
@@ -282,6 +282,58 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
 
     // Every call above went over one kept-alive connection (requests were sequential).
     assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // Field selectors read the version asked for: v1 selects on spec.host, which only the
+    // converted objects have.
+    let mut sel = webhook_crd(
+        "sel.example.com",
+        &format!("https://127.0.0.1:{port}/convert"),
+        &ca,
+    );
+    sel["spec"]["versions"][0]["schema"] = json!({"openAPIV3Schema": {"type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"hostPort": {"type": "string"}}}}}});
+    sel["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.hostPort"}]);
+    sel["spec"]["versions"][1]["schema"] = json!({"openAPIV3Schema": {"type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"host": {"type": "string"}, "port": {"type": "string"}}}}}});
+    sel["spec"]["versions"][1]["selectableFields"] = json!([{"jsonPath": ".spec.host"}]);
+    let (code, v) = send("POST", &crds, Some(&sel)).await;
+    assert_eq!(code, 201, "{v}");
+    let sel_v1 = format!("{base}/apis/sel.example.com/v1/namespaces/default/crontabs");
+    let sel_v1beta1 = format!("{base}/apis/sel.example.com/v1beta1/namespaces/default/crontabs");
+    for _ in 0..200 {
+        if send("GET", &sel_v1beta1, None).await.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for (name, hp) in [("one", "alpha:1"), ("two", "beta:2")] {
+        let o = json!({"apiVersion": "sel.example.com/v1beta1", "kind": "CronTab",
+            "metadata": {"name": name}, "spec": {"hostPort": hp}});
+        let (code, v) = send("POST", &sel_v1beta1, Some(&o)).await;
+        assert_eq!(code, 201, "{v}");
+    }
+    let (code, list) = send(
+        "GET",
+        &format!("{sel_v1}?fieldSelector=spec.host%3Dbeta"),
+        None,
+    )
+    .await;
+    assert_eq!(code, 200, "{list}");
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["two"], "{list}");
+    let (code, list) = send(
+        "GET",
+        &format!("{sel_v1beta1}?fieldSelector=spec.hostPort%3Dalpha:1"),
+        None,
+    )
+    .await;
+    assert_eq!(code, 200, "{list}");
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(1), "{list}");
 
     // A webhook that is down: a prompt 500 worded as upstream's, nothing changed.
     let (code, v) = send(

@@ -262,6 +262,10 @@ pub(crate) async fn list(
 
     // The selected objects; converted together at the end (one conversion review per list).
     let mut items: Vec<Arc<crate::store::cache::CachedObject>> = vec![];
+    // A CRD converting by webhook may rename fields between versions: its field selectors read
+    // the object in the version asked for, so each page is converted before it is selected.
+    let convert_first = def.webhook_conversion.is_some() && !filter.is_empty();
+    let mut converted: Vec<Bytes> = vec![];
     let mut last_key: Option<Arc<str>> = None;
     let mut more = false;
     let mut remaining = None;
@@ -270,7 +274,7 @@ pub(crate) async fn list(
     loop {
         let want = match limit {
             0 => 0,
-            l if filter.is_empty() => l - items.len(),
+            l if filter.is_empty() => l - items.len() - converted.len(),
             l => l.max(256),
         };
         let page = read_page(
@@ -289,12 +293,23 @@ pub(crate) async fn list(
         })?;
         at = page.revision;
         let mut stopped = false;
-        for obj in &page.objects {
-            if limit > 0 && items.len() == limit {
+        let served_page = if convert_first {
+            registry.serve_many(def, &page.objects).await?
+        } else {
+            vec![]
+        };
+        for (n, obj) in page.objects.iter().enumerate() {
+            if limit > 0 && items.len() + converted.len() == limit {
                 stopped = true;
                 break;
             }
             last_key = Some(obj.key.clone());
+            if let Some(served) = served_page.get(n) {
+                if filter.matches_bytes(served)? {
+                    converted.push(served.clone());
+                }
+                continue;
+            }
             // Selectors read the stored object (field labels name stored fields, as upstream's
             // field sets are made from the internal type); only selected objects convert.
             if filter.is_empty() || filter.matches_bytes(&obj.json)? {
@@ -308,7 +323,7 @@ pub(crate) async fn list(
         if !page.more {
             break;
         }
-        if limit > 0 && items.len() == limit {
+        if limit > 0 && items.len() + converted.len() == limit {
             more = true;
             if count {
                 remaining = Some(page.remaining);
@@ -324,7 +339,10 @@ pub(crate) async fn list(
         (Some(k), true) => Some(encode_continue(k, &prefix, at)),
         _ => None,
     };
-    let items = registry.serve_many(def, &items).await?;
+    let mut items = registry.serve_many(def, &items).await?;
+    if convert_first {
+        items = converted;
+    }
     Ok(ListPage {
         revision: at,
         items,

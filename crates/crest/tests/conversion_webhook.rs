@@ -189,6 +189,17 @@ async fn send(method: &str, url: &str, body: Option<&Value>) -> (u16, Value) {
     )
 }
 
+/// Waits (4 s at most) until a collection is served (its CRD established).
+async fn wait_served(url: &str) {
+    for _ in 0..200 {
+        if send("GET", url, None).await.0 == 200 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("{url} is not served");
+}
+
 #[tokio::test]
 async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     let (ca, config) = issue("conversion-ca", &["127.0.0.1"]);
@@ -208,12 +219,7 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     assert_eq!(code, 201, "{v}");
     let v1 = format!("{base}/apis/example.com/v1/namespaces/default/crontabs");
     let v1beta1 = format!("{base}/apis/example.com/v1beta1/namespaces/default/crontabs");
-    for _ in 0..200 {
-        if send("GET", &v1, None).await.0 == 200 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_served(&v1).await;
 
     // Written through the storage version, read through v1: converted by the webhook.
     let old = json!({"apiVersion": "example.com/v1beta1", "kind": "CronTab",
@@ -300,12 +306,7 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     assert_eq!(code, 201, "{v}");
     let sel_v1 = format!("{base}/apis/sel.example.com/v1/namespaces/default/crontabs");
     let sel_v1beta1 = format!("{base}/apis/sel.example.com/v1beta1/namespaces/default/crontabs");
-    for _ in 0..200 {
-        if send("GET", &sel_v1beta1, None).await.0 == 200 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_served(&sel_v1beta1).await;
     for (name, hp) in [("one", "alpha:1"), ("two", "beta:2")] {
         let o = json!({"apiVersion": "sel.example.com/v1beta1", "kind": "CronTab",
             "metadata": {"name": name}, "spec": {"hostPort": hp}});
@@ -349,12 +350,7 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     assert_eq!(code, 201, "{v}");
     let down_v1 = format!("{base}/apis/down.example.com/v1/namespaces/default/crontabs");
     let down_v1beta1 = format!("{base}/apis/down.example.com/v1beta1/namespaces/default/crontabs");
-    for _ in 0..200 {
-        if send("GET", &down_v1beta1, None).await.0 == 200 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    wait_served(&down_v1beta1).await;
     let obj = json!({"apiVersion": "down.example.com/v1beta1", "kind": "CronTab", "metadata": {"name": "x"}, "spec": {"hostPort": "a:1"}});
     let (code, v) = send("POST", &down_v1beta1, Some(&obj)).await;
     assert_eq!(code, 201, "{v}");

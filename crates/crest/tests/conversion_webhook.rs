@@ -336,6 +336,39 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     assert_eq!(code, 200, "{list}");
     assert_eq!(list["items"].as_array().map(Vec::len), Some(1), "{list}");
 
+    // Watches and deletecollection select the same way.
+    let text = reqwest::Client::new()
+        .get(format!(
+            "{sel_v1}?watch=1&timeoutSeconds=1&fieldSelector=spec.host%3Dbeta"
+        ))
+        .send()
+        .await
+        .expect("watch")
+        .text()
+        .await
+        .expect("events");
+    let watched: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(watched.len(), 1, "{text}");
+    assert_eq!(watched[0]["object"]["metadata"]["name"], "two", "{text}");
+    let (code, v) = send(
+        "DELETE",
+        &format!("{sel_v1}?fieldSelector=spec.host%3Dalpha"),
+        None,
+    )
+    .await;
+    assert_eq!(code, 200, "{v}");
+    let (_, left) = send("GET", &sel_v1, None).await;
+    let names: Vec<&str> = left["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["two"], "{left}");
+
     // A webhook that is down: a prompt 500 worded as upstream's, nothing changed.
     let (code, v) = send(
         "POST",

@@ -66,6 +66,16 @@ impl Encoder {
         Ok(())
     }
 
+    /// The served bytes [`Encoder::prepare`] made for `obj`, left in place.
+    fn peek(&self, obj: &CachedObject) -> Option<Bytes> {
+        self.def.webhook_conversion.as_ref()?;
+        self.converted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(obj.key.clone(), obj.mod_revision))
+            .cloned()
+    }
+
     /// The served bytes [`Encoder::prepare`] made for `obj`, if any.
     fn prepared(&self, obj: &CachedObject) -> Option<Bytes> {
         self.def.webhook_conversion.as_ref()?;
@@ -241,21 +251,16 @@ impl Watcher {
                 return None;
             }
             if self.initial.len() > 0 {
-                let chunk: Vec<Arc<CachedObject>> = self
-                    .initial
-                    .by_ref()
-                    .take(INITIAL_CHUNK)
-                    .filter(|obj| {
-                        self.filter.is_empty()
-                            || self.filter.matches_bytes(&obj.json).unwrap_or(false)
-                    })
-                    .collect();
+                let chunk: Vec<Arc<CachedObject>> =
+                    self.initial.by_ref().take(INITIAL_CHUNK).collect();
                 if let Err(e) = self.enc.prepare(chunk.clone()).await {
                     self.done = true;
                     return Some(error_line(&e));
                 }
                 for obj in chunk {
-                    self.enc.push(&mut buf, "ADDED", &obj, None);
+                    if self.selected(&obj) {
+                        self.enc.push(&mut buf, "ADDED", &obj, None);
+                    }
                 }
                 if !buf.is_empty() {
                     return Some(Bytes::from(buf));
@@ -428,6 +433,18 @@ impl Watcher {
         self.enc.prepare(objs).await
     }
 
+    /// Whether the selectors take `obj`: read on the stored object, or, for a CRD converting by
+    /// webhook, on the object in the version asked for (converted by `prepare_events`).
+    fn selected(&self, obj: &CachedObject) -> bool {
+        if self.filter.is_empty() {
+            return true;
+        }
+        match self.enc.peek(obj) {
+            Some(b) => self.filter.matches_bytes(&b).unwrap_or(false),
+            None => self.filter.matches_bytes(&obj.json).unwrap_or(false),
+        }
+    }
+
     /// One change as this watcher sees it: selector transitions become ADDED / DELETED.
     fn encode(&self, buf: &mut Vec<u8>, ev: &CacheEvent) {
         let obj = self.read_through(&ev.object);
@@ -442,12 +459,11 @@ impl Watcher {
                     self.enc.push(buf, kind, &obj, None);
                     return;
                 }
-                let now_in = self.filter.matches_bytes(&obj.json).unwrap_or(false);
-                let was_in = ev.prev.as_ref().is_some_and(|p| {
-                    self.filter
-                        .matches_bytes(&self.read_through(p).json)
-                        .unwrap_or(false)
-                });
+                let now_in = self.selected(&obj);
+                let was_in = ev
+                    .prev
+                    .as_ref()
+                    .is_some_and(|p| self.selected(&self.read_through(p)));
                 match (was_in, now_in) {
                     (false, true) => self.enc.push(buf, "ADDED", &obj, None),
                     (true, true) => self.enc.push(buf, "MODIFIED", &obj, None),
@@ -462,7 +478,7 @@ impl Watcher {
                 }
             }
             EventType::Delete => {
-                if self.filter.is_empty() || self.filter.matches_bytes(&obj.json).unwrap_or(false) {
+                if self.selected(&obj) {
                     self.enc.push(buf, "DELETED", &obj, Some(ev.revision));
                 }
             }

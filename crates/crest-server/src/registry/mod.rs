@@ -1107,9 +1107,15 @@ impl Registry {
         let snap = self.list(def, ns).await?;
         let mut listed = vec![];
         for o in &snap.objects {
-            // Selected on the stored object, as lists and watches select.
+            // Selected on the stored object, as lists and watches select; for a CRD converting
+            // by webhook, on the object in the version asked for.
             let stored = o.value()?;
-            if filter(&stored) {
+            if def.webhook_conversion.is_some() {
+                let served = self.convert_async(def, stored).await?;
+                if filter(&served) {
+                    listed.push(served);
+                }
+            } else if filter(&stored) {
                 listed.push(self.convert_async(def, stored).await?);
             }
         }

@@ -24,6 +24,8 @@
 //! - `events`: CR create p50/p99 (100/s, paced) on a quiet server and while other clients post
 //!   core/v1 Events at 1,000/s: Events must not slow other writes (target: p99 within 2x).
 //! - `versions`: GETs through a non-storage version of a `None` CRD against the storage version.
+//! - `webhook`: a LIST of 10,000 objects through a conversion webhook on loopback against the
+//!   same LIST without conversion (plus the webhook's own time).
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
 //! - `etcd` (only when named): Crest next to etcd 3.4 (`etcd` on PATH: Debian's etcd-server) in
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
@@ -47,6 +49,7 @@ mod openapi;
 mod table;
 mod versions;
 mod watch;
+mod webhook;
 
 struct Args {
     binary: PathBuf,
@@ -74,7 +77,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "etcd",
     "events",
     "core",
@@ -87,6 +90,7 @@ const SECTIONS: [&str; 12] = [
     "openapi",
     "builtin",
     "versions",
+    "webhook",
 ];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
@@ -514,6 +518,9 @@ fn main() {
     }
     if args.wants("versions") {
         rows.extend(rt.block_on(versions::compare(&args.binary, args.clients)));
+    }
+    if args.wants("webhook") {
+        rows.extend(rt.block_on(webhook::list_through_webhook(&args.binary, args.clients)));
     }
     if args.wants("table") {
         rows.push(rt.block_on(table::table_list(&args.binary)));

@@ -25,7 +25,7 @@ fn event(name: &str) -> String {
 }
 
 /// Paced CR creates for [`SECONDS`]; returns every latency, sorted.
-async fn timed_creates(base: &str, round: &str) -> Vec<Duration> {
+pub(crate) async fn timed_creates(base: &str, round: &str) -> Vec<Duration> {
     let mut tasks = vec![];
     for c in 0..CR_CLIENTS {
         let mut conn = Conn::open(base).await;
@@ -53,12 +53,12 @@ async fn timed_creates(base: &str, round: &str) -> Vec<Duration> {
     all
 }
 
-fn pct(sorted: &[Duration], p: f64) -> Duration {
+pub(crate) fn pct(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 

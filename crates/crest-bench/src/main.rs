@@ -26,6 +26,7 @@
 //! - `versions`: GETs through a non-storage version of a `None` CRD against the storage version.
 //! - `webhook`: a LIST of 10,000 objects through a conversion webhook on loopback against the
 //!   same LIST without conversion (plus the webhook's own time).
+//! - `hang`: CR create p99 while requests wait on a conversion webhook that never answers.
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
 //! - `etcd` (only when named): Crest next to etcd 3.4 (`etcd` on PATH: Debian's etcd-server) in
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
@@ -77,7 +78,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 13] = [
+const SECTIONS: [&str; 14] = [
     "etcd",
     "events",
     "core",
@@ -91,6 +92,7 @@ const SECTIONS: [&str; 13] = [
     "builtin",
     "versions",
     "webhook",
+    "hang",
 ];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
@@ -521,6 +523,9 @@ fn main() {
     }
     if args.wants("webhook") {
         rows.extend(rt.block_on(webhook::list_through_webhook(&args.binary, args.clients)));
+    }
+    if args.wants("hang") {
+        rows.extend(rt.block_on(webhook::hanging_webhook(&args.binary)));
     }
     if args.wants("table") {
         rows.push(rt.block_on(table::table_list(&args.binary)));

@@ -179,3 +179,78 @@ pub(crate) async fn list_through_webhook(binary: &Path, clients: usize) -> Vec<R
         "<= 3x".into(),
     )]
 }
+
+/// While requests wait on a conversion webhook that never answers (16 connections reading
+/// through the converted version), CR creates on another resource: p99 against the quiet p99.
+/// Issue 15's target: within 2x.
+pub(crate) async fn hanging_webhook(binary: &Path) -> Vec<Row> {
+    use crate::events::{ms, pct, timed_creates};
+    use base64::Engine;
+    let (ca, _) = certificates();
+    // Accepts connections and never answers (not even the TLS handshake).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        let mut held = vec![];
+        while let Ok((tcp, _)) = listener.accept().await {
+            held.push(tcp);
+        }
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server, _) = start(binary, dir.path());
+    let base = server.base.clone();
+    let client = reqwest::Client::new();
+    crate::create_crd(&client, &base).await;
+    let schema = serde_json::json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
+    let crd = serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crontabs.hooked.example.com"},
+        "spec": {"group": "hooked.example.com", "scope": "Namespaced",
+            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
+                         {"name": "v2", "served": true, "storage": false, "schema": schema}],
+            "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": format!("https://127.0.0.1:{port}/"),
+                    "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)}}}}});
+    let crd: &'static str = Box::leak(crd.to_string().into_boxed_str());
+    serve_crd(&client, &base, crd, V1).await;
+    let r = client
+        .post(format!("{base}{V1}"))
+        .header("Content-Type", "application/json")
+        .body(crontab("stuck"))
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(r.status().as_u16(), 201);
+    timed_creates(&base, "warm").await;
+    let quiet = timed_creates(&base, "quiet").await;
+    let mut waiting = vec![];
+    for _ in 0..16 {
+        let (client, url) = (client.clone(), format!("{base}{V2}/stuck"));
+        waiting.push(tokio::spawn(async move {
+            let _ = client.get(url).send().await;
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let loaded = timed_creates(&base, "hung").await;
+    // They were waiting on the webhook the whole time.
+    assert!(
+        waiting.iter().all(|w| !w.is_finished()),
+        "a request through the hung webhook returned"
+    );
+    for w in waiting {
+        w.abort();
+    }
+    let (q99, l99) = (pct(&quiet, 0.99), pct(&loaded, 0.99));
+    vec![(
+        "CR create p99 while 16 requests wait on a webhook that never answers, vs quiet".into(),
+        format!(
+            "{} vs {} ({:.2}x)",
+            ms(l99),
+            ms(q99),
+            l99.as_secs_f64() / q99.as_secs_f64()
+        ),
+        "<= 2x".into(),
+    )]
+}

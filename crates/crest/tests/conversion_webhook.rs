@@ -410,7 +410,7 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
 async fn kube_rs_and_kubectl_read_and_write_both_versions() {
     use kube::api::{Api, ApiResource, DynamicObject, PostParams};
     use kube::core::GroupVersionKind;
-    let (ca, config) = issue("conversion-ca", &["127.0.0.1"]);
+    let (ca, config) = issue("conversion-ca", &["127.0.0.1", "convert.default.svc"]);
     let port = https_server(config, convert_crontabs);
     let s = common::Server::start();
     let (code, v) = s
@@ -475,4 +475,48 @@ async fn kube_rs_and_kubectl_read_and_write_both_versions() {
         "jsonpath={.spec.hostPort}",
     ]);
     assert_eq!(out, "example.org:8443");
+
+    // The same through `clientConfig.service`: the Service's Endpoints route to the webhook,
+    // verified as convert.default.svc, from kubectl's creates and reads.
+    for (path, body) in [
+        (
+            "/api/v1/namespaces/default/services",
+            json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "convert"}, "spec": {"ports": [{"port": 443, "targetPort": port}]}}),
+        ),
+        (
+            "/api/v1/namespaces/default/endpoints",
+            json!({"apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "convert"}, "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]}),
+        ),
+    ] {
+        let (code, v) = s
+            .http_json("POST", path, "application/json", Some(&body))
+            .await;
+        assert_eq!(code, 201, "{v}");
+    }
+    let mut by_service = webhook_crd("svc.example.com", "", &ca);
+    by_service["spec"]["conversion"]["webhook"]["clientConfig"] = json!({
+        "service": {"namespace": "default", "name": "convert", "path": "/convert"}, "caBundle": b64(&ca)});
+    let (code, v) = s
+        .http_json(
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "application/json",
+            Some(&by_service),
+        )
+        .await;
+    assert_eq!(code, 201, "{v}");
+    s.wait_established("crontabs.svc.example.com");
+    s.apply_yaml(
+        "apiVersion: svc.example.com/v1beta1\nkind: CronTab\nmetadata: {name: seed}\nspec: {hostPort: \"localhost:1234\"}\n",
+    );
+    let out = s.kubectl_ok(&[
+        "get",
+        "crontabs.v1.svc.example.com",
+        "seed",
+        "-o",
+        "jsonpath={.spec.host} {.spec.port}",
+    ]);
+    assert_eq!(out, "localhost 1234");
 }

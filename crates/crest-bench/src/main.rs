@@ -318,13 +318,13 @@ const VALIDATED_CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"C
 const VALIDATED_COLLECTION: &str = "/apis/validated.example.com/v1/namespaces/default/crontabs";
 
 /// POSTs a CustomResourceDefinition (JSON), which must succeed.
-async fn post_crd(client: &reqwest::Client, base: &str, crd: &'static str) {
+async fn post_crd(client: &reqwest::Client, base: &str, crd: &str) {
     let r = client
         .post(format!(
             "{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         ))
         .header("Content-Type", "application/json")
-        .body(crd)
+        .body(crd.to_string())
         .send()
         .await
         .expect("crd create");
@@ -332,7 +332,7 @@ async fn post_crd(client: &reqwest::Client, base: &str, crd: &'static str) {
 }
 
 /// POSTs a CRD and waits until `collection` (a resource it defines) is served.
-async fn serve_crd(client: &reqwest::Client, base: &str, crd: &'static str, collection: &str) {
+async fn serve_crd(client: &reqwest::Client, base: &str, crd: &str, collection: &str) {
     post_crd(client, base, crd).await;
     loop {
         let r = client

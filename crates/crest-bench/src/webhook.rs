@@ -111,22 +111,11 @@ async fn serve_webhook(config: rustls::ServerConfig, busy: Arc<AtomicU64>) -> u1
     port
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-pub(crate) async fn list_through_webhook(binary: &Path, clients: usize) -> Vec<Row> {
+/// A CRD of two versions converted by the webhook at `port` (trusted through `ca`).
+fn hooked_crd(port: u16, ca: &str) -> String {
     use base64::Engine;
-    let (ca, config) = certificates();
-    let busy = Arc::new(AtomicU64::new(0));
-    let port = serve_webhook(config, busy.clone()).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (server, _) = start(binary, dir.path());
-    let base = server.base.clone();
-    let client = reqwest::Client::new();
     let schema = serde_json::json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
-    let crd = serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "crontabs.hooked.example.com"},
         "spec": {"group": "hooked.example.com", "scope": "Namespaced",
             "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
@@ -134,9 +123,25 @@ pub(crate) async fn list_through_webhook(binary: &Path, clients: usize) -> Vec<R
                          {"name": "v2", "served": true, "storage": false, "schema": schema}],
             "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
                 "clientConfig": {"url": format!("https://127.0.0.1:{port}/"),
-                    "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)}}}}});
-    let crd: &'static str = Box::leak(crd.to_string().into_boxed_str());
-    serve_crd(&client, &base, crd, V1).await;
+                    "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)}}}}})
+    .to_string()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+pub(crate) async fn list_through_webhook(binary: &Path, clients: usize) -> Vec<Row> {
+    let (ca, config) = certificates();
+    let busy = Arc::new(AtomicU64::new(0));
+    let port = serve_webhook(config, busy.clone()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server, _) = start(binary, dir.path());
+    let base = server.base.clone();
+    let client = reqwest::Client::new();
+    let crd = hooked_crd(port, &ca);
+    serve_crd(&client, &base, &crd, V1).await;
     load(&base, clients, 3600, OBJECTS, |i| {
         (
             "POST",
@@ -185,7 +190,6 @@ pub(crate) async fn list_through_webhook(binary: &Path, clients: usize) -> Vec<R
 /// Issue 15's target: within 2x.
 pub(crate) async fn hanging_webhook(binary: &Path) -> Vec<Row> {
     use crate::events::{ms, pct, timed_creates};
-    use base64::Engine;
     let (ca, _) = certificates();
     // Accepts connections and never answers (not even the TLS handshake).
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -203,18 +207,8 @@ pub(crate) async fn hanging_webhook(binary: &Path) -> Vec<Row> {
     let base = server.base.clone();
     let client = reqwest::Client::new();
     crate::create_crd(&client, &base).await;
-    let schema = serde_json::json!({"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}});
-    let crd = serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "crontabs.hooked.example.com"},
-        "spec": {"group": "hooked.example.com", "scope": "Namespaced",
-            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
-            "versions": [{"name": "v1", "served": true, "storage": true, "schema": schema},
-                         {"name": "v2", "served": true, "storage": false, "schema": schema}],
-            "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
-                "clientConfig": {"url": format!("https://127.0.0.1:{port}/"),
-                    "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)}}}}});
-    let crd: &'static str = Box::leak(crd.to_string().into_boxed_str());
-    serve_crd(&client, &base, crd, V1).await;
+    let crd = hooked_crd(port, &ca);
+    serve_crd(&client, &base, &crd, V1).await;
     let r = client
         .post(format!("{base}{V1}"))
         .header("Content-Type", "application/json")

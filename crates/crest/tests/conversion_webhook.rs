@@ -41,6 +41,26 @@ fn convert_crontabs(_path: &str, _host: &str, review: &Value) -> Value {
         "response": {"uid": request["uid"], "result": {"status": "Success"}, "convertedObjects": converted}})
 }
 
+/// The Service `default/convert` and its Endpoints, routing port 443 to the webhook on
+/// 127.0.0.1:`port`.
+async fn route_service_to(base: &str, port: u16) {
+    for (path, body) in [
+        (
+            "/api/v1/namespaces/default/services",
+            json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "convert"}, "spec": {"ports": [{"port": 443, "targetPort": port}]}}),
+        ),
+        (
+            "/api/v1/namespaces/default/endpoints",
+            json!({"apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "convert"}, "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]}),
+        ),
+    ] {
+        let (code, v) = send("POST", &format!("{base}{path}"), Some(&body)).await;
+        assert_eq!(code, 201, "{v}");
+    }
+}
+
 fn crontab(version: &str, name: &str, spec: Value) -> Value {
     json!({"apiVersion": format!("example.com/{version}"), "kind": "CronTab",
         "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"), "resourceVersion": "7"},
@@ -86,32 +106,7 @@ async fn conversion_webhooks_by_url_and_by_service() {
     );
 
     // By Service: routed through the Service's Endpoints, verified as convert.default.svc.
-    for (path, body) in [
-        (
-            "/api/v1/namespaces/default/services",
-            json!({"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": "convert"}, "spec": {"ports": [{"port": 443, "targetPort": port}]}}),
-        ),
-        (
-            "/api/v1/namespaces/default/endpoints",
-            json!({"apiVersion": "v1", "kind": "Endpoints",
-            "metadata": {"name": "convert"}, "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]}),
-        ),
-    ] {
-        let r = reqwest::Client::new()
-            .post(format!("{base}{path}"))
-            .header("Content-Type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .expect("post");
-        assert_eq!(
-            r.status().as_u16(),
-            201,
-            "{}",
-            r.text().await.unwrap_or_default()
-        );
-    }
+    route_service_to(&base, port).await;
     let by_service = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1beta1"],
         "clientConfig": {"service": {"namespace": "default", "name": "convert", "path": "/convert"}, "caBundle": b64(&ca)}}});
     let mut one = vec![crontab("v1", "c", json!({"host": "h", "port": "9"}))];
@@ -478,23 +473,7 @@ async fn kube_rs_and_kubectl_read_and_write_both_versions() {
 
     // The same through `clientConfig.service`: the Service's Endpoints route to the webhook,
     // verified as convert.default.svc, from kubectl's creates and reads.
-    for (path, body) in [
-        (
-            "/api/v1/namespaces/default/services",
-            json!({"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": "convert"}, "spec": {"ports": [{"port": 443, "targetPort": port}]}}),
-        ),
-        (
-            "/api/v1/namespaces/default/endpoints",
-            json!({"apiVersion": "v1", "kind": "Endpoints",
-            "metadata": {"name": "convert"}, "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"port": port}]}]}),
-        ),
-    ] {
-        let (code, v) = s
-            .http_json("POST", path, "application/json", Some(&body))
-            .await;
-        assert_eq!(code, 201, "{v}");
-    }
+    route_service_to(&s.base, port).await;
     let mut by_service = webhook_crd("svc.example.com", "", &ca);
     by_service["spec"]["conversion"]["webhook"]["clientConfig"] = json!({
         "service": {"namespace": "default", "name": "convert", "path": "/convert"}, "caBundle": b64(&ca)});

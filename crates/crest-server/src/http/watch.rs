@@ -52,11 +52,11 @@ struct Encoder {
 impl Encoder {
     /// Converts the objects about to be pushed through the CRD's conversion webhook, in one
     /// review (nothing to do for other resources).
-    async fn prepare(&self, objs: Vec<Arc<CachedObject>>) -> Result<(), ApiError> {
+    async fn prepare(&self, objs: &[Arc<CachedObject>]) -> Result<(), ApiError> {
         if self.def.webhook_conversion.is_none() || objs.is_empty() {
             return Ok(());
         }
-        let served = self.app.registry.serve_many(&self.def, &objs).await?;
+        let served = self.app.registry.serve_many(&self.def, objs).await?;
         let mut m = self.converted.lock().unwrap_or_else(|p| p.into_inner());
         // What the previous batch prepared and did not push (filtered out) goes.
         m.clear();
@@ -253,7 +253,7 @@ impl Watcher {
             if self.initial.len() > 0 {
                 let chunk: Vec<Arc<CachedObject>> =
                     self.initial.by_ref().take(INITIAL_CHUNK).collect();
-                if let Err(e) = self.enc.prepare(chunk.clone()).await {
+                if let Err(e) = self.enc.prepare(&chunk).await {
                     self.done = true;
                     return Some(error_line(&e));
                 }
@@ -425,12 +425,12 @@ impl Watcher {
         if self.enc.def.webhook_conversion.is_none() {
             return Ok(());
         }
-        let objs = events
+        let objs: Vec<Arc<CachedObject>> = events
             .into_iter()
             .flat_map(|ev| std::iter::once(&ev.object).chain(ev.prev.as_ref()))
             .map(|o| self.read_through(o))
             .collect();
-        self.enc.prepare(objs).await
+        self.enc.prepare(&objs).await
     }
 
     /// Whether the selectors take `obj`: read on the stored object, or, for a CRD converting by

@@ -399,11 +399,23 @@ impl Registry {
         if def.webhook_conversion.is_none() {
             return Ok(self.convert(def, v));
         }
-        let mut one = [v];
-        self.call_webhook(def, &mut one, &def.api.api_version(), false)
+        let mut v = self
+            .webhook_convert_one(def, v, &def.api.api_version())
             .await?;
-        let [mut v] = one;
         self.normalize_served(def, &mut v);
+        Ok(v)
+    }
+
+    /// One object through `def`'s conversion webhook to `desired`.
+    async fn webhook_convert_one(
+        &self,
+        def: &ResourceDef,
+        v: Value,
+        desired: &str,
+    ) -> Result<Value, ApiError> {
+        let mut one = [v];
+        self.call_webhook(def, &mut one, desired, false).await?;
+        let [v] = one;
         Ok(v)
     }
 
@@ -614,17 +626,20 @@ impl Registry {
             *obj = c.to_stored(std::mem::take(obj));
             return Ok(());
         }
+        self.custom_to_storage(def, obj).await
+    }
+
+    /// A custom resource in the storage version: through the CRD's webhook, or (`None`) with
+    /// the storage apiVersion; then pruned and defaulted by the storage version's schema.
+    async fn custom_to_storage(&self, def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
         if def.webhook_conversion.is_some() {
-            let mut one = [std::mem::take(obj)];
             let storage = def.storage_api_version.clone();
-            let converted = self.call_webhook(def, &mut one, &storage, false).await;
-            let [o] = one;
-            *obj = o;
-            converted?;
+            *obj = self
+                .webhook_convert_one(def, std::mem::take(obj), &storage)
+                .await?;
         } else if let Some(o) = obj.as_object_mut() {
             o.insert("apiVersion".into(), def.storage_api_version.clone().into());
         }
-        // Converted objects are pruned and defaulted by the storage version's schema.
         if let Some(ss) = self.resources().stored_schema(&def.key_prefix) {
             if ss.schema.normalizes() {
                 ss.schema.decode_stored(obj);
@@ -632,6 +647,7 @@ impl Registry {
         }
         Ok(())
     }
+
     /// Rewrites a stored object in its resource's storage version (a storage version migration
     /// step): converted and normalized as a write through `def` would store it, written only
     /// when that changes the stored bytes, conditioned on the revision read (`false`: a
@@ -648,19 +664,7 @@ impl Registry {
             .and_then(Value::as_str)
             .unwrap_or_default();
         if def.crd_name.is_some() && stored_version != def.storage_api_version {
-            if def.webhook_conversion.is_some() {
-                let mut one = [std::mem::take(&mut v)];
-                let storage = def.storage_api_version.clone();
-                let converted = self.call_webhook(def, &mut one, &storage, false).await;
-                let [o] = one;
-                v = o;
-                converted?;
-            } else if let Some(o) = v.as_object_mut() {
-                o.insert("apiVersion".into(), def.storage_api_version.clone().into());
-            }
-            if let Some(ss) = self.resources().stored_schema(&def.key_prefix) {
-                ss.schema.decode_stored(&mut v);
-            }
+            self.custom_to_storage(def, &mut v).await?;
         }
         if v == before {
             return Ok(true);

@@ -14,14 +14,33 @@ pub enum Output {
     Table {
         v1beta1: bool,
     },
-    /// `PartialObjectMetadata` / `PartialObjectMetadataList`.
+    /// `PartialObjectMetadata` / `PartialObjectMetadataList` (as protobuf when asked so).
     Metadata {
         v1beta1: bool,
+        protobuf: bool,
     },
+    /// `application/vnd.kubernetes.protobuf`: built-in kinds only.
+    Protobuf,
     /// `apidiscovery.k8s.io/v2` (or v2beta1) APIGroupDiscoveryList.
     AggregatedDiscovery {
         v2beta1: bool,
     },
+}
+
+impl Output {
+    /// The format a transformed object (Table, PartialObjectMetadata) is written in.
+    pub fn after_transform(self) -> Output {
+        match self {
+            Output::Metadata { protobuf: true, .. } | Output::Protobuf => Output::Protobuf,
+            Output::Yaml => Output::Yaml,
+            _ => Output::Json,
+        }
+    }
+
+    /// Whether the body is protobuf.
+    pub fn is_protobuf(self) -> bool {
+        self.after_transform() == Output::Protobuf
+    }
 }
 
 /// What the endpoint can produce beyond plain JSON/YAML.
@@ -30,6 +49,8 @@ pub struct Capabilities {
     pub table: bool,
     pub metadata: bool,
     pub aggregated_discovery: bool,
+    /// The resource's objects have protobuf messages (built-in kinds, not custom resources).
+    pub protobuf: bool,
 }
 
 struct MediaRange<'a> {
@@ -83,8 +104,11 @@ pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, Api
             m.essence.as_str(),
             "application/json" | "application/*" | "*/*"
         );
+        let protobuf = m.essence == "application/vnd.kubernetes.protobuf";
         if let Some(as_) = param("as") {
-            if m.essence != "application/json" {
+            // Tables are JSON (or YAML) only; PartialObjectMetadata takes protobuf too, for
+            // custom resources as well (upstream's AllowsMediaTypeTransform).
+            if m.essence != "application/json" && !(protobuf && as_.starts_with("PartialObject")) {
                 continue;
             }
             let (g, v) = (param("g").unwrap_or(""), param("v").unwrap_or(""));
@@ -101,6 +125,7 @@ pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, Api
                 ) if caps.metadata => {
                     return Ok(Output::Metadata {
                         v1beta1: v == "v1beta1",
+                        protobuf,
                     })
                 }
                 ("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2" | "v2beta1")
@@ -116,6 +141,9 @@ pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, Api
         if json_like {
             return Ok(Output::Json);
         }
+        if protobuf && caps.protobuf {
+            return Ok(Output::Protobuf);
+        }
         if matches!(
             m.essence.as_str(),
             "application/yaml" | "text/yaml" | "application/x-yaml"
@@ -123,9 +151,11 @@ pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, Api
             return Ok(Output::Yaml);
         }
     }
-    Err(ApiError::not_acceptable(
-        "only the following media types are accepted: application/json, application/yaml",
-    ))
+    Err(ApiError::not_acceptable(if caps.protobuf {
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    } else {
+        "only the following media types are accepted: application/json, application/yaml"
+    }))
 }
 
 /// Request body formats.
@@ -190,6 +220,7 @@ mod tests {
             table: true,
             metadata: true,
             aggregated_discovery: false,
+            protobuf: false,
         };
         let a = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
         assert_eq!(
@@ -213,5 +244,48 @@ mod tests {
             negotiate(Some("application/yaml"), caps).unwrap(),
             Output::Yaml
         );
+    }
+
+    #[test]
+    fn protobuf_for_built_in_kinds_and_partial_metadata() {
+        let builtin = Capabilities {
+            table: true,
+            metadata: true,
+            aggregated_discovery: false,
+            protobuf: true,
+        };
+        let custom = Capabilities {
+            protobuf: false,
+            ..builtin
+        };
+        // client-go's typed clients configured for protobuf.
+        let typed = "application/vnd.kubernetes.protobuf, */*";
+        assert_eq!(negotiate(Some(typed), builtin).unwrap(), Output::Protobuf);
+        assert_eq!(negotiate(Some(typed), custom).unwrap(), Output::Json);
+        let e = negotiate(Some("application/vnd.kubernetes.protobuf"), custom).unwrap_err();
+        assert_eq!(
+            e.message,
+            "only the following media types are accepted: application/json, application/yaml"
+        );
+        let e = negotiate(Some("text/plain"), builtin).unwrap_err();
+        assert_eq!(
+            e.message,
+            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+        );
+        // client-go's metadata client, for any resource.
+        let meta = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        for caps in [builtin, custom] {
+            assert_eq!(
+                negotiate(Some(meta), caps).unwrap(),
+                Output::Metadata {
+                    v1beta1: false,
+                    protobuf: true
+                }
+            );
+        }
+        // No protobuf Tables.
+        let table =
+            "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(negotiate(Some(table), builtin).unwrap(), Output::Json);
     }
 }

@@ -816,9 +816,9 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
 /// recorder, events.k8s.io/v1 from the new one).
 #[tokio::test]
 async fn protobuf_event_bodies_of_both_views() {
-    use crest_codec::protobuf::{
-        encode_envelope, CoreEvent, EventSource, EventsV1Event, ObjectMeta, ObjectReference, Time,
-    };
+    use k8s_pb::api::core::v1::{Event as CoreEvent, EventSource, ObjectReference};
+    use k8s_pb::api::events::v1::Event as EventsV1Event;
+    use k8s_pb::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
     let s = Server::start();
     let meta = |name: &str| {
         Some(ObjectMeta {
@@ -856,7 +856,10 @@ async fn protobuf_event_bodies_of_both_views() {
     };
     let modern = EventsV1Event {
         metadata: meta("pb-events"),
-        event_time: at(1_700_000_000),
+        event_time: Some(MicroTime {
+            seconds: Some(1_700_000_000),
+            nanos: Some(0),
+        }),
         reporting_controller: Some("example.com/ctl".into()),
         reporting_instance: Some("i".into()),
         action: Some("Sync".into()),
@@ -868,12 +871,7 @@ async fn protobuf_event_bodies_of_both_views() {
     };
     let pb = [("Content-Type", "application/vnd.kubernetes.protobuf")];
     let (code, _, body) = s
-        .http(
-            "POST",
-            CORE,
-            &pb,
-            Some(encode_envelope("v1", "Event", &core)),
-        )
+        .http("POST", CORE, &pb, Some(pb_body("v1", "Event", &core)))
         .await;
     assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
     let (code, _, body) = s
@@ -881,7 +879,7 @@ async fn protobuf_event_bodies_of_both_views() {
             "POST",
             EVENTS,
             &pb,
-            Some(encode_envelope("events.k8s.io/v1", "Event", &modern)),
+            Some(pb_body("events.k8s.io/v1", "Event", &modern)),
         )
         .await;
     assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));

@@ -306,7 +306,8 @@ async fn python_leader_election_moves_when_the_leader_stops_renewing() {
 /// (kube-scheduler, kube-controller-manager): the Lease body is decoded into the same pipeline.
 #[tokio::test]
 async fn protobuf_lease_bodies() {
-    use crest_codec::protobuf::{encode_envelope, Lease, LeaseSpec, ObjectMeta, Time};
+    use k8s_pb::api::coordination::v1::{Lease, LeaseSpec};
+    use k8s_pb::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
     let s = Server::start();
     let lease = |rv: Option<String>, renew_nanos: i32| Lease {
         metadata: Some(ObjectMeta {
@@ -317,11 +318,11 @@ async fn protobuf_lease_bodies() {
         spec: Some(LeaseSpec {
             holder_identity: Some("node-a_1".into()),
             lease_duration_seconds: Some(15),
-            acquire_time: Some(Time {
+            acquire_time: Some(MicroTime {
                 seconds: Some(1_714_557_600),
                 nanos: Some(0),
             }),
-            renew_time: Some(Time {
+            renew_time: Some(MicroTime {
                 seconds: Some(1_714_557_605),
                 nanos: Some(renew_nanos),
             }),
@@ -330,7 +331,7 @@ async fn protobuf_lease_bodies() {
         }),
     };
     let pb = [("Content-Type", "application/vnd.kubernetes.protobuf")];
-    let body = encode_envelope("coordination.k8s.io/v1", "Lease", &lease(None, 123_456_000));
+    let body = pb_body("coordination.k8s.io/v1", "Lease", &lease(None, 123_456_000));
     let (code, _, bytes) = s.http("POST", LEASES, &pb, Some(body)).await;
     let v: Value = serde_json::from_slice(&bytes).expect("json");
     assert_eq!(code, 201, "{v}");
@@ -345,7 +346,7 @@ async fn protobuf_lease_bodies() {
     let rv = v["metadata"]["resourceVersion"]
         .as_str()
         .map(str::to_string);
-    let body = encode_envelope("coordination.k8s.io/v1", "Lease", &lease(rv, 999_999_000));
+    let body = pb_body("coordination.k8s.io/v1", "Lease", &lease(rv, 999_999_000));
     let (code, _, bytes) = s
         .http("PUT", &format!("{LEASES}/kube-scheduler"), &pb, Some(body))
         .await;

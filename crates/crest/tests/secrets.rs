@@ -5,7 +5,8 @@
 
 mod common;
 use common::*;
-use crest_codec::protobuf::{encode_envelope, ObjectMeta, Secret};
+use k8s_pb::api::core::v1::Secret;
+use k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{json, Value};
 
 const SECRETS: &str = "/api/v1/namespaces/default/secrets";
@@ -190,7 +191,7 @@ async fn a_protobuf_body_is_decoded() {
             "POST",
             SECRETS,
             &[("Content-Type", "application/vnd.kubernetes.protobuf")],
-            Some(encode_envelope("v1", "Secret", &msg)),
+            Some(pb_body("v1", "Secret", &msg)),
         )
         .await;
     let v: Value = serde_json::from_slice(&bytes).expect("json");

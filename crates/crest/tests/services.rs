@@ -590,9 +590,11 @@ fn kubectl_apply_merges_service_ports_strategically() {
 
 #[tokio::test]
 async fn protobuf_endpoints_and_slices_are_decoded() {
-    use crest_codec::protobuf as pb;
+    use k8s_pb::api::core::v1 as pb;
+    use k8s_pb::api::discovery::v1 as discovery;
+    use k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     let s = Server::start();
-    let meta = |name: &str| pb::ObjectMeta {
+    let meta = |name: &str| ObjectMeta {
         name: Some(name.into()),
         ..Default::default()
     };
@@ -603,7 +605,7 @@ async fn protobuf_endpoints_and_slices_are_decoded() {
                 ip: Some("10.0.0.7".into()),
                 ..Default::default()
             }],
-            ports: vec![pb::CoreEndpointPort {
+            ports: vec![pb::EndpointPort {
                 port: Some(80),
                 ..Default::default()
             }],
@@ -611,7 +613,7 @@ async fn protobuf_endpoints_and_slices_are_decoded() {
         }],
     };
     let proto = [("Content-Type", "application/vnd.kubernetes.protobuf")];
-    let body = pb::encode_envelope("v1", "Endpoints", &eps);
+    let body = pb_body("v1", "Endpoints", &eps);
     let (code, _, bytes) = s.http("POST", EPS, &proto, Some(body)).await;
     assert_eq!(code, 201, "{}", String::from_utf8_lossy(&bytes));
     let v: Value = serde_json::from_slice(&bytes).expect("json");
@@ -619,19 +621,19 @@ async fn protobuf_endpoints_and_slices_are_decoded() {
         v["subsets"],
         json!([{"addresses": [{"ip": "10.0.0.7"}], "ports": [{"port": 80, "protocol": "TCP"}]}])
     );
-    let slice = pb::EndpointSlice {
+    let slice = discovery::EndpointSlice {
         metadata: Some(meta("pb-1")),
         address_type: Some("IPv4".into()),
-        endpoints: vec![pb::Endpoint {
+        endpoints: vec![discovery::Endpoint {
             addresses: vec!["10.0.0.7".into()],
             ..Default::default()
         }],
-        ports: vec![pb::DiscoveryEndpointPort {
+        ports: vec![discovery::EndpointPort {
             port: Some(80),
             ..Default::default()
         }],
     };
-    let body = pb::encode_envelope("discovery.k8s.io/v1", "EndpointSlice", &slice);
+    let body = pb_body("discovery.k8s.io/v1", "EndpointSlice", &slice);
     let (code, _, bytes) = s.http("POST", SLICES, &proto, Some(body)).await;
     assert_eq!(code, 201, "{}", String::from_utf8_lossy(&bytes));
     let v: Value = serde_json::from_slice(&bytes).expect("json");

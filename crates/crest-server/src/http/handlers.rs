@@ -36,17 +36,24 @@ pub(crate) async fn resource(
     else {
         return Err(ApiError::path_not_found());
     };
+    // Errors are Status objects in the format negotiated for the resource (protobuf too for
+    // built-in kinds).
+    let error_caps = Capabilities {
+        protobuf: def.crd_name.is_none(),
+        ..Default::default()
+    };
     let Some(warning) = def.deprecation_warning.clone() else {
-        return handle(app, req, rp, def, query, accept, pretty).await;
+        return Ok(handle(app, req, rp, def, query, accept, pretty)
+            .await
+            .unwrap_or_else(|e| {
+                error_response(&e, negotiate(accept, error_caps).unwrap_or(Output::Json))
+            }));
     };
     // A deprecated version: every answer, errors and watches included, carries the warning,
     // ahead of the request's own (the CRD handler adds it before serving).
     let mut resp = match handle(app, req, rp, def, query, accept, pretty).await {
         Ok(r) => r,
-        Err(e) => error_response(
-            &e,
-            negotiate(accept, Capabilities::default()).unwrap_or(Output::Json),
-        ),
+        Err(e) => error_response(&e, negotiate(accept, error_caps).unwrap_or(Output::Json)),
     };
     let own: Vec<http::HeaderValue> = resp
         .headers()
@@ -98,6 +105,7 @@ async fn handle(
         table: true,
         metadata: true,
         aggregated_discovery: false,
+        protobuf: def.crd_name.is_none(),
     };
     // Writes answer with a Table or PartialObjectMetadata too when asked, as upstream's
     // transformResponseObject does for every verb.
@@ -238,7 +246,7 @@ impl Ctx<'_> {
     /// A written object as the Table or PartialObjectMetadata asked for (reads convert their
     /// own); a Status stays as it is.
     fn transform(&self, payload: Payload, out: Output) -> Result<(Payload, Output), ApiError> {
-        let (Output::Table { v1beta1 } | Output::Metadata { v1beta1 }) = out else {
+        let (Output::Table { v1beta1 } | Output::Metadata { v1beta1, .. }) = out else {
             return Ok((payload, out));
         };
         let v = match payload {
@@ -248,7 +256,7 @@ impl Ctx<'_> {
             }
         };
         if v.get("kind").and_then(Value::as_str) == Some("Status") {
-            return Ok((Payload::Value(v), Output::Json));
+            return Ok((Payload::Value(v), out.after_transform()));
         }
         let converted = match out {
             Output::Table { .. } => {
@@ -271,7 +279,7 @@ impl Ctx<'_> {
             }
             _ => table::partial_object_metadata(&v, v1beta1),
         };
-        Ok((Payload::Value(converted), Output::Json))
+        Ok((Payload::Value(converted), out.after_transform()))
     }
 
     /// The schema-coercing decode of a custom resource written in this version (prunes and
@@ -514,13 +522,13 @@ impl Ctx<'_> {
                 )?;
                 self.render(200, Payload::Json(Bytes::from(t)), Output::Json)
             }
-            Output::Metadata { v1beta1 } => {
+            Output::Metadata { v1beta1, .. } => {
                 let v: Value = serde_json::from_slice(&bytes)
                     .map_err(|e| ApiError::internal(e.to_string()))?;
                 self.render(
                     200,
                     Payload::Value(table::partial_object_metadata(&v, v1beta1)),
-                    Output::Json,
+                    out.after_transform(),
                 )
             }
             _ => self.render(200, Payload::Json(bytes), out),
@@ -549,7 +557,7 @@ impl Ctx<'_> {
                 let t = table::list_table(&self.def.table, &items, &list_meta, include, v1beta1)?;
                 self.render(200, Payload::Json(Bytes::from(t)), Output::Json)
             }
-            Output::Metadata { v1beta1 } => {
+            Output::Metadata { v1beta1, .. } => {
                 let mut metas = Vec::with_capacity(items.len());
                 for b in &items {
                     let v: Value =
@@ -562,7 +570,7 @@ impl Ctx<'_> {
                     "metadata": list_meta,
                     "items": metas,
                 });
-                self.render(200, Payload::Value(list), Output::Json)
+                self.render(200, Payload::Value(list), out.after_transform())
             }
             _ => {
                 // Assembled from the cached bytes: keys in the order serde_json sorts them.
@@ -753,10 +761,10 @@ impl Ctx<'_> {
                 );
                 self.render(200, Payload::Value(t), Output::Json)
             }
-            Output::Metadata { v1beta1 } => self.render(
+            Output::Metadata { v1beta1, .. } => self.render(
                 200,
                 Payload::Value(table::partial_object_metadata(&scale, v1beta1)),
-                Output::Json,
+                out.after_transform(),
             ),
             _ => self.render(200, Payload::Value(scale), out),
         }

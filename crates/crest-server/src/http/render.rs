@@ -32,7 +32,21 @@ pub(crate) fn render(
     output: Output,
     pretty: bool,
 ) -> Response<Body> {
-    let (bytes, ctype) = match (output, payload) {
+    let (bytes, ctype) = match (output.after_transform(), payload) {
+        (Output::Protobuf, p) => {
+            let v = match p {
+                Payload::Value(v) => v,
+                Payload::Json(b) => serde_json::from_slice(&b).unwrap_or(Value::Null),
+            };
+            match crest_codec::protobuf::encode_object(&v) {
+                Some(b) => (Bytes::from(b), crest_codec::protobuf::CONTENT_TYPE),
+                // Only kinds with a message negotiate protobuf; anything else stays JSON.
+                None => (
+                    Bytes::from(serde_json::to_vec(&v).unwrap_or_default()),
+                    "application/json",
+                ),
+            }
+        }
         (Output::Yaml, p) => {
             let v = match p {
                 Payload::Value(v) => v,
@@ -74,14 +88,11 @@ pub(crate) fn warning_header(text: &str) -> Option<HeaderValue> {
     HeaderValue::from_str(&format!("299 - \"{text}\"")).ok()
 }
 
-/// The Status response of an error (JSON, or YAML when that is what the client takes).
+/// The Status response of an error (JSON, or YAML or protobuf when that is what the client
+/// takes).
 pub(crate) fn error_response(e: &ApiError, output: Output) -> Response<Body> {
     let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let output = if output == Output::Yaml {
-        Output::Yaml
-    } else {
-        Output::Json
-    };
+    let output = output.after_transform();
     let mut resp = render(status, Payload::Value(e.to_status()), output, false);
     if e.code == 504 || e.code == 429 || e.code == 503 {
         resp.headers_mut()

@@ -117,7 +117,7 @@ impl Encoder {
     /// resourceVersion (deletes carry the deletion's revision).
     fn push(&self, buf: &mut Vec<u8>, kind: &str, obj: &CachedObject, rv: Option<Revision>) {
         let prepared = self.prepared(obj);
-        if rv.is_none() && !matches!(self.out, Output::Metadata { .. }) {
+        if rv.is_none() && !matches!(self.out, Output::Metadata { .. } | Output::Protobuf) {
             let served = match &prepared {
                 Some(b) => Ok(b.clone()),
                 None => self.app.registry.serve(&self.def, obj),
@@ -154,10 +154,10 @@ impl Encoder {
                 let rv = meta::resource_version(&v).to_string();
                 return self.push_table(buf, kind, &b, &rv, v1beta1);
             }
-            Output::Metadata { v1beta1 } => table::partial_object_metadata(&v, v1beta1),
+            Output::Metadata { v1beta1, .. } => table::partial_object_metadata(&v, v1beta1),
             _ => v,
         };
-        push_line(buf, &json!({"type": kind, "object": object}));
+        push_event(self.out, buf, kind, &object);
     }
 
     fn bookmark(&self, buf: &mut Vec<u8>, rv: Revision, initial_end: bool) {
@@ -178,12 +178,12 @@ impl Encoder {
                 }
                 return;
             }
-            Output::Metadata { v1beta1 } => {
+            Output::Metadata { v1beta1, .. } => {
                 object = table::partial_object_metadata(&object, v1beta1)
             }
             _ => {}
         }
-        push_line(buf, &json!({"type": "BOOKMARK", "object": object}));
+        push_event(self.out, buf, "BOOKMARK", &object);
     }
 }
 
@@ -193,9 +193,21 @@ fn push_line(buf: &mut Vec<u8>, v: &Value) {
     }
 }
 
-fn error_line(e: &ApiError) -> Bytes {
+/// One event in the stream's format: a JSON line, or a length-prefixed protobuf `WatchEvent`
+/// whose object is the enveloped message (upstream's protobuf stream serializer).
+fn push_event(out: Output, buf: &mut Vec<u8>, kind: &str, object: &Value) {
+    if out.is_protobuf() {
+        if let Some(obj) = crest_codec::protobuf::encode_object(object) {
+            crest_codec::protobuf::watch_frame(kind, &obj, buf);
+            return;
+        }
+    }
+    push_line(buf, &json!({"type": kind, "object": object}));
+}
+
+fn error_line(e: &ApiError, out: Output) -> Bytes {
     let mut buf = vec![];
-    push_line(&mut buf, &json!({"type": "ERROR", "object": e.to_status()}));
+    push_event(out, &mut buf, "ERROR", &e.to_status());
     Bytes::from(buf)
 }
 
@@ -255,7 +267,7 @@ impl Watcher {
                     self.initial.by_ref().take(INITIAL_CHUNK).collect();
                 if let Err(e) = self.enc.prepare(&chunk).await {
                     self.done = true;
-                    return Some(error_line(&e));
+                    return Some(error_line(&e, self.enc.out));
                 }
                 for obj in chunk {
                     if self.selected(&obj) {
@@ -279,7 +291,7 @@ impl Watcher {
                 Ok(()) => {}
                 Err(e) => {
                     self.done = true;
-                    return Some(error_line(&e));
+                    return Some(error_line(&e, self.enc.out));
                 }
             }
             if !buf.is_empty() {
@@ -319,7 +331,7 @@ impl Watcher {
                             self.sent_through = ev.revision;
                             if let Err(e) = self.prepare_events([&ev]).await {
                                 self.done = true;
-                                return Some(error_line(&e));
+                                return Some(error_line(&e, self.enc.out));
                             }
                             self.encode(&mut buf, &ev);
                             if !buf.is_empty() {
@@ -331,7 +343,7 @@ impl Watcher {
                             compacted,
                         }))) => {
                             self.done = true;
-                            return Some(error_line(&too_old(requested, compacted)));
+                            return Some(error_line(&too_old(requested, compacted), self.enc.out));
                         }
                         // Fell behind or the store closed: the client re-lists.
                         Some(_) => return None,
@@ -606,7 +618,7 @@ pub(crate) async fn serve(
     let first: Option<Bytes>;
     let source = if start < compacted {
         // kube-apiserver answers 200 with one ERROR event so clients re-list.
-        first = Some(error_line(&too_old(start, compacted)));
+        first = Some(error_line(&too_old(start, compacted), out));
         None
     } else if start < registry.cache.history_floor() {
         first = None;
@@ -618,7 +630,8 @@ pub(crate) async fn serve(
             Ok(s) => Some(Source::Storage(s)),
             Err(StorageError::Compacted { .. }) => {
                 return Ok(watch_response(
-                    futures::stream::iter([error_line(&too_old(start, compacted))]).boxed(),
+                    futures::stream::iter([error_line(&too_old(start, compacted), out)]).boxed(),
+                    out,
                 ))
             }
             Err(e) => return Err(crate::registry::storage_error(e)),
@@ -628,7 +641,7 @@ pub(crate) async fn serve(
         Some(Source::History)
     };
     let Some(source) = source else {
-        return Ok(watch_response(futures::stream::iter(first).boxed()));
+        return Ok(watch_response(futures::stream::iter(first).boxed(), out));
     };
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut w = Watcher {
@@ -652,16 +665,22 @@ pub(crate) async fn serve(
         w,
         |mut w| async move { w.next_chunk().await.map(|b| (b, w)) },
     );
-    Ok(watch_response(stream.boxed()))
+    Ok(watch_response(stream.boxed(), out))
 }
 
-fn watch_response(stream: futures::stream::BoxStream<'static, Bytes>) -> Response<Body> {
+fn watch_response(
+    stream: futures::stream::BoxStream<'static, Bytes>,
+    out: Output,
+) -> Response<Body> {
     let stream = stream.map(|b| Ok::<_, Infallible>(Frame::data(b)));
     let mut resp = Response::new(BodyExt::boxed_unsync(StreamBody::new(stream)));
     *resp.status_mut() = StatusCode::OK;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    let ctype = if out.is_protobuf() {
+        crest_codec::protobuf::WATCH_CONTENT_TYPE
+    } else {
+        "application/json"
+    };
+    resp.headers_mut()
+        .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     resp
 }

@@ -394,3 +394,9 @@ pub(crate) fn warnings(h: &reqwest::header::HeaderMap) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// A protobuf request body as client-go writes it: `msg` (a k8s-pb message) in the envelope.
+#[allow(dead_code)]
+pub(crate) fn pb_body(api_version: &str, kind: &str, msg: &impl prost_k8s::Message) -> Vec<u8> {
+    crest_codec::protobuf::wrap(api_version, kind, &msg.encode_to_vec())
+}

@@ -20,7 +20,8 @@
 //! - `openapi`: a group-version's OpenAPI v3 document from the cache, and CRD create -> served
 //!   (and published in OpenAPI) with 500 CRDs installed.
 //! - `builtin`: ConfigMaps against CronTabs of the same size in one server: durable creates and
-//!   GETs by name, alternated over rounds (a built-in kind within 10% of a custom resource).
+//!   GETs by name, alternated over rounds (a built-in kind within 10% of a custom resource); then
+//!   ConfigMap GETs and LISTs as protobuf against JSON.
 //! - `events`: CR create p50/p99 (100/s, paced) on a quiet server and while other clients post
 //!   core/v1 Events at 1,000/s: Events must not slow other writes (target: p99 within 2x).
 //! - `versions`: GETs through a non-storage version of a `None` CRD against the storage version.

@@ -14,6 +14,7 @@
 mod decode;
 mod encode;
 mod schema;
+mod transcode;
 mod wire;
 
 use crest_api::ApiError;
@@ -221,6 +222,45 @@ pub fn encode_object(obj: &Value) -> Option<Vec<u8>> {
     let mut raw = Vec::with_capacity(256);
     encode::message(msgs, m, obj, &mut raw, 0);
     Some(wrap(api_version, kind, &raw))
+}
+
+/// The JSON of an object of `api_version`/`kind` (cached bytes) as a protobuf response body,
+/// transcoded without a parse into a tree; `None` when the kind has no message or the JSON is
+/// not an object.
+pub fn encode_json(api_version: &str, kind: &str, json: &[u8]) -> Option<Vec<u8>> {
+    let msgs = Messages::get();
+    let m = msgs.for_kind(api_version, kind)?;
+    let mut raw = Vec::with_capacity(json.len() * 3 / 4);
+    transcode::message(msgs, m, json, &mut raw).then(|| wrap(api_version, kind, &raw))
+}
+
+/// A list (`list_kind`, e.g. `ConfigMapList`) of objects given as their JSON, with `list_meta`
+/// (ListMeta's JSON), as a protobuf response body.
+pub fn encode_list<B: AsRef<[u8]>>(
+    api_version: &str,
+    list_kind: &str,
+    list_meta: &Value,
+    items: &[B],
+) -> Option<Vec<u8>> {
+    let msgs = Messages::get();
+    let list = msgs.for_kind(api_version, list_kind)?;
+    let (meta, item) = (list.field_named("metadata")?, list.field_named("items")?);
+    let (schema::Ty::Message(meta_msg), schema::Ty::Message(item_msg)) = (meta.ty, item.ty) else {
+        return None;
+    };
+    let size: usize = items.iter().map(|i| i.as_ref().len()).sum();
+    let mut raw = Vec::with_capacity(size * 3 / 4 + 64);
+    let start = wire::begin_len(meta.tag, &mut raw);
+    encode::message(msgs, msgs.msg(meta_msg), list_meta, &mut raw, 1);
+    wire::end_len(start, &mut raw);
+    for i in items {
+        let start = wire::begin_len(item.tag, &mut raw);
+        if !transcode::message(msgs, msgs.msg(item_msg), i.as_ref(), &mut raw) {
+            return None;
+        }
+        wire::end_len(start, &mut raw);
+    }
+    Some(wrap(api_version, list_kind, &raw))
 }
 
 /// `raw` (a message) in the envelope: the magic, then `runtime.Unknown` with the type, the raw

@@ -80,12 +80,18 @@ pub(crate) struct Msg {
     pub(crate) special: Special,
     /// By tag.
     pub(crate) fields: Vec<Field>,
+    /// Field indices by JSON name.
+    by_json: HashMap<String, usize>,
 }
 
 impl Msg {
     /// The message's Go type name, as gogo-protobuf's errors print it.
     pub(crate) fn short_name(&self) -> &str {
         self.name.rsplit('.').next().unwrap_or(&self.name)
+    }
+
+    pub(crate) fn field_named(&self, json: &str) -> Option<&Field> {
+        self.by_json.get(json).map(|&i| &self.fields[i])
     }
 
     pub(crate) fn field(&self, tag: u32) -> Option<(usize, &Field)> {
@@ -122,10 +128,16 @@ impl Messages {
                     .map(|fs| fs.iter().filter_map(|f| field(f, &by_name)).collect())
                     .unwrap_or_default();
                 fields.sort_by_key(|f| f.tag);
+                let by_json = fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| (f.name.clone(), i))
+                    .collect();
                 Msg {
                     special: special(name),
                     name: name.clone(),
                     fields,
+                    by_json,
                 }
             })
             .collect();

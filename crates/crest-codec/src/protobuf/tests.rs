@@ -619,6 +619,30 @@ fn responses_round_trip() {
         back["kind"] = kind.into();
         back["apiVersion"] = av.into();
         assert_eq!(back, obj, "{kind}");
+        // The transcoder (JSON bytes, no tree) writes what the tree encoder does.
+        let json = serde_json::to_vec(&obj).unwrap();
+        let streamed = encode_json(av, kind, &json).unwrap();
+        let (_, raw2) = envelope(&streamed).unwrap();
+        let mut back2 = decode::message(msgs, msgs.for_kind(av, kind).unwrap(), raw2, 0).unwrap();
+        back2["kind"] = kind.into();
+        back2["apiVersion"] = av.into();
+        assert_eq!(back2, obj, "{kind} transcoded");
+        let list = encode_list(
+            "v1",
+            "ConfigMapList",
+            &json!({"resourceVersion": "9"}),
+            &[br#"{"metadata":{"name":"a"},"data":{"k":"v"},"binaryData":{"b":"AQI="}}"#],
+        )
+        .unwrap();
+        let (_, raw3) = envelope(&list).unwrap();
+        let l =
+            decode::message(msgs, msgs.for_kind("v1", "ConfigMapList").unwrap(), raw3, 0).unwrap();
+        assert_eq!(l["metadata"], json!({"resourceVersion": "9"}));
+        assert_eq!(
+            l["items"][0],
+            json!({"metadata": {"name": "a", "creationTimestamp": null}, "data": {"k": "v"},
+                   "binaryData": {"b": "AQI="}})
+        );
     }
 }
 

@@ -254,6 +254,7 @@ impl Ctx<'_> {
             Payload::Json(b) => {
                 serde_json::from_slice(&b).map_err(|e| ApiError::internal(e.to_string()))?
             }
+            p @ Payload::Protobuf(_) => return Ok((p, out)),
         };
         if v.get("kind").and_then(Value::as_str) == Some("Status") {
             return Ok((Payload::Value(v), out.after_transform()));
@@ -571,6 +572,22 @@ impl Ctx<'_> {
                     "items": metas,
                 });
                 self.render(200, Payload::Value(list), out.after_transform())
+            }
+            Output::Protobuf => {
+                let api_version = self.def.api.api_version();
+                let list_meta = Value::Object(list_meta);
+                match crest_codec::protobuf::encode_list(
+                    &api_version,
+                    &self.def.api.list_kind,
+                    &list_meta,
+                    &items,
+                ) {
+                    Some(b) => self.render(200, Payload::Protobuf(Bytes::from(b)), out),
+                    None => Err(ApiError::internal(format!(
+                        "{} cannot be encoded as protobuf",
+                        self.def.api.list_kind
+                    ))),
+                }
             }
             _ => {
                 // Assembled from the cached bytes: keys in the order serde_json sorts them.

@@ -19,10 +19,12 @@ pub(crate) fn full(b: impl Into<Bytes>) -> Body {
     Full::new(b.into()).boxed_unsync()
 }
 
-/// A response payload: an object tree, or JSON bytes that need no re-encoding.
+/// A response payload: an object tree, or JSON bytes that need no re-encoding, or a protobuf
+/// body already encoded.
 pub(crate) enum Payload {
     Value(Value),
     Json(Bytes),
+    Protobuf(Bytes),
 }
 
 /// Renders a payload per the negotiated output (JSON, pretty JSON or YAML).
@@ -33,15 +35,20 @@ pub(crate) fn render(
     pretty: bool,
 ) -> Response<Body> {
     let (bytes, ctype) = match (output.after_transform(), payload) {
+        (_, Payload::Protobuf(b)) => (b, crest_codec::protobuf::CONTENT_TYPE),
         (Output::Protobuf, p) => {
-            let v = match p {
-                Payload::Value(v) => v,
-                Payload::Json(b) => serde_json::from_slice(&b).unwrap_or(Value::Null),
+            let encoded = match &p {
+                Payload::Value(v) => crest_codec::protobuf::encode_object(v),
+                // Cached JSON: transcoded without a tree.
+                Payload::Json(b) => type_meta(b)
+                    .and_then(|(av, kind)| crest_codec::protobuf::encode_json(&av, &kind, b)),
+                Payload::Protobuf(b) => Some(b.to_vec()),
             };
-            match crest_codec::protobuf::encode_object(&v) {
-                Some(b) => (Bytes::from(b), crest_codec::protobuf::CONTENT_TYPE),
+            match (encoded, p) {
+                (Some(b), _) => (Bytes::from(b), crest_codec::protobuf::CONTENT_TYPE),
                 // Only kinds with a message negotiate protobuf; anything else stays JSON.
-                None => (
+                (None, Payload::Json(b) | Payload::Protobuf(b)) => (b, "application/json"),
+                (None, Payload::Value(v)) => (
                     Bytes::from(serde_json::to_vec(&v).unwrap_or_default()),
                     "application/json",
                 ),
@@ -50,7 +57,9 @@ pub(crate) fn render(
         (Output::Yaml, p) => {
             let v = match p {
                 Payload::Value(v) => v,
-                Payload::Json(b) => serde_json::from_slice(&b).unwrap_or(Value::Null),
+                Payload::Json(b) | Payload::Protobuf(b) => {
+                    serde_json::from_slice(&b).unwrap_or(Value::Null)
+                }
             };
             (
                 Bytes::from(serde_yaml_ng::to_string(&v).unwrap_or_default()),
@@ -79,6 +88,18 @@ pub(crate) fn render(
     resp.headers_mut()
         .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     resp
+}
+
+/// The `apiVersion` and `kind` of an object's JSON (the rest skipped, not parsed into a tree).
+fn type_meta(json: &[u8]) -> Option<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct TypeMeta {
+        #[serde(rename = "apiVersion")]
+        api_version: String,
+        kind: String,
+    }
+    let tm: TypeMeta = serde_json::from_slice(json).ok()?;
+    Some((tm.api_version, tm.kind))
 }
 
 /// A `Warning: 299` header value; the text as an RFC 7234 warn-text (a quoted string with `"` and

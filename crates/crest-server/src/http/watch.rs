@@ -117,12 +117,21 @@ impl Encoder {
     /// resourceVersion (deletes carry the deletion's revision).
     fn push(&self, buf: &mut Vec<u8>, kind: &str, obj: &CachedObject, rv: Option<Revision>) {
         let prepared = self.prepared(obj);
-        if rv.is_none() && !matches!(self.out, Output::Metadata { .. } | Output::Protobuf) {
+        if rv.is_none() && !matches!(self.out, Output::Metadata { .. }) {
             let served = match &prepared {
                 Some(b) => Ok(b.clone()),
                 None => self.app.registry.serve(&self.def, obj),
             };
             if let Ok(b) = served {
+                if self.out == Output::Protobuf {
+                    let api = &self.def.api;
+                    if let Some(pb) =
+                        crest_codec::protobuf::encode_json(&api.api_version(), &api.kind, &b)
+                    {
+                        crest_codec::protobuf::watch_frame(kind, &pb, buf);
+                    }
+                    return;
+                }
                 if let Output::Table { v1beta1 } = self.out {
                     let rv = obj.mod_revision.to_string();
                     return self.push_table(buf, kind, &b, &rv, v1beta1);

@@ -284,12 +284,13 @@ impl<'a> Compiler<'a> {
             if let Some(props) = props.as_object_mut() {
                 props.insert("apiVersion".into(), serde_json::json!({"type": "string"}));
                 props.insert("kind".into(), serde_json::json!({"type": "string"}));
-                if self.defs.contains_key(OBJECT_META) {
-                    props.insert(
-                        "metadata".into(),
-                        serde_json::json!({"$ref": format!("#/components/schemas/{OBJECT_META}")}),
-                    );
-                }
+                // Without the published ObjectMeta: a free-form (deduced) map.
+                let meta = if self.defs.contains_key(OBJECT_META) {
+                    serde_json::json!({"$ref": format!("#/components/schemas/{OBJECT_META}")})
+                } else {
+                    serde_json::json!({"type": "object"})
+                };
+                props.insert("metadata".into(), meta);
             }
         }
         let atom = self.parse(&with_meta, preserve, depth + 1);

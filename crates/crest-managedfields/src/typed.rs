@@ -598,15 +598,29 @@ fn cmp_list(
     let mut visit = |pe: &PathElement, lv: &[&Value], rv: &[&Value]| {
         path.push(pe.clone());
         match (lv, rv) {
+            ([], []) => {}
             ([a], [b]) => cmp_node(schema, t.elem, Some(a), Some(b), path, c),
             ([a], []) => cmp_node(schema, t.elem, Some(a), None, path, c),
             ([], [b]) => cmp_node(schema, t.elem, None, Some(b), path, c),
-            ([], _) => c.added.insert(path),
-            (_, []) => c.removed.insert(path),
-            (a, b) => {
+            // Duplicates before and after: compared as a whole.
+            (a, b) if a.len() >= 2 && b.len() >= 2 => {
                 if a.len() != b.len() || a.iter().zip(b).any(|(x, y)| !values_equal(x, y)) {
                     c.modified.insert(path)
                 }
+            }
+            // Duplicates no more: the item is new, the duplicate marker removed.
+            (a, b) if a.len() >= 2 => {
+                if let Some(r) = b.first() {
+                    cmp_node(schema, t.elem, None, Some(r), path, c);
+                }
+                c.removed.insert(path);
+            }
+            // New duplicates: the old item removed, the duplicate marker added.
+            (a, _) => {
+                if let Some(l) = a.first() {
+                    cmp_node(schema, t.elem, Some(l), None, path, c);
+                }
+                c.added.insert(path);
             }
         }
         path.pop();

@@ -1,0 +1,867 @@
+//! Walks of values by a [`Schema`], as structured-merge-diff's `typed` package: validation of
+//! an applied configuration (`Validate`, with upstream's messages), the field set of a value
+//! (`ToFieldSet`), the comparison of two values (`Compare`: added, modified, removed), the merge
+//! of a configuration into a live value (`Merge`, the configuration winning on leaves, list
+//! items ordered as upstream orders them), the removal of items (`RemoveItems`) and
+//! `EnsureNamedFieldsAreMembers`.
+
+use crate::fieldpath::{values_equal, PathElement, Set};
+use crate::schema::{Atom, ListKind, ListType, MapType, ScalarKind, Schema, TypeId, DEDUCED};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One problem of a value against its schema, as upstream's `ValidationError`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidationError {
+    /// The path, printed as upstream prints it (`.spec.ports[port=80]`), empty at the root.
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// The problems of a value, printed as upstream's `ValidationErrors` (one: itself; several:
+/// `errors:` and one indented line each).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValidationErrors(pub Vec<ValidationError>);
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.len() == 1 {
+            return write!(f, "{}", self.0[0]);
+        }
+        f.write_str("errors:")?;
+        for e in &self.0 {
+            write!(f, "\n  {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationErrors {}
+
+/// The form a value takes in its type.
+#[derive(Clone, Copy)]
+enum Form<'s> {
+    Scalar(ScalarKind),
+    List(&'s ListType),
+    Map(&'s MapType),
+    Invalid,
+}
+
+impl Form<'_> {
+    fn same(&self, other: &Form<'_>) -> bool {
+        matches!(
+            (self, other),
+            (Form::Scalar(_), Form::Scalar(_))
+                | (Form::List(_), Form::List(_))
+                | (Form::Map(_), Form::Map(_))
+                | (Form::Invalid, Form::Invalid)
+        )
+    }
+}
+
+/// upstream's `deduceAtom` then `handleAtom`'s choice (map, scalar, list).
+fn deduce<'s>(atom: &'s Atom, v: Option<&Value>) -> Form<'s> {
+    match (v, atom) {
+        (Some(Value::Number(_) | Value::String(_) | Value::Bool(_)), Atom { scalar: Some(k), .. }) => {
+            return Form::Scalar(*k)
+        }
+        (Some(Value::Array(_)), Atom { list: Some(l), .. }) => return Form::List(l),
+        (Some(Value::Object(_)), Atom { map: Some(m), .. }) => return Form::Map(m),
+        _ => {}
+    }
+    if let Some(m) = &atom.map {
+        Form::Map(m)
+    } else if let Some(k) = atom.scalar {
+        Form::Scalar(k)
+    } else if let Some(l) = &atom.list {
+        Form::List(l)
+    } else {
+        Form::Invalid
+    }
+}
+
+fn as_list(v: Option<&Value>) -> Option<&Vec<Value>> {
+    match v {
+        Some(Value::Array(a)) => Some(a),
+        _ => None,
+    }
+}
+
+fn as_map(v: Option<&Value>) -> Option<&Map<String, Value>> {
+    match v {
+        Some(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// The path element of a list item (upstream's `listItemToPathElement`).
+pub(crate) fn list_item_pe(
+    schema: &Schema,
+    list: &ListType,
+    index: usize,
+    item: &Value,
+) -> Result<PathElement, String> {
+    match &list.kind {
+        ListKind::Atomic => Ok(PathElement::Index(index)),
+        ListKind::Set => match item {
+            Value::Object(_) => {
+                Err("associative list without keys has an element that's a map type".into())
+            }
+            Value::Array(_) => Err("not supported: associative list with lists as elements".into()),
+            Value::Null => {
+                Err("associative list without keys has an element that's an explicit null".into())
+            }
+            v => Ok(PathElement::Value(v.clone())),
+        },
+        ListKind::Map(keys) => {
+            let m = match item {
+                Value::Null => {
+                    return Err("associative list with keys may not have a null element".into())
+                }
+                Value::Object(m) => m,
+                _ => return Err("associative list with keys may not have non-map elements".into()),
+            };
+            let mut fields = Vec::with_capacity(keys.len());
+            for k in keys {
+                if let Some(v) = m.get(k) {
+                    fields.push((k.clone(), v.clone()));
+                    continue;
+                }
+                let default = schema
+                    .atom(list.elem)
+                    .map
+                    .as_ref()
+                    .and_then(|t| t.field(k))
+                    .and_then(|f| f.default.clone());
+                match default {
+                    Some(d) => fields.push((k.clone(), d)),
+                    None => {
+                        return Err(format!(
+                        "associative list with keys has an element that omits key field {k:?} (and doesn't have default value)"
+                    ))
+                    }
+                }
+            }
+            Ok(PathElement::key(fields))
+        }
+    }
+}
+
+/// Go's `%v` of an unstructured value.
+fn go_v(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".into(),
+        Value::String(s) => s.clone(),
+        Value::Array(a) => format!("[{}]", a.iter().map(go_v).collect::<Vec<_>>().join(" ")),
+        Value::Object(m) => format!(
+            "map[{}]",
+            m.iter()
+                .map(|(k, x)| format!("{k}:{}", go_v(x)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        other => crate::gojson::to_string(other),
+    }
+}
+
+/// Go's `%#v` of an unstructured value.
+fn go_sharp_v(v: &Value) -> String {
+    match v {
+        Value::Null => "interface {}(nil)".into(),
+        Value::Array(a) => format!(
+            "[]interface {{}}{{{}}}",
+            a.iter().map(go_sharp_v).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(m) => format!(
+            "map[string]interface {{}}{{{}}}",
+            m.iter()
+                .map(|(k, x)| format!("{}:{}", crate::gojson::to_string(&Value::from(k.as_str())), go_sharp_v(x)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => crate::gojson::to_string(other),
+    }
+}
+
+/// Go's `%T` of an unstructured value.
+fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+struct Validator<'s> {
+    schema: &'s Schema,
+    allow_duplicates: bool,
+    path: String,
+    errors: Vec<ValidationError>,
+}
+
+impl Validator<'_> {
+    fn error(&mut self, message: String) {
+        self.errors.push(ValidationError {
+            path: self.path.clone(),
+            message,
+        });
+    }
+
+    fn walk(&mut self, ty: TypeId, v: &Value) {
+        let atom = self.schema.atom(ty);
+        match deduce(atom, Some(v)) {
+            Form::Scalar(k) => self.scalar(k, v),
+            Form::List(t) => match v {
+                Value::Null => {}
+                Value::Array(items) => self.list(t, items),
+                other => self.error(format!("expected list, got &{{{}}}", go_v(other))),
+            },
+            Form::Map(t) => match v {
+                Value::Null => {}
+                Value::Object(m) => self.map(t, m),
+                other => self.error(format!("expected map, got &{{{}}}", go_v(other))),
+            },
+            Form::Invalid => self.error("schema error: invalid atom: inlined".into()),
+        }
+    }
+
+    fn scalar(&mut self, k: ScalarKind, v: &Value) {
+        let ok = match (k, v) {
+            (_, Value::Null) => true,
+            (ScalarKind::Numeric, Value::Number(_)) => true,
+            (ScalarKind::String, Value::String(_)) => true,
+            (ScalarKind::Boolean, Value::Bool(_)) => true,
+            (ScalarKind::Untyped, Value::Number(_) | Value::String(_) | Value::Bool(_)) => true,
+            _ => false,
+        };
+        if ok {
+            return;
+        }
+        let msg = match k {
+            ScalarKind::Numeric => format!("expected numeric (int or float), got {}", go_type(v)),
+            ScalarKind::String => format!(
+                "expected string, got &value.valueUnstructured{{Value:{}}}",
+                go_sharp_v(v)
+            ),
+            ScalarKind::Boolean => format!("expected boolean, got &{{{}}}", go_v(v)),
+            ScalarKind::Untyped => format!("expected any scalar, got &{{{}}}", go_v(v)),
+        };
+        self.error(msg);
+    }
+
+    fn list(&mut self, t: &ListType, items: &[Value]) {
+        let mut seen: Vec<PathElement> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let pe = if t.kind == ListKind::Atomic {
+                PathElement::Index(i)
+            } else {
+                match list_item_pe(self.schema, t, i, item) {
+                    Ok(pe) => pe,
+                    Err(e) => {
+                        self.error(format!("element {i}: {e}"));
+                        return;
+                    }
+                }
+            };
+            if t.kind != ListKind::Atomic {
+                match seen.binary_search(&pe) {
+                    Ok(_) if self.allow_duplicates => {}
+                    Ok(_) => self.error(format!("duplicate entries for key {pe}")),
+                    Err(at) => seen.insert(at, pe.clone()),
+                }
+            }
+            let len = self.path.len();
+            self.path.push_str(&pe.to_string());
+            self.walk(t.elem, item);
+            self.path.truncate(len);
+        }
+    }
+
+    fn map(&mut self, t: &MapType, m: &Map<String, Value>) {
+        for (k, v) in m {
+            let len = self.path.len();
+            self.path.push('.');
+            self.path.push_str(k);
+            match t.type_of(k) {
+                Some(ty) => self.walk(ty, v),
+                None => {
+                    self.error("field not declared in schema".into());
+                    self.path.truncate(len);
+                    return;
+                }
+            }
+            self.path.truncate(len);
+        }
+    }
+}
+
+/// The problems of `v` against `schema` (upstream's `Validate`, duplicates refused, as for
+/// an applied configuration).
+pub fn validate(schema: &Schema, v: &Value) -> Result<(), ValidationErrors> {
+    validate_with(schema, v, false)
+}
+
+/// [`validate`], duplicate items of associative lists allowed or not (upstream's
+/// `AllowDuplicates`, used for objects being updated).
+pub fn validate_with(
+    schema: &Schema,
+    v: &Value,
+    allow_duplicates: bool,
+) -> Result<(), ValidationErrors> {
+    let mut w = Validator {
+        schema,
+        allow_duplicates,
+        path: String::new(),
+        errors: Vec::new(),
+    };
+    w.walk(schema.root(), v);
+    if w.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ValidationErrors(w.errors))
+    }
+}
+
+/// The fields of `v` (upstream's `ToFieldSet`): every scalar, atomic list or map, list item,
+/// map entry (keys of maps, not struct fields) and empty or null struct field.
+pub fn to_field_set(schema: &Schema, v: &Value) -> Set {
+    let mut s = Set::new();
+    field_set(schema, schema.root(), v, &mut s);
+    s
+}
+
+/// Fills `out`, the set under the current node, with the fields of `v`. Returns whether the
+/// node itself is a member (a leaf).
+fn field_set(schema: &Schema, ty: TypeId, v: &Value, out: &mut Set) -> bool {
+    match deduce(schema.atom(ty), Some(v)) {
+        Form::Scalar(_) | Form::Invalid => true,
+        Form::List(t) => {
+            if t.kind == ListKind::Atomic {
+                return true;
+            }
+            let Value::Array(items) = v else {
+                return false;
+            };
+            let mut pes = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                pes.push(list_item_pe(schema, t, i, item).ok());
+            }
+            // Duplicated items are members as a whole (upstream's AllowDuplicates).
+            let mut sorted: Vec<&PathElement> = pes.iter().flatten().collect();
+            sorted.sort();
+            let dup = |pe: &PathElement| {
+                let i = sorted.partition_point(|x| *x < pe);
+                sorted.get(i + 1).is_some_and(|x| *x == pe)
+            };
+            for (item, pe) in items.iter().zip(pes.iter()) {
+                let Some(pe) = pe else { continue };
+                if dup(pe) {
+                    out.insert_member(pe.clone());
+                    continue;
+                }
+                let mut child = Set::new();
+                field_set(schema, t.elem, item, &mut child);
+                out.insert_member(pe.clone());
+                out.put_child(pe.clone(), child);
+            }
+            false
+        }
+        Form::Map(t) => {
+            if t.atomic {
+                return true;
+            }
+            let Value::Object(m) = v else {
+                return false;
+            };
+            for (k, val) in m {
+                let field = t.field(k);
+                let ty = field.map(|f| f.ty).or(t.elem).unwrap_or(DEDUCED);
+                let mut child = Set::new();
+                let leaf = field_set(schema, ty, val, &mut child);
+                let pe = PathElement::Field(k.clone());
+                let empty = matches!(val, Value::Null)
+                    || matches!(val, Value::Object(o) if o.is_empty());
+                if leaf || empty || field.is_none() {
+                    out.insert_member(pe.clone());
+                }
+                out.put_child(pe, child);
+            }
+            false
+        }
+    }
+}
+
+/// The result of comparing two values (upstream's `Comparison`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Comparison {
+    /// In the new value only.
+    pub added: Set,
+    /// In both, different.
+    pub modified: Set,
+    /// In the old value only.
+    pub removed: Set,
+}
+
+impl Comparison {
+    /// Whether the values were the same.
+    pub fn is_same(&self) -> bool {
+        self.added.is_empty() && self.modified.is_empty() && self.removed.is_empty()
+    }
+
+    /// The comparison without the paths in or below `fields` (upstream's `ExcludeFields`).
+    pub fn exclude(&self, fields: &Set) -> Comparison {
+        if fields.is_empty() {
+            return self.clone();
+        }
+        Comparison {
+            added: self.added.recursive_difference(fields),
+            modified: self.modified.recursive_difference(fields),
+            removed: self.removed.recursive_difference(fields),
+        }
+    }
+}
+
+/// Compares `lhs` (old; `None`: nothing) with `rhs` (new).
+pub fn compare(schema: &Schema, lhs: Option<&Value>, rhs: Option<&Value>) -> Comparison {
+    let mut c = Comparison::default();
+    if lhs.is_none() && rhs.is_none() {
+        return c;
+    }
+    let mut path = Vec::new();
+    cmp_node(schema, schema.root(), lhs, rhs, &mut path, &mut c);
+    c
+}
+
+fn cmp_leaf(lhs: Option<&Value>, rhs: Option<&Value>, path: &[PathElement], c: &mut Comparison) {
+    match (lhs, rhs) {
+        (None, _) => c.added.insert(path),
+        (_, None) => c.removed.insert(path),
+        (Some(l), Some(r)) => {
+            if !values_equal(l, r) {
+                c.modified.insert(path)
+            }
+        }
+    }
+}
+
+fn cmp_node(
+    schema: &Schema,
+    ty: TypeId,
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    path: &mut Vec<PathElement>,
+    c: &mut Comparison,
+) {
+    let atom = schema.atom(ty);
+    let fl = deduce(atom, lhs);
+    let fr = deduce(atom, rhs);
+    let leaf = if rhs.is_none() {
+        cmp_form(schema, fl, lhs, rhs, path, c)
+    } else if lhs.is_none() || fl.same(&fr) {
+        cmp_form(schema, fr, lhs, rhs, path, c)
+    } else {
+        cmp_form(schema, fl, lhs, rhs, path, c);
+        cmp_form(schema, fr, lhs, rhs, path, c)
+    };
+    if !leaf {
+        if lhs.is_none() {
+            c.added.insert(path);
+        } else if rhs.is_none() {
+            c.removed.insert(path);
+        }
+    }
+}
+
+/// Returns whether the node was a leaf.
+fn cmp_form(
+    schema: &Schema,
+    form: Form<'_>,
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    path: &mut Vec<PathElement>,
+    c: &mut Comparison,
+) -> bool {
+    match form {
+        Form::Scalar(_) | Form::Invalid => {
+            cmp_leaf(lhs, rhs, path, c);
+            true
+        }
+        Form::List(t) => {
+            let (l, r) = (as_list(lhs), as_list(rhs));
+            let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
+            if t.kind == ListKind::Atomic || empty {
+                cmp_leaf(lhs, rhs, path, c);
+                return true;
+            }
+            cmp_list(schema, t, l, r, path, c);
+            false
+        }
+        Form::Map(t) => {
+            let (l, r) = (as_map(lhs), as_map(rhs));
+            let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
+            if t.atomic || empty {
+                cmp_leaf(lhs, rhs, path, c);
+                return true;
+            }
+            zip_maps(l, r, |k, lv, rv| {
+                path.push(PathElement::Field(k.to_string()));
+                cmp_node(schema, t.type_of(k).unwrap_or(DEDUCED), lv, rv, path, c);
+                path.pop();
+            });
+            false
+        }
+    }
+}
+
+/// Calls `f` for every key of either map, in key order.
+fn zip_maps<'v>(
+    l: Option<&'v Map<String, Value>>,
+    r: Option<&'v Map<String, Value>>,
+    mut f: impl FnMut(&'v str, Option<&'v Value>, Option<&'v Value>),
+) {
+    match (l, r) {
+        (None, None) => {}
+        (Some(l), None) => l.iter().for_each(|(k, v)| f(k, Some(v), None)),
+        (None, Some(r)) => r.iter().for_each(|(k, v)| f(k, None, Some(v))),
+        (Some(l), Some(r)) => {
+            let mut a = l.iter().peekable();
+            let mut b = r.iter().peekable();
+            loop {
+                match (a.peek(), b.peek()) {
+                    (None, None) => break,
+                    (Some(&(k, v)), None) => {
+                        f(k, Some(v), None);
+                        a.next();
+                    }
+                    (None, Some(&(k, v))) => {
+                        f(k, None, Some(v));
+                        b.next();
+                    }
+                    (Some(&(ka, va)), Some(&(kb, vb))) => match ka.cmp(kb) {
+                        std::cmp::Ordering::Less => {
+                            f(ka, Some(va), None);
+                            a.next();
+                        }
+                        std::cmp::Ordering::Greater => {
+                            f(kb, None, Some(vb));
+                            b.next();
+                        }
+                        std::cmp::Ordering::Equal => {
+                            f(ka, Some(va), Some(vb));
+                            a.next();
+                            b.next();
+                        }
+                    },
+                }
+            }
+        }
+    }
+}
+
+type Indexed<'v> = BTreeMap<PathElement, Vec<&'v Value>>;
+
+fn index_items<'v>(schema: &Schema, t: &ListType, items: Option<&'v Vec<Value>>) -> Indexed<'v> {
+    let mut out: Indexed<'v> = BTreeMap::new();
+    for (i, item) in items.into_iter().flatten().enumerate() {
+        if let Ok(pe) = list_item_pe(schema, t, i, item) {
+            out.entry(pe).or_default().push(item);
+        }
+    }
+    out
+}
+
+fn cmp_list(
+    schema: &Schema,
+    t: &ListType,
+    l: Option<&Vec<Value>>,
+    r: Option<&Vec<Value>>,
+    path: &mut Vec<PathElement>,
+    c: &mut Comparison,
+) {
+    let li = index_items(schema, t, l);
+    let ri = index_items(schema, t, r);
+    let mut visit = |pe: &PathElement, lv: &[&Value], rv: &[&Value]| {
+        path.push(pe.clone());
+        match (lv, rv) {
+            ([], []) => {}
+            ([a], [b]) => cmp_node(schema, t.elem, Some(a), Some(b), path, c),
+            ([a], []) => cmp_node(schema, t.elem, Some(a), None, path, c),
+            ([], [b]) => cmp_node(schema, t.elem, None, Some(b), path, c),
+            // Duplicates before and after: compared as a whole.
+            (a, b) if a.len() >= 2 && b.len() >= 2 => {
+                if a.len() != b.len() || a.iter().zip(b).any(|(x, y)| !values_equal(x, y)) {
+                    c.modified.insert(path)
+                }
+            }
+            // Duplicates no more: the item is new, the duplicate marker removed.
+            (a, b) if a.len() >= 2 => {
+                if let Some(r) = b.first() {
+                    cmp_node(schema, t.elem, None, Some(r), path, c);
+                }
+                c.removed.insert(path);
+            }
+            // New duplicates: the old item removed, the duplicate marker added.
+            (a, _) => {
+                if let Some(l) = a.first() {
+                    cmp_node(schema, t.elem, Some(l), None, path, c);
+                }
+                c.added.insert(path);
+            }
+        }
+        path.pop();
+    };
+    for (pe, lv) in &li {
+        let rv = ri.get(pe).map(Vec::as_slice).unwrap_or(&[]);
+        visit(pe, lv, rv);
+    }
+    for (pe, rv) in &ri {
+        if !li.contains_key(pe) {
+            visit(pe, &[], rv);
+        }
+    }
+}
+
+/// Merges `rhs` (a configuration) into `lhs` (upstream's `Merge`): leaves and atomic parts
+/// from `rhs` when it has them, granular maps and associative lists merged, list items in
+/// upstream's order. `None` when neither side has anything.
+pub fn merge(schema: &Schema, lhs: Option<&Value>, rhs: Option<&Value>) -> Option<Value> {
+    merge_node(schema, schema.root(), lhs, rhs)
+}
+
+fn merge_node(
+    schema: &Schema,
+    ty: TypeId,
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+) -> Option<Value> {
+    let atom = schema.atom(ty);
+    let form = if rhs.is_none() {
+        deduce(atom, lhs)
+    } else {
+        deduce(atom, rhs)
+    };
+    let leaf = || rhs.or(lhs).cloned();
+    match form {
+        Form::Scalar(_) | Form::Invalid => leaf(),
+        Form::List(t) => {
+            let (l, r) = (as_list(lhs), as_list(rhs));
+            let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
+            if t.kind == ListKind::Atomic || empty {
+                return leaf();
+            }
+            let out = merge_list(schema, t, l, r);
+            (!out.is_empty()).then_some(Value::Array(out))
+        }
+        Form::Map(t) => {
+            let (l, r) = (as_map(lhs), as_map(rhs));
+            let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
+            if t.atomic || empty {
+                return leaf();
+            }
+            // Fast path: only the live value has the map.
+            if let (Some(l), None) = (l, r) {
+                return Some(Value::Object(l.clone()));
+            }
+            let mut out = Map::new();
+            zip_maps(l, r, |k, lv, rv| {
+                if let Some(v) = merge_node(schema, t.type_of(k).unwrap_or(DEDUCED), lv, rv) {
+                    out.insert(k.to_string(), v);
+                }
+            });
+            (!out.is_empty()).then_some(Value::Object(out))
+        }
+    }
+}
+
+type Order<'v> = (Vec<PathElement>, BTreeMap<PathElement, &'v Value>);
+
+/// The distinct items of a list, in order (a repeated item counts once).
+fn item_order<'v>(schema: &Schema, t: &ListType, items: Option<&'v Vec<Value>>) -> Order<'v> {
+    let mut pes: Vec<PathElement> = Vec::new();
+    let mut seen: BTreeMap<PathElement, &'v Value> = BTreeMap::new();
+    for (i, item) in items.into_iter().flatten().enumerate() {
+        if let Ok(pe) = list_item_pe(schema, t, i, item) {
+            if !seen.contains_key(&pe) {
+                seen.insert(pe.clone(), item);
+                pes.push(pe);
+            }
+        }
+    }
+    (pes, seen)
+}
+
+/// Upstream's item order: the items of `lhs`, the configuration's items (new or shared) where
+/// the configuration puts them relative to the shared ones.
+fn merge_list(
+    schema: &Schema,
+    t: &ListType,
+    l: Option<&Vec<Value>>,
+    r: Option<&Vec<Value>>,
+) -> Vec<Value> {
+    let (lo, lseen) = item_order(schema, t, l);
+    let (ro, rseen) = item_order(schema, t, r);
+    let mut shared = ro.iter().filter(|pe| lseen.contains_key(*pe));
+    let mut next_shared = shared.next();
+    let mut out = Vec::with_capacity(lo.len().max(ro.len()));
+    let item = |_pe: &PathElement, lv: Option<&Value>, rv: Option<&Value>| {
+        merge_node(schema, t.elem, lv, rv)
+    };
+    let (mut li, mut ri) = (0, 0);
+    while li < lo.len() || ri < ro.len() {
+        if li < lo.len() && ri < ro.len() {
+            let pe = &lo[li];
+            if *pe == ro[ri] {
+                out.extend(item(pe, lseen.get(pe).copied(), rseen.get(pe).copied()));
+                li += 1;
+                ri += 1;
+                next_shared = shared.next();
+                continue;
+            }
+            if rseen.contains_key(pe) && next_shared.is_some_and(|n| n != pe) {
+                li += 1;
+                continue;
+            }
+        }
+        if li < lo.len() {
+            let pe = &lo[li];
+            if !rseen.contains_key(pe) {
+                out.extend(item(pe, lseen.get(pe).copied(), None));
+                li += 1;
+                continue;
+            }
+        }
+        if ri < ro.len() {
+            let pe = &ro[ri];
+            out.extend(item(pe, lseen.get(pe).copied(), rseen.get(pe).copied()));
+            ri += 1;
+            if next_shared == Some(pe) {
+                next_shared = shared.next();
+            }
+        } else {
+            // Unreachable by construction; never loop forever.
+            li += 1;
+        }
+    }
+    out
+}
+
+/// `v` without the items and fields of `items` (upstream's `RemoveItems`: a map or list left
+/// empty by the removal becomes null, as upstream leaves it).
+pub fn remove_items(schema: &Schema, v: &Value, items: &Set) -> Value {
+    if items.is_empty() {
+        return v.clone();
+    }
+    match remove_node(schema, schema.root(), v, items) {
+        Value::Null => Value::Object(Map::new()),
+        other => other,
+    }
+}
+
+fn remove_node(schema: &Schema, ty: TypeId, v: &Value, items: &Set) -> Value {
+    match deduce(schema.atom(ty), Some(v)) {
+        Form::Scalar(_) | Form::Invalid => v.clone(),
+        Form::List(t) => {
+            let Value::Array(a) = v else {
+                return v.clone();
+            };
+            if a.is_empty() || t.kind == ListKind::Atomic {
+                return Value::Null;
+            }
+            let mut out = Vec::with_capacity(a.len());
+            for (i, item) in a.iter().enumerate() {
+                let Ok(pe) = list_item_pe(schema, t, i, item) else {
+                    out.push(item.clone());
+                    continue;
+                };
+                if items.has_member(&pe) {
+                    continue;
+                }
+                match items.child(&pe) {
+                    Some(sub) => out.push(remove_node(schema, t.elem, item, sub)),
+                    None => out.push(item.clone()),
+                }
+            }
+            if out.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(out)
+            }
+        }
+        Form::Map(t) => {
+            let Value::Object(m) = v else {
+                return v.clone();
+            };
+            if m.is_empty() || t.atomic {
+                return Value::Null;
+            }
+            let mut out = Map::new();
+            for (k, val) in m {
+                let pe = PathElement::Field(k.clone());
+                if items.has_member(&pe) {
+                    continue;
+                }
+                match items.child(&pe) {
+                    Some(sub) => {
+                        let ty = t.type_of(k).unwrap_or(DEDUCED);
+                        out.insert(k.clone(), remove_node(schema, ty, val, sub));
+                    }
+                    None => {
+                        out.insert(k.clone(), val.clone());
+                    }
+                }
+            }
+            if out.is_empty() {
+                Value::Null
+            } else {
+                Value::Object(out)
+            }
+        }
+    }
+}
+
+/// `set` with the struct fields that are parents of its paths made members too (upstream's
+/// `EnsureNamedFieldsAreMembers`), so that removing them removes the field.
+pub fn ensure_named_fields_are_members(schema: &Schema, set: &Set) -> Set {
+    ensure_named(schema, Some(schema.root()), set)
+}
+
+fn ensure_named(schema: &Schema, ty: Option<TypeId>, set: &Set) -> Set {
+    let atom = ty.map(|t| schema.atom(t));
+    let map = atom.and_then(|a| a.map.as_ref());
+    let list = atom.and_then(|a| a.list.as_ref());
+    let mut out = Set::new();
+    for m in set.members() {
+        out.insert_member(m.clone());
+    }
+    for (pe, child) in set.children() {
+        let child_ty = match pe {
+            PathElement::Field(name) => {
+                if let Some(f) = map.and_then(|m| m.field(name)) {
+                    out.insert_member(pe.clone());
+                    Some(f.ty)
+                } else {
+                    map.and_then(|m| m.elem)
+                }
+            }
+            PathElement::Key(_) => list.map(|l| l.elem),
+            _ => None,
+        };
+        out.put_child(pe.clone(), ensure_named(schema, child_ty, child));
+    }
+    out
+}

@@ -43,7 +43,9 @@ fn config(image: &str) -> Value {
     spec.insert("cronSpec".into(), json!("*/5 * * * *"));
     spec.insert(
         "image".into(),
-        json!(format!("registry.example.com/team/my-awesome-cron-image:{image}")),
+        json!(format!(
+            "registry.example.com/team/my-awesome-cron-image:{image}"
+        )),
     );
     spec.insert("replicas".into(), json!(3));
     for i in 0..EXTRA {

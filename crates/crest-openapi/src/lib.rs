@@ -129,6 +129,12 @@ fn builtin_v3() -> &'static Map<String, Value> {
     })
 }
 
+/// The published definitions of the built-in kinds (v3 form, `#/components/schemas/` refs),
+/// by name: what typed merges (server-side apply) walk.
+pub fn builtin_definitions() -> &'static Map<String, Value> {
+    builtin_v3()
+}
+
 fn builtin_v2() -> &'static Map<String, Value> {
     static DEFS: OnceLock<Map<String, Value>> = OnceLock::new();
     DEFS.get_or_init(|| {

@@ -95,7 +95,14 @@ async fn kubectl_finalizer_lifecycle_and_watch() {
 
     // A second delete changes nothing.
     s.kubectl_ok(&["delete", "crontab", "my-new-cron-object", "--wait=false"]);
-    let (_, again) = get_json(&s, &path).await;
+    let (_, mut again) = get_json(&s, &path).await;
+    // kubectl's output hides managedFields; the raw read has them.
+    let managed = again["metadata"]["managedFields"].take();
+    assert!(managed.is_array(), "{again}");
+    again["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("managedFields");
     assert_eq!(again["metadata"], got["metadata"]);
 
     // Finalizers may only be removed now.

@@ -233,7 +233,7 @@ async fn status_is_written_only_through_the_status_subresource() {
         &v,
         415,
         Some("UnsupportedMediaType"),
-        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json",
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
     );
 
     // A stale resourceVersion on /status is a conflict.

@@ -110,12 +110,19 @@ async fn handle(
     // Writes answer with a Table or PartialObjectMetadata too when asked, as upstream's
     // transformResponseObject does for every verb.
     let write_caps = read_caps;
+    let user_agent = req
+        .headers()
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let ctx = Ctx {
         app: app.clone(),
         def: def.clone(),
         query,
         pretty,
         warnings: Default::default(),
+        user_agent,
     };
     match (&method, rp.name.as_deref()) {
         (&Method::GET, Some(name)) => {
@@ -197,6 +204,8 @@ struct Ctx<'a> {
     pretty: bool,
     /// Warning headers for the response (e.g. unknown fields under fieldValidation=Warn).
     warnings: std::sync::Mutex<Vec<String>>,
+    /// The request's User-Agent (the field manager when `fieldManager` is not given).
+    user_agent: String,
 }
 
 /// Upstream's `gvkWithDefaults` for a built-in kind's body: an empty kind is the endpoint's; an
@@ -481,9 +490,40 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// The options of a write (`kind`: CreateOptions, UpdateOptions, PatchOptions), validated
+    /// as upstream's `Validate*Options` (for a patch, `apply` says whether it is one), with the
+    /// field manager the write is recorded for.
     fn write_options(&self, kind: &str) -> Result<WriteOptions, ApiError> {
+        self.write_options_for(kind, None)
+    }
+
+    fn write_options_for(&self, kind: &str, apply: Option<bool>) -> Result<WriteOptions, ApiError> {
+        let mut opts = WriteOptions::new(self.query.dry_run(kind)?);
+        let field_manager = self.query.get("fieldManager");
+        let errs = match apply {
+            Some(apply) => crest_managedfields::fieldmanager::validate_patch_options(
+                apply,
+                field_manager.unwrap_or(""),
+                self.query.get("force").is_some(),
+            ),
+            None => crest_managedfields::managed::validate_field_manager(
+                field_manager.unwrap_or(""),
+                &FieldPath::new("fieldManager"),
+            ),
+        };
+        if !errs.is_empty() {
+            return Err(ApiError::invalid(
+                &GroupKind::new("meta.k8s.io", kind),
+                "",
+                &errs,
+            ));
+        }
         self.query.field_validation()?;
-        Ok(WriteOptions::new(self.query.dry_run(kind)?))
+        opts.manager = Some(crest_managedfields::manager_or_user_agent(
+            field_manager,
+            &self.user_agent,
+        ));
+        Ok(opts)
     }
 
     /// Adds the warnings a registry write produced to the response's.
@@ -684,7 +724,10 @@ impl Ctx<'_> {
         if sub == Some("scale") {
             return self.patch_scale(ns, name, body, fmt, out).await;
         }
-        let opts = self.write_options("PatchOptions")?;
+        if fmt == BodyFormat::ApplyPatch {
+            return self.apply(ns, name, sub, &body, out).await;
+        }
+        let opts = self.write_options_for("PatchOptions", Some(false))?;
         let patch = self.decode_patch(&body, fmt)?;
         let mode = UpdateMode::from_subresource(sub);
         let dups = self.duplicates(&body, fmt)?;
@@ -705,6 +748,81 @@ impl Ctx<'_> {
         self.render(200, Payload::Value(patched), out)
     }
 
+    /// Server-side apply (`application/apply-patch+yaml`): the body (YAML or JSON) is the
+    /// manager's whole intent, merged into the live object by the resource's schema with
+    /// ownership recorded in managedFields (crest_managedfields), creating the object when it
+    /// does not exist; then the usual pipeline (pruning, defaults, validation, storage).
+    async fn apply(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        sub: Option<&str>,
+        body: &[u8],
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        let mut opts = self.write_options_for("PatchOptions", Some(true))?;
+        let force = self.query.bool("force")?;
+        let manager = opts.manager.take().unwrap_or_default();
+        let Some(schema) = self.def.managed_schema() else {
+            return Err(ApiError::internal(format!(
+                "no merge schema for {}",
+                self.def.api.group_resource()
+            )));
+        };
+        let config: Value = serde_yaml_ng::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        if !config.is_object() {
+            return Err(ApiError::bad_request(
+                "error decoding YAML: the apply configuration is not an object",
+            ));
+        }
+        let dups = self.duplicates(body, BodyFormat::Yaml)?;
+        let subresource = sub.unwrap_or("");
+        let reset = self.def.reset_fields(subresource);
+        let api_version = self.def.api.api_version();
+        let fm = crest_managedfields::FieldManager {
+            schema,
+            api_version: &api_version,
+            kind: &self.def.api.kind,
+            subresource,
+            reset_fields: reset.as_ref(),
+        };
+        let applied = |live: Option<&Value>| -> Result<Value, ApiError> {
+            let mut doc = fm
+                .apply(live, &config, &manager, force, &meta::now_rfc3339())
+                .map_err(apply_error)?;
+            self.coerce(&mut doc, true, &dups)?;
+            Ok(doc)
+        };
+        // The merge recorded this write in managedFields: the registry records nothing more.
+        let mode = UpdateMode::from_subresource(sub);
+        let patched = self
+            .app
+            .registry
+            .patch(&self.def, ns, name, mode, &opts, |current| {
+                applied(Some(current))
+            })
+            .await;
+        let payload = match patched {
+            Ok(v) => (200, Payload::Value(v)),
+            // Apply creates what does not exist (not through a subresource).
+            Err(e) if e.code == 404 && sub.is_none() => {
+                let mut obj = applied(None)?;
+                if meta::name(&obj).is_empty() {
+                    meta::set(&mut obj, "name", name);
+                }
+                check_identity(&self.def, ns, name, &obj)?;
+                match self.app.registry.create(&self.def, ns, obj, &opts).await? {
+                    Served::Tree(v) => (201, Payload::Value(v)),
+                    Served::Json(b) => (201, Payload::Json(b)),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        self.add_warnings(&opts);
+        self.render(payload.0, payload.1, out)
+    }
+
     /// A patch body of a type this resource accepts.
     fn decode_patch(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
         let builtin = self.def.crd_name.is_none();
@@ -717,9 +835,9 @@ impl Ctx<'_> {
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}"))),
             _ => {
                 let accepted = if builtin {
-                    "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
+                    "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
                 } else {
-                    "application/json-patch+json, application/merge-patch+json"
+                    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
                 };
                 Err(ApiError::unsupported_media_type(format!(
                     "the body of the request was in an unknown format - accepted media types include: {accepted}"
@@ -809,7 +927,10 @@ impl Ctx<'_> {
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
         let paths = self.scale_paths(name)?;
-        let opts = self.write_options("UpdateOptions")?;
+        let mut opts = self.write_options_for("UpdateOptions", None)?;
+        // Not recorded yet: upstream converts /scale field sets to the custom resource's
+        // replicas paths (managedFields of subresource "scale").
+        opts.manager = None;
         let obj = self.decode(&body, fmt)?;
         check_scale_type(&obj)?;
         let dups = self.duplicates(&body, fmt)?;
@@ -848,7 +969,10 @@ impl Ctx<'_> {
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
         let paths = self.scale_paths(name)?;
-        let opts = self.write_options("PatchOptions")?;
+        let mut opts = self.write_options_for("PatchOptions", Some(false))?;
+        // Not recorded yet: upstream converts /scale field sets to the custom resource's
+        // replicas paths (managedFields of subresource "scale").
+        opts.manager = None;
         let patch = self.decode_patch(&body, fmt)?;
         let dups = self.duplicates(&body, fmt)?;
         self.write_scale(ns, name, &paths, &opts, out, |cur| {
@@ -1016,6 +1140,29 @@ fn apply_patch(
         }
     }
     Ok(doc)
+}
+
+/// An apply failure as the apiserver answers it: 409 with a cause per conflicting field, 400,
+/// or 500 for merge errors upstream does not type.
+fn apply_error(e: crest_managedfields::ApplyError) -> ApiError {
+    use crest_managedfields::ApplyError;
+    match e {
+        ApplyError::Conflicts(c) => {
+            // errors.NewApplyConflict: details hold only the causes.
+            let mut err = ApiError::new(409, crest_api::Reason::Conflict, c.to_string());
+            let causes: Vec<Value> = c
+                .causes()
+                .into_iter()
+                .map(|cause| json!({"reason": cause.reason, "message": cause.message, "field": cause.field}))
+                .collect();
+            let mut details = serde_json::Map::new();
+            details.insert("causes".into(), Value::Array(causes));
+            err.details = Some(details);
+            err
+        }
+        ApplyError::BadRequest(m) => ApiError::bad_request(m),
+        ApplyError::Internal(m) => ApiError::internal(m),
+    }
 }
 
 fn json_str(s: &str) -> String {

@@ -83,6 +83,10 @@ pub(crate) struct WriteOptions {
     pub warnings: std::sync::Mutex<Vec<String>>,
     /// DELETE: how dependents go (sets the orphan / foregroundDeletion finalizers).
     pub cascade: deletion::Cascade,
+    /// The field manager the write is recorded for in `metadata.managedFields` (the
+    /// request's `fieldManager`, or its User-Agent's product); `None` records nothing (the
+    /// server's own writes).
+    pub manager: Option<String>,
 }
 
 impl WriteOptions {
@@ -91,6 +95,7 @@ impl WriteOptions {
             dry_run,
             warnings: Default::default(),
             cascade: Default::default(),
+            manager: None,
         }
     }
 
@@ -525,6 +530,7 @@ impl Registry {
         }
         self.admit_namespace(def, ns, meta::name(&obj))?;
         opts.warn(dedup_owner_references(&mut obj, false));
+        record_update(def, None, &mut obj, "", opts);
         let strategy = def.strategy.as_ref();
         if let Some(m) = meta::meta_mut(&mut obj) {
             for f in [
@@ -815,6 +821,12 @@ impl Registry {
             }
         }
         restore_system_metadata(&mut obj, &old);
+        let subresource = match mode {
+            UpdateMode::Main => "",
+            UpdateMode::Status => "status",
+            UpdateMode::Finalize => "finalize",
+        };
+        record_update(def, Some(&old), &mut obj, subresource, opts);
         match mode {
             UpdateMode::Main => strategy.prepare_update(&mut obj, &old),
             UpdateMode::Status => strategy.prepare_status_update(&mut obj, &old),
@@ -1411,4 +1423,29 @@ mod tests {
         let (_, md) = stored_bytes_with_metadata(&mut json!({"metadata": 1})).expect("encode");
         assert!(md.is_none());
     }
+}
+
+/// Records a write (create: no `live`) in `new`'s `metadata.managedFields` as an Update by the
+/// request's manager (upstream's `FieldManager.UpdateNoErrors`, run by the handlers before
+/// the strategy): nothing for the server's own writes or a resource without a merge schema.
+fn record_update(
+    def: &ResourceDef,
+    live: Option<&Value>,
+    new: &mut Value,
+    subresource: &str,
+    opts: &WriteOptions,
+) {
+    let (Some(manager), Some(schema)) = (opts.manager.as_deref(), def.managed_schema()) else {
+        return;
+    };
+    let reset = def.reset_fields(subresource);
+    let api_version = def.api.api_version();
+    let fm = crest_managedfields::FieldManager {
+        schema,
+        api_version: &api_version,
+        kind: &def.api.kind,
+        subresource,
+        reset_fields: reset.as_ref(),
+    };
+    fm.update(live, new, manager, &meta::now_rfc3339());
 }

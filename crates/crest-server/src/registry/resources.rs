@@ -48,6 +48,9 @@ pub(crate) struct ResourceDef {
     pub deprecation_warning: Option<String>,
     /// For a custom resource whose CRD converts by webhook: its `spec.conversion`.
     pub webhook_conversion: Option<Arc<Value>>,
+    /// The type server-side apply merges by and managedFields are computed against, compiled
+    /// on first use (see [`ResourceDef::managed_schema`]).
+    pub managed_schema: std::sync::OnceLock<Option<Arc<crest_managedfields::Schema>>>,
 }
 
 impl ResourceDef {
@@ -75,6 +78,51 @@ impl ResourceDef {
             conversion: None,
             deprecation_warning: None,
             webhook_conversion: None,
+            managed_schema: Default::default(),
+        }
+    }
+
+    /// The merge type of this resource version: the built-in kind's published definition, or
+    /// the custom resource version's structural schema (deduced when it has none). `None` when
+    /// it does not compile, or for a built-in kind stored in another version than it is served
+    /// in (its writes are prepared in the stored form): no managedFields are recorded then.
+    pub(crate) fn managed_schema(&self) -> Option<&crest_managedfields::Schema> {
+        self.managed_schema
+            .get_or_init(|| {
+                if self.conversion.is_some() {
+                    return None;
+                }
+                let defs = crest_openapi::builtin_definitions();
+                let compiled = match self.typed {
+                    Some(name) => crest_managedfields::Schema::from_definition(name, defs),
+                    None => crest_managedfields::Schema::from_crd(self.schema.as_ref(), defs),
+                };
+                match compiled {
+                    Ok(s) => Some(Arc::new(s)),
+                    Err(e) => {
+                        tracing::warn!(resource = %self.api.group_resource(), error = %e, "no merge schema: managedFields not recorded");
+                        None
+                    }
+                }
+            })
+            .as_deref()
+    }
+
+    /// The fields a write through `subresource` (`""`: the main resource) never owns, as the
+    /// strategies' `GetResetFields`: `status` on the main resource of a kind with a status
+    /// subresource, `spec` on its /status.
+    pub(crate) fn reset_fields(&self, subresource: &str) -> Option<crest_managedfields::Set> {
+        if !self.strategy.status_subresource() {
+            return None;
+        }
+        match subresource {
+            "" => Some(crest_managedfields::fieldmanager::reset_fields(&[&[
+                "status",
+            ]])),
+            "status" => Some(crest_managedfields::fieldmanager::reset_fields(&[&[
+                "spec",
+            ]])),
+            _ => None,
         }
     }
 
@@ -521,6 +569,7 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
             conversion: None,
             deprecation_warning: deprecation_warning(spec, v),
             webhook_conversion: webhook_conversion.clone(),
+            managed_schema: Default::default(),
         }));
         served.push(version);
     }

@@ -1,0 +1,297 @@
+//! Server-side apply and managedFields through the real binary: kubectl's `apply
+//! --server-side` (conflicts, `--force-conflicts`, dry run), the options' validation and the
+//! 409 Status with its causes by raw HTTP, Update entries of ordinary writes, /status applies,
+//! and a built-in kind's removal of fields an applier stops applying.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+const CRONTABS: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
+const APPLY: &str = "application/apply-patch+yaml";
+
+fn managed(obj: &Value) -> Vec<Value> {
+    obj.pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn entry<'a>(obj: &'a Value, manager: &str, operation: &str) -> Option<&'a Value> {
+    obj.pointer("/metadata/managedFields")?
+        .as_array()?
+        .iter()
+        .find(|e| e["manager"] == manager && e["operation"] == operation)
+}
+
+#[test]
+fn kubectl_server_side_apply_conflicts_and_force() {
+    let s = Server::start();
+    let (ok, out, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(CRONTAB_CRD));
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("serverside-applied"), "{out}");
+    s.wait_established("crontabs.stable.example.com");
+    let (ok, out, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(MY_CRONTAB));
+    assert!(ok, "{out}{err}");
+    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
+        "get",
+        "crontab",
+        "my-new-cron-object",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    let e = entry(&v, "kubectl", "Apply").expect("an Apply entry for kubectl");
+    assert_eq!(e["apiVersion"], "stable.example.com/v1");
+    assert_eq!(e["fieldsType"], "FieldsV1");
+    assert_eq!(
+        e["fieldsV1"],
+        json!({"f:spec": {"f:cronSpec": {}, "f:image": {}}})
+    );
+    // Hidden by kubectl unless asked for.
+    let plain = s.kubectl_ok(&["get", "crontab", "my-new-cron-object", "-o", "yaml"]);
+    assert!(!plain.contains("managedFields"), "{plain}");
+
+    // Another manager changes the image; re-applying another value conflicts.
+    s.kubectl_ok(&[
+        "patch",
+        "crontab",
+        "my-new-cron-object",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"image":"theirs"}}"#,
+    ]);
+    let mine = MY_CRONTAB.replace("my-awesome-cron-image", "mine");
+    let (ok, _, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(&mine));
+    assert!(!ok);
+    assert!(
+        err.contains(r#"Apply failed with 1 conflict: conflict with "kubectl-patch" using stable.example.com/v1: .spec.image"#),
+        "{err}"
+    );
+    // The same value is shared ownership, no conflict.
+    let same = MY_CRONTAB.replace("my-awesome-cron-image", "theirs");
+    let (ok, _, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(&same));
+    assert!(ok, "{err}");
+    // Dry run: answered, nothing stored.
+    let (ok, _, err) = s.kubectl_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--dry-run=server",
+            "-f",
+            "-",
+        ],
+        Some(&mine),
+    );
+    assert!(ok, "{err}");
+    let image = s.kubectl_ok(&[
+        "get",
+        "crontab",
+        "my-new-cron-object",
+        "-o",
+        "jsonpath={.spec.image}",
+    ]);
+    assert_eq!(image, "theirs");
+    // Forced: the field changes hands; kubectl-patch owned nothing else and is gone.
+    let (ok, _, err) = s.kubectl_stdin(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&mine),
+    );
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
+        "get",
+        "crontab",
+        "my-new-cron-object",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    assert_eq!(v["spec"]["image"], "mine");
+    assert!(entry(&v, "kubectl-patch", "Update").is_none(), "{v}");
+    s.stop();
+}
+
+#[tokio::test]
+async fn options_conflict_status_and_status_subresource() {
+    let s = Server::start();
+    s.install_crd(
+        &CRONTAB_CRD
+            .replace(
+                "      served: true",
+                "      served: true\n      subresources:\n        status: {}",
+            )
+            .replace(
+                "            spec:\n              type: object",
+                "            status:\n              type: object\n              x-kubernetes-preserve-unknown-fields: true\n            spec:\n              type: object",
+            ),
+    );
+    let body = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: a\nspec:\n  image: one\n";
+    let path = format!("{CRONTABS}/a");
+    let apply = |query: &str| format!("{path}{query}");
+    // fieldManager is required.
+    let (code, _, bytes) = s
+        .http(
+            "PATCH",
+            &apply(""),
+            &[("Content-Type", APPLY)],
+            Some(body.into()),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(code, 422, "{v}");
+    assert_eq!(
+        v["message"],
+        r#"PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch"#
+    );
+    // force belongs to apply.
+    let (code, _, bytes) = s
+        .http(
+            "PATCH",
+            &apply("?force=true"),
+            &[("Content-Type", "application/merge-patch+json")],
+            Some(b"{}".to_vec()),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(code, 422, "{v}");
+    assert_eq!(
+        v["message"],
+        r#"PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch"#
+    );
+    // Apply creates (201), then updates (200).
+    let (code, _, bytes) = s
+        .http(
+            "PATCH",
+            &apply("?fieldManager=alice"),
+            &[("Content-Type", APPLY)],
+            Some(body.into()),
+        )
+        .await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&bytes));
+    let (code, _, _) = s
+        .http(
+            "PATCH",
+            &apply("?fieldManager=alice"),
+            &[("Content-Type", APPLY)],
+            Some(body.into()),
+        )
+        .await;
+    assert_eq!(code, 200);
+    // Another applier, another value: 409 with causes.
+    let bob = body.replace("one", "two");
+    let (code, _, bytes) = s
+        .http(
+            "PATCH",
+            &apply("?fieldManager=bob"),
+            &[("Content-Type", APPLY)],
+            Some(bob.clone().into()),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(code, 409, "{v}");
+    assert_eq!(v["reason"], "Conflict");
+    assert_eq!(
+        v["message"],
+        r#"Apply failed with 1 conflict: conflict with "alice": .spec.image"#
+    );
+    assert_eq!(
+        v["details"],
+        json!({"causes": [{"reason": "FieldManagerConflict", "message": "conflict with \"alice\"", "field": ".spec.image"}]})
+    );
+    // A controller applies status through /status; the main resource ignores status.
+    let status = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: a\nstatus:\n  phase: Running\n";
+    let (code, _, bytes) = s
+        .http(
+            "PATCH",
+            &format!("{path}/status?fieldManager=ctrl"),
+            &[("Content-Type", APPLY)],
+            Some(status.into()),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["status"]["phase"], "Running");
+    let e = entry(&v, "ctrl", "Apply").expect("status apply entry");
+    assert_eq!(e["subresource"], "status");
+    assert_eq!(e["fieldsV1"], json!({"f:status": {"f:phase": {}}}));
+    assert!(entry(&v, "alice", "Apply").is_some());
+    // Ordinary writes are Update entries, named after fieldManager or the User-Agent.
+    let (code, v) = s
+        .http_json(
+            "POST",
+            CRONTABS,
+            "application/json",
+            Some(
+                &json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                        "metadata": {"name": "b"}, "spec": {"image": "x"}}),
+            ),
+        )
+        .await;
+    assert_eq!(code, 201, "{v}");
+    let m = managed(&v);
+    assert_eq!(m.len(), 1, "{v}");
+    assert_eq!(m[0]["operation"], "Update");
+    assert_eq!(m[0]["apiVersion"], "stable.example.com/v1");
+    assert!(m[0]["time"].as_str().is_some_and(|t| t.ends_with('Z')));
+    assert_eq!(
+        m[0]["fieldsV1"],
+        json!({"f:spec": {".": {}, "f:image": {}}})
+    );
+    // 415 lists apply among the patch types.
+    let (code, _, bytes) = s
+        .http(
+            "PATCH",
+            &path,
+            &[("Content-Type", "text/plain")],
+            Some(b"x".to_vec()),
+        )
+        .await;
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(code, 415, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("application/apply-patch+yaml"),
+        "{v}"
+    );
+    s.stop();
+}
+
+/// kubectl create records an Update by kubectl-create; a built-in kind's apply removes the
+/// keys its applier stops applying.
+#[test]
+fn builtin_kinds_apply_and_record_updates() {
+    let s = Server::start();
+    s.kubectl_ok(&["create", "configmap", "made", "--from-literal=a=b"]);
+    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
+        "get",
+        "configmap",
+        "made",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    let e = entry(&v, "kubectl-create", "Update").expect("kubectl-create's Update entry");
+    assert_eq!(e["fieldsV1"], json!({"f:data": {".": {}, "f:a": {}}}));
+    let cm = |keys: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n{keys}")
+    };
+    let (ok, _, err) = s.kubectl_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        Some(&cm("  one: \"1\"\n  two: \"2\"\n")),
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = s.kubectl_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        Some(&cm("  one: \"1\"\n")),
+    );
+    assert!(ok, "{err}");
+    let data = s.kubectl_ok(&["get", "configmap", "applied", "-o", "jsonpath={.data}"]);
+    assert_eq!(data, r#"{"one":"1"}"#);
+    s.stop();
+}

@@ -335,14 +335,20 @@ pub fn apply(
             time: previous_time,
         },
     );
-    let merged = prune(schema, merged, &work, last.as_ref());
-    let cmp = typed::compare(schema, Some(live_v), Some(&merged));
-    let cmp = match ignored {
-        Some(i) => cmp.exclude(i),
-        None => cmp,
+    let merged = prune(schema, merged, &work, manager, last.as_ref());
+    // Only other managers can lose fields or conflict: alone, no comparison is needed.
+    let alone = work.entries.keys().all(|id| id == manager);
+    let changed = if alone {
+        !crate::fieldpath::values_equal(live_v, &merged)
+    } else {
+        let cmp = typed::compare(schema, Some(live_v), Some(&merged));
+        let cmp = match ignored {
+            Some(i) => cmp.exclude(i),
+            None => cmp,
+        };
+        update_others(&cmp, &mut work, Some(manager), force)?;
+        !cmp.is_same() || !crate::fieldpath::values_equal(live_v, &merged)
     };
-    update_others(&cmp, &mut work, Some(manager), force)?;
-    let changed = !cmp.is_same() || !crate::fieldpath::values_equal(live_v, &merged);
     if let Some(e) = work.entries.get_mut(manager) {
         e.set = e.set.difference(strip_set());
         if changed {
@@ -363,12 +369,35 @@ fn touches(x: &Set, l: &Set) -> bool {
 }
 
 /// Removes what the applier owned before (`last`) and no longer applies, unless someone owns
-/// it (upstream's `prune`, `addBackOwnedItems`, `addBackDanglingItems`). Skipped when none of
-/// the fields below `last` is unowned, which leaves nothing to remove.
-fn prune(schema: &Schema, merged: Value, managers: &ManagedFields, last: Option<&Set>) -> Value {
+/// it (upstream's `prune`, `addBackOwnedItems`, `addBackDanglingItems`). Skipped when every
+/// path of `last` is still owned, or none of the fields below `last` is unowned: either
+/// leaves nothing to remove.
+fn prune(
+    schema: &Schema,
+    merged: Value,
+    managers: &ManagedFields,
+    manager: &ManagerId,
+    last: Option<&Set>,
+) -> Value {
     let Some(last) = last.filter(|l| !l.is_empty()) else {
         return merged;
     };
+    // Everything applied before is still owned (typically: the same fields applied again):
+    // nothing can be removed, as no path of `last` is then unowned.
+    let gone = match managers.entries.get(manager) {
+        Some(e) => last.difference(&e.set),
+        None => last.clone(),
+    };
+    if gone.is_empty() {
+        return merged;
+    }
+    let mut still_owned = gone.clone();
+    for e in managers.entries.values() {
+        still_owned = still_owned.difference(&e.set);
+        if still_owned.is_empty() {
+            return merged;
+        }
+    }
     let ensure = |s: &Set| typed::ensure_named_fields_are_members(schema, s);
     let l = ensure(last);
     let merged_set = ensure(&typed::to_field_set(schema, &merged));

@@ -43,7 +43,9 @@ fn config(image: &str) -> Value {
     spec.insert("cronSpec".into(), json!("*/5 * * * *"));
     spec.insert(
         "image".into(),
-        json!(format!("registry.example.com/team/my-awesome-cron-image:{image}")),
+        json!(format!(
+            "registry.example.com/team/my-awesome-cron-image:{image}"
+        )),
     );
     spec.insert("replicas".into(), json!(3));
     for i in 0..EXTRA {
@@ -114,7 +116,9 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(ManagedFields::decode(Some(black_box(&mf)))))
         });
         let m = ManagedFields::decode(Some(&mf)).unwrap_or_default();
-        c.bench_function("step encode", |b| b.iter(|| black_box(black_box(&m).encode())));
+        c.bench_function("step encode", |b| {
+            b.iter(|| black_box(black_box(&m).encode()))
+        });
     }
     c.bench_function("crontab create (update bookkeeping)", |b| {
         b.iter_batched(

@@ -363,9 +363,9 @@ pub fn apply(
 /// Whether a path of `x` is in `l` or below a member of `l`.
 fn touches(x: &Set, l: &Set) -> bool {
     x.members().iter().any(|m| l.has_member(m))
-        || x.children().iter().any(|(pe, xc)| {
-            l.has_member(pe) || l.child(pe).is_some_and(|lc| touches(xc, lc))
-        })
+        || x.children()
+            .iter()
+            .any(|(pe, xc)| l.has_member(pe) || l.child(pe).is_some_and(|lc| touches(xc, lc)))
 }
 
 /// Removes what the applier owned before (`last`) and no longer applies, unless someone owns
@@ -581,7 +581,10 @@ impl FieldManager<'_> {
         force: bool,
         now: &str,
     ) -> Result<Value, ApplyError> {
-        let cfg_av = config.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let cfg_av = config
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let cfg_kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
         if cfg_av != self.api_version || cfg_kind != self.kind {
             return Err(ApplyError::BadRequest(format!(
@@ -607,13 +610,20 @@ impl FieldManager<'_> {
         if managed.is_empty() {
             if let Some(l) = live {
                 let id = ManagerId::update(BEFORE_FIRST_APPLY, self.api_version, self.subresource);
-                update(self.schema, None, l, &mut managed, &id, self.reset_fields, now).map_err(
-                    |e| {
-                        ApplyError::Internal(format!(
-                            "failed to create manager for existing fields: {e}"
-                        ))
-                    },
-                )?;
+                update(
+                    self.schema,
+                    None,
+                    l,
+                    &mut managed,
+                    &id,
+                    self.reset_fields,
+                    now,
+                )
+                .map_err(|e| {
+                    ApplyError::Internal(format!(
+                        "failed to create manager for existing fields: {e}"
+                    ))
+                })?;
                 cap_update_managers(&mut managed, MAX_UPDATE_MANAGERS);
             }
         }

@@ -725,7 +725,10 @@ mod tests {
             s.to_fields_v1_string(),
             r#"{"v:\"\\u003ca\\u0026b\\u003e\"":{}}"#
         );
-        assert_eq!(Set::from_fields_v1_str(&s.to_fields_v1_string()).unwrap(), s);
+        assert_eq!(
+            Set::from_fields_v1_str(&s.to_fields_v1_string()).unwrap(),
+            s
+        );
     }
 
     #[test]
@@ -735,7 +738,11 @@ mod tests {
             ("port".into(), json!(80)),
         ]);
         assert_eq!(pe.to_fields_v1_key(), r#"k:{"port":80,"protocol":"TCP"}"#);
-        let path = Path(vec![PathElement::field("spec"), PathElement::field("ports"), pe]);
+        let path = Path(vec![
+            PathElement::field("spec"),
+            PathElement::field("ports"),
+            pe,
+        ]);
         assert_eq!(path.to_string(), r#".spec.ports[port=80,protocol="TCP"]"#);
         assert_eq!(
             Path(vec![PathElement::Value(json!("a")), PathElement::Index(3)]).to_string(),
@@ -752,12 +759,7 @@ mod tests {
             Path(p(&[f("b"), f("d")])),
         ]);
         let b = Set::from_paths([Path(p(&[f("b"), f("c")])), Path(p(&[f("e")]))]);
-        assert_eq!(
-            a.union(&b).paths().len(),
-            4,
-            "{:?}",
-            a.union(&b).paths()
-        );
+        assert_eq!(a.union(&b).paths().len(), 4, "{:?}", a.union(&b).paths());
         assert_eq!(a.intersection(&b).paths(), vec![Path(p(&[f("b"), f("c")]))]);
         assert_eq!(
             a.difference(&b).paths(),
@@ -765,7 +767,10 @@ mod tests {
         );
         let prefix = Set::from_paths([Path(p(&[f("b")]))]);
         assert_eq!(a.difference(&prefix), a);
-        assert_eq!(a.recursive_difference(&prefix).paths(), vec![Path(p(&[f("a")]))]);
+        assert_eq!(
+            a.recursive_difference(&prefix).paths(),
+            vec![Path(p(&[f("a")]))]
+        );
         let mut c = Set::new();
         c.insert(&[f("x")]);
         c.insert(&[f("x"), f("y")]);

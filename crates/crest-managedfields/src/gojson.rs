@@ -100,8 +100,10 @@ mod tests {
 
     #[test]
     fn go_forms() {
-        assert_eq!(to_string(&json!({"b": [1, 1.5, 1e-7, 1e21], "a": "<&>"})),
-            r#"{"a":"\u003c\u0026\u003e","b":[1,1.5,1e-07,1e+21]}"#);
+        assert_eq!(
+            to_string(&json!({"b": [1, 1.5, 1e-7, 1e21], "a": "<&>"})),
+            r#"{"a":"\u003c\u0026\u003e","b":[1,1.5,1e-07,1e+21]}"#
+        );
         assert_eq!(to_string(&json!(2.0)), "2");
     }
 }

@@ -225,12 +225,13 @@ impl ManagedFields {
             let manager = entry_str(e, "manager")?;
             let subresource = entry_str(e, "subresource")?;
             let time = entry_str(e, "time")?;
-            let set = Set::from_fields_v1(e.get("fieldsV1").unwrap_or(&Value::Null)).map_err(|err| {
-                format!(
-                    "error decoding versioned set from {}: error decoding set: {err}",
-                    gojson::to_string(item)
-                )
-            })?;
+            let set =
+                Set::from_fields_v1(e.get("fieldsV1").unwrap_or(&Value::Null)).map_err(|err| {
+                    format!(
+                        "error decoding versioned set from {}: error decoding set: {err}",
+                        gojson::to_string(item)
+                    )
+                })?;
             let id = ManagerId {
                 manager: manager.to_string(),
                 operation,
@@ -436,7 +437,9 @@ mod tests {
     fn decode_errors_as_upstream() {
         let e = |v: Value| ManagedFields::decode(Some(&v)).unwrap_err();
         assert_eq!(
-            e(json!([{"manager": "m", "operation": "Patch", "apiVersion": "v1", "fieldsType": "FieldsV1"}])),
+            e(
+                json!([{"manager": "m", "operation": "Patch", "apiVersion": "v1", "fieldsType": "FieldsV1"}])
+            ),
             "operation must be `Apply` or `Update`"
         );
         assert_eq!(
@@ -448,7 +451,9 @@ mod tests {
             "missing fieldsType in managed fields entry 0"
         );
         assert_eq!(
-            e(json!([{"manager": "m", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV2"}])),
+            e(
+                json!([{"manager": "m", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV2"}])
+            ),
             "invalid fieldsType \"FieldsV2\" in managed fields entry 0"
         );
     }

@@ -334,8 +334,7 @@ impl<'a> Compiler<'a> {
         let mut fields = Vec::new();
         if let Some(props) = props {
             for (name, p) in props {
-                let ty = if ext_bool(p, "x-kubernetes-embedded-resource") && ref_name(p).is_none()
-                {
+                let ty = if ext_bool(p, "x-kubernetes-embedded-resource") && ref_name(p).is_none() {
                     self.compile_resource(p, preserve, depth + 1)
                 } else {
                     self.type_ref(p, preserve, depth + 1)
@@ -393,7 +392,10 @@ impl<'a> Compiler<'a> {
             }
             None => match s.get("x-kubernetes-patch-strategy").and_then(Value::as_str) {
                 Some("merge") | Some("merge,retainKeys") => {
-                    match s.get("x-kubernetes-patch-merge-key").and_then(Value::as_str) {
+                    match s
+                        .get("x-kubernetes-patch-merge-key")
+                        .and_then(Value::as_str)
+                    {
                         Some(k) => ListKind::Map(vec![k.to_string()]),
                         None => ListKind::Set,
                     }
@@ -464,15 +466,36 @@ mod tests {
         assert!(root.field("apiVersion").is_some() && root.field("kind").is_some());
         let spec = s.atom(root.field("spec").unwrap().ty).map.as_ref().unwrap();
         assert!(spec.elem.is_none());
-        let ports = s.atom(spec.field("ports").unwrap().ty).list.as_ref().unwrap();
-        assert_eq!(ports.kind, ListKind::Map(vec!["port".into(), "protocol".into()]));
+        let ports = s
+            .atom(spec.field("ports").unwrap().ty)
+            .list
+            .as_ref()
+            .unwrap();
+        assert_eq!(
+            ports.kind,
+            ListKind::Map(vec!["port".into(), "protocol".into()])
+        );
         let item = s.atom(ports.elem).map.as_ref().unwrap();
         assert_eq!(item.field("protocol").unwrap().default, Some(json!("TCP")));
-        let tags = s.atom(spec.field("tags").unwrap().ty).list.as_ref().unwrap();
+        let tags = s
+            .atom(spec.field("tags").unwrap().ty)
+            .list
+            .as_ref()
+            .unwrap();
         assert_eq!(tags.kind, ListKind::Set);
-        let args = s.atom(spec.field("args").unwrap().ty).list.as_ref().unwrap();
+        let args = s
+            .atom(spec.field("args").unwrap().ty)
+            .list
+            .as_ref()
+            .unwrap();
         assert_eq!(args.kind, ListKind::Atomic);
-        assert!(s.atom(spec.field("selector").unwrap().ty).map.as_ref().unwrap().atomic);
+        assert!(
+            s.atom(spec.field("selector").unwrap().ty)
+                .map
+                .as_ref()
+                .unwrap()
+                .atomic
+        );
         let free = s.atom(spec.field("free").unwrap().ty).map.as_ref().unwrap();
         assert_eq!(free.elem, Some(DEDUCED));
         let port = s.atom(spec.field("port").unwrap().ty);
@@ -495,11 +518,24 @@ mod tests {
         .unwrap();
         let s = Schema::from_definition("T", &defs).unwrap();
         let t = s.atom(s.root()).map.as_ref().unwrap();
-        let kind = |n: &str| s.atom(t.field(n).unwrap().ty).list.as_ref().unwrap().kind.clone();
+        let kind = |n: &str| {
+            s.atom(t.field(n).unwrap().ty)
+                .list
+                .as_ref()
+                .unwrap()
+                .kind
+                .clone()
+        };
         assert_eq!(kind("a"), ListKind::Set);
         assert_eq!(kind("b"), ListKind::Map(vec!["name".into()]));
         assert_eq!(kind("c"), ListKind::Atomic);
-        assert!(s.atom(t.field("r").unwrap().ty).map.as_ref().unwrap().atomic);
+        assert!(
+            s.atom(t.field("r").unwrap().ty)
+                .map
+                .as_ref()
+                .unwrap()
+                .atomic
+        );
         // Recursive definitions refer to themselves.
         assert_eq!(t.field("t").unwrap().ty, s.root());
     }

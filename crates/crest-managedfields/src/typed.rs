@@ -73,9 +73,12 @@ impl Form<'_> {
 /// upstream's `deduceAtom` then `handleAtom`'s choice (map, scalar, list).
 fn deduce<'s>(atom: &'s Atom, v: Option<&Value>) -> Form<'s> {
     match (v, atom) {
-        (Some(Value::Number(_) | Value::String(_) | Value::Bool(_)), Atom { scalar: Some(k), .. }) => {
-            return Form::Scalar(*k)
-        }
+        (
+            Some(Value::Number(_) | Value::String(_) | Value::Bool(_)),
+            Atom {
+                scalar: Some(k), ..
+            },
+        ) => return Form::Scalar(*k),
         (Some(Value::Array(_)), Atom { list: Some(l), .. }) => return Form::List(l),
         (Some(Value::Object(_)), Atom { map: Some(m), .. }) => return Form::Map(m),
         _ => {}
@@ -186,7 +189,11 @@ fn go_sharp_v(v: &Value) -> String {
         Value::Object(m) => format!(
             "map[string]interface {{}}{{{}}}",
             m.iter()
-                .map(|(k, x)| format!("{}:{}", crate::gojson::to_string(&Value::from(k.as_str())), go_sharp_v(x)))
+                .map(|(k, x)| format!(
+                    "{}:{}",
+                    crate::gojson::to_string(&Value::from(k.as_str())),
+                    go_sharp_v(x)
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -241,14 +248,17 @@ impl Validator<'_> {
     }
 
     fn scalar(&mut self, k: ScalarKind, v: &Value) {
-        let ok = match (k, v) {
-            (_, Value::Null) => true,
-            (ScalarKind::Numeric, Value::Number(_)) => true,
-            (ScalarKind::String, Value::String(_)) => true,
-            (ScalarKind::Boolean, Value::Bool(_)) => true,
-            (ScalarKind::Untyped, Value::Number(_) | Value::String(_) | Value::Bool(_)) => true,
-            _ => false,
-        };
+        let ok = matches!(
+            (k, v),
+            (_, Value::Null)
+                | (ScalarKind::Numeric, Value::Number(_))
+                | (ScalarKind::String, Value::String(_))
+                | (ScalarKind::Boolean, Value::Bool(_))
+                | (
+                    ScalarKind::Untyped,
+                    Value::Number(_) | Value::String(_) | Value::Bool(_)
+                )
+        );
         if ok {
             return;
         }
@@ -394,8 +404,8 @@ fn field_set(schema: &Schema, ty: TypeId, v: &Value, out: &mut Set) -> bool {
                 let mut child = Set::new();
                 let leaf = field_set(schema, ty, val, &mut child);
                 let pe = PathElement::Field(k.clone());
-                let empty = matches!(val, Value::Null)
-                    || matches!(val, Value::Object(o) if o.is_empty());
+                let empty =
+                    matches!(val, Value::Null) || matches!(val, Value::Object(o) if o.is_empty());
                 if leaf || empty || field.is_none() {
                     out.insert_member(pe.clone());
                 }

@@ -211,11 +211,27 @@ fn reapplying_the_same_configuration_changes_nothing() {
 #[test]
 fn shared_ownership_of_equal_values() {
     let s = crontab_schema();
-    let live = apply(&fm(&s), None, obj(json!({"image": "i", "a": "1"})), "one", false).unwrap();
-    let out = apply(&fm(&s), Some(&live), obj(json!({"image": "i"})), "two", false).unwrap();
+    let live = apply(
+        &fm(&s),
+        None,
+        obj(json!({"image": "i", "a": "1"})),
+        "one",
+        false,
+    )
+    .unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"image": "i"})),
+        "two",
+        false,
+    )
+    .unwrap();
     let e = entries(&out);
     assert_eq!(e.len(), 2);
-    assert!(e.iter().all(|(_, _, f)| f["f:spec"].get("f:image").is_some()));
+    assert!(e
+        .iter()
+        .all(|(_, _, f)| f["f:spec"].get("f:image").is_some()));
     // "one" stops applying image: "two" still owns it, it stays.
     let out = apply(&fm(&s), Some(&out), obj(json!({"a": "1"})), "one", false).unwrap();
     assert_eq!(out["spec"]["image"], "i");
@@ -225,7 +241,14 @@ fn shared_ownership_of_equal_values() {
 fn conflicts_with_another_applier_and_force() {
     let s = crontab_schema();
     let live = apply(&fm(&s), None, obj(json!({"image": "i"})), "one", false).unwrap();
-    let err = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "two", false).unwrap_err();
+    let err = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"image": "j"})),
+        "two",
+        false,
+    )
+    .unwrap_err();
     assert_eq!(err.code(), 409);
     assert_eq!(
         err.to_string(),
@@ -239,7 +262,14 @@ fn conflicts_with_another_applier_and_force() {
     assert_eq!(causes[0].message, "conflict with \"one\"");
     assert_eq!(causes[0].field, ".spec.image");
     // Forced: "two" takes image, "one" is left with nothing and disappears.
-    let out = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "two", true).unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"image": "j"})),
+        "two",
+        true,
+    )
+    .unwrap();
     assert_eq!(out["spec"]["image"], "j");
     let e = entries(&out);
     assert_eq!(e.len(), 1);
@@ -294,7 +324,14 @@ fn conflicts_of_several_managers_are_grouped() {
 #[test]
 fn fields_no_longer_applied_are_removed_unless_owned() {
     let s = crontab_schema();
-    let live = apply(&fm(&s), None, obj(json!({"a": "1", "b": "2", "c": "3"})), "ctrl", false).unwrap();
+    let live = apply(
+        &fm(&s),
+        None,
+        obj(json!({"a": "1", "b": "2", "c": "3"})),
+        "ctrl",
+        false,
+    )
+    .unwrap();
     let out = apply(&fm(&s), Some(&live), obj(json!({"a": "1"})), "ctrl", false).unwrap();
     assert_eq!(out["spec"], json!({"a": "1"}));
     // An updater that changed b keeps it.
@@ -302,10 +339,24 @@ fn fields_no_longer_applied_are_removed_unless_owned() {
     edited["spec"]["b"] = json!("22");
     fm(&s).update(Some(&live), &mut edited, "editor", T1);
     let edited = stored(edited);
-    let out = apply(&fm(&s), Some(&edited), obj(json!({"a": "1"})), "ctrl", false).unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&edited),
+        obj(json!({"a": "1"})),
+        "ctrl",
+        false,
+    )
+    .unwrap();
     assert_eq!(out["spec"], json!({"a": "1", "b": "22"}));
     // Applying nothing removes all it applied.
-    let out = apply(&fm(&s), Some(&live), json!({"apiVersion": AV, "kind": "CronTab", "metadata": {"name": "c"}}), "ctrl", false).unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&live),
+        json!({"apiVersion": AV, "kind": "CronTab", "metadata": {"name": "c"}}),
+        "ctrl",
+        false,
+    )
+    .unwrap();
     assert!(out.get("spec").is_none(), "{out}");
     assert!(out["metadata"].get("managedFields").is_none());
 }
@@ -362,7 +413,14 @@ fn associative_list_items_merge_by_key_and_are_removed_by_key() {
         ])
     );
     // ctrl drops a: a's image goes, the item stays for other's fields.
-    let out = apply(&fm(&s), Some(&out), obj(json!({"cronSpec": "x"})), "ctrl", false).unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&out),
+        obj(json!({"cronSpec": "x"})),
+        "ctrl",
+        false,
+    )
+    .unwrap();
     assert_eq!(
         out["spec"]["containers"],
         json!([
@@ -394,18 +452,42 @@ fn set_lists_merge_atomic_lists_and_maps_are_replaced() {
     assert_eq!(out["spec"]["tags"], json!(["c", "a", "b"]));
     let e = entries(&out);
     let two = &e.iter().find(|x| x.0 == "two").unwrap().2;
-    assert_eq!(two, &json!({"f:spec": {"f:tags": {"v:\"a\"": {}, "v:\"c\"": {}}}}));
+    assert_eq!(
+        two,
+        &json!({"f:spec": {"f:tags": {"v:\"a\"": {}, "v:\"c\"": {}}}})
+    );
     // An atomic list conflicts as a whole, and is replaced as a whole when forced.
-    let err = apply(&fm(&s), Some(&live), obj(json!({"args": ["z"]})), "two", false).unwrap_err();
+    let err = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"args": ["z"]})),
+        "two",
+        false,
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "Apply failed with 1 conflict: conflict with \"one\": .spec.args"
     );
-    let out = apply(&fm(&s), Some(&live), obj(json!({"args": ["z"], "selector": {"k": "v"}})), "two", true).unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"args": ["z"], "selector": {"k": "v"}})),
+        "two",
+        true,
+    )
+    .unwrap();
     assert_eq!(out["spec"]["args"], json!(["z"]));
     assert_eq!(out["spec"]["selector"], json!({"k": "v"}));
     // A granular map merges.
-    let out = apply(&fm(&s), Some(&live), obj(json!({"env": {"B": "2"}})), "two", false).unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"env": {"B": "2"}})),
+        "two",
+        false,
+    )
+    .unwrap();
     assert_eq!(out["spec"]["env"], json!({"A": "1", "B": "2"}));
 }
 
@@ -426,14 +508,31 @@ fn preserved_unknown_fields_are_granular_maps_and_atomic_lists() {
         // Keys of maps (not struct fields) are members even with children.
         json!({"f:spec": {"f:free": {"f:l": {}, "f:x": {".": {}, "f:y": {}}}}})
     );
-    let out = apply(&fm(&s), Some(&live), obj(json!({"free": {"x": {"z": 2}}})), "two", false).unwrap();
-    assert_eq!(out["spec"]["free"], json!({"x": {"y": 1, "z": 2}, "l": [1, 2]}));
+    let out = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"free": {"x": {"z": 2}}})),
+        "two",
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        out["spec"]["free"],
+        json!({"x": {"y": 1, "z": 2}, "l": [1, 2]})
+    );
 }
 
 #[test]
 fn invalid_configurations_fail_as_upstream() {
     let s = crontab_schema();
-    let err = apply(&fm(&s), None, obj(json!({"containers": [{"image": "x"}]})), "m", false).unwrap_err();
+    let err = apply(
+        &fm(&s),
+        None,
+        obj(json!({"containers": [{"image": "x"}]})),
+        "m",
+        false,
+    )
+    .unwrap_err();
     assert_eq!(err.code(), 500);
     assert_eq!(
         err.to_string(),
@@ -444,7 +543,14 @@ fn invalid_configurations_fail_as_upstream() {
         err.to_string(),
         "failed to create typed patch object (default/c; stable.example.com/v1, Kind=CronTab): .spec.nope: field not declared in schema"
     );
-    let err = apply(&fm(&s), None, obj(json!({"tags": ["a", "a"], "replicas": "x"})), "m", false).unwrap_err();
+    let err = apply(
+        &fm(&s),
+        None,
+        obj(json!({"tags": ["a", "a"], "replicas": "x"})),
+        "m",
+        false,
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "failed to create typed patch object (default/c; stable.example.com/v1, Kind=CronTab): errors:\n  .spec.replicas: expected numeric (int or float), got string\n  .spec.tags: duplicate entries for key [=\"a\"]"
@@ -460,7 +566,9 @@ fn invalid_configurations_fail_as_upstream() {
     let mut with_mf = obj(json!({}));
     with_mf["metadata"]["managedFields"] = json!([]);
     assert_eq!(
-        apply(&fm(&s), None, with_mf, "m", false).unwrap_err().to_string(),
+        apply(&fm(&s), None, with_mf, "m", false)
+            .unwrap_err()
+            .to_string(),
         "metadata.managedFields must be nil"
     );
 }
@@ -483,9 +591,13 @@ fn client_managed_fields_edit_reset_and_fallback() {
     assert!(again["metadata"].get("managedFields").is_none());
     // Invalid entries: the stored ones are kept.
     let mut bad = live.clone();
-    bad["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Patch", "apiVersion": AV, "fieldsType": "FieldsV1"}]);
+    bad["metadata"]["managedFields"] =
+        json!([{"manager": "x", "operation": "Patch", "apiVersion": AV, "fieldsType": "FieldsV1"}]);
     fm(&s).update(Some(&live), &mut bad, "editor", T1);
-    assert_eq!(bad["metadata"]["managedFields"], live["metadata"]["managedFields"]);
+    assert_eq!(
+        bad["metadata"]["managedFields"],
+        live["metadata"]["managedFields"]
+    );
     // Edited entries are taken.
     let mut edit = live.clone();
     edit["metadata"]["managedFields"][0]["manager"] = json!("renamed");
@@ -497,12 +609,26 @@ fn client_managed_fields_edit_reset_and_fallback() {
 fn first_apply_on_an_untracked_object_meets_before_first_apply() {
     let s = crontab_schema();
     let live = stored(obj(json!({"image": "i"})));
-    let err = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "ctrl", false).unwrap_err();
+    let err = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"image": "j"})),
+        "ctrl",
+        false,
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "Apply failed with 1 conflict: conflict with \"before-first-apply\" using stable.example.com/v1: .spec.image"
     );
-    let out = apply(&fm(&s), Some(&live), obj(json!({"image": "i"})), "ctrl", false).unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"image": "i"})),
+        "ctrl",
+        false,
+    )
+    .unwrap();
     let e = entries(&out);
     assert_eq!(e.len(), 2, "{e:?}");
 }
@@ -530,7 +656,12 @@ fn update_managers_are_capped() {
         live = stored(new);
     }
     let e = entries(&live);
-    assert_eq!(e.len(), 10, "{:?}", e.iter().map(|x| &x.0).collect::<Vec<_>>());
+    assert_eq!(
+        e.len(),
+        10,
+        "{:?}",
+        e.iter().map(|x| &x.0).collect::<Vec<_>>()
+    );
     assert!(e.iter().any(|x| x.0 == "ancient-changes"));
 }
 
@@ -561,7 +692,12 @@ fn reset_fields_are_never_owned() {
     cfg["status"] = json!({"phase": "y"});
     let out = st.apply(Some(&live), &cfg, "ctrl", true, T1).unwrap();
     let mf = &out["metadata"]["managedFields"];
-    let ctrl = mf.as_array().unwrap().iter().find(|e| e["manager"] == "ctrl").unwrap();
+    let ctrl = mf
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "ctrl")
+        .unwrap();
     assert_eq!(ctrl["subresource"], "status");
     assert_eq!(ctrl["fieldsV1"], json!({"f:status": {"f:phase": {}}}));
 }
@@ -578,7 +714,14 @@ fn kubectl_migrates_from_client_side_apply() {
     let live = stored(created);
     // kubectl apply --server-side with a new image: no conflict with the fields kubectl
     // applied client-side; the annotation follows the new configuration.
-    let out = apply(&fm(&s), Some(&live), obj(json!({"image": "j", "cronSpec": "c"})), "kubectl", false).unwrap();
+    let out = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"image": "j", "cronSpec": "c"})),
+        "kubectl",
+        false,
+    )
+    .unwrap();
     assert_eq!(out["spec"]["image"], "j");
     let ann = out["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
         .as_str()
@@ -588,7 +731,14 @@ fn kubectl_migrates_from_client_side_apply() {
         "{\"apiVersion\":\"stable.example.com/v1\",\"kind\":\"CronTab\",\"metadata\":{\"name\":\"c\",\"namespace\":\"default\"},\"spec\":{\"cronSpec\":\"c\",\"image\":\"j\"}}\n"
     );
     // Another manager gets the conflict.
-    let err = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "other", false).unwrap_err();
+    let err = apply(
+        &fm(&s),
+        Some(&live),
+        obj(json!({"image": "j"})),
+        "other",
+        false,
+    )
+    .unwrap_err();
     assert_eq!(err.code(), 409);
 }
 

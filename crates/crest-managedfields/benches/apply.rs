@@ -97,6 +97,29 @@ fn bench(c: &mut Criterion) {
             black_box(o)
         })
     });
+    if std::env::var_os("APPLY_BENCH_STEPS").is_some() {
+        use crest_managedfields::{typed, ManagedFields};
+        let mf = live["metadata"]["managedFields"].clone();
+        c.bench_function("step validate", |b| {
+            b.iter(|| black_box(typed::validate(&s, black_box(&cfg))))
+        });
+        c.bench_function("step to_field_set", |b| {
+            b.iter(|| black_box(typed::to_field_set(&s, black_box(&cfg))))
+        });
+        c.bench_function("step merge", |b| {
+            b.iter(|| black_box(typed::merge(&s, Some(&live), Some(black_box(&cfg)))))
+        });
+        c.bench_function("step compare", |b| {
+            b.iter(|| black_box(typed::compare(&s, Some(&live), Some(black_box(&cfg)))))
+        });
+        c.bench_function("step decode", |b| {
+            b.iter(|| black_box(ManagedFields::decode(Some(black_box(&mf)))))
+        });
+        let m = ManagedFields::decode(Some(&mf)).unwrap_or_default();
+        c.bench_function("step encode", |b| {
+            b.iter(|| black_box(black_box(&m).encode()))
+        });
+    }
     c.bench_function("crontab create (update bookkeeping)", |b| {
         b.iter_batched(
             || cfg.clone(),

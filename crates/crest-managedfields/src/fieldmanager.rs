@@ -318,39 +318,57 @@ pub fn apply(
     now: &str,
 ) -> Result<Option<Value>, Conflicts> {
     let live_v = live.unwrap_or(empty_object());
-    let merged = typed::merge(schema, Some(live_v), Some(config))
-        .unwrap_or_else(|| Value::Object(Map::new()));
-    let mut work = managers.clone();
-    let last = work.entries.get(manager).map(|e| e.set.clone());
-    let previous_time = work.entries.get(manager).and_then(|e| e.time.clone());
+    let mut merged = live_v.clone();
+    let mut changed = typed::merge_into(schema, &mut merged, config);
+    if !merged.is_object() {
+        merged = Value::Object(Map::new());
+    }
     let mut set = typed::to_field_set(schema, config);
     if let Some(i) = ignored {
         set = set.recursive_difference(i);
     }
-    work.entries.insert(
+    // The applier's entry is replaced; it is put back should the apply fail.
+    let previous = managers.entries.insert(
         manager.clone(),
         Entry {
             set,
             api_version: api_version.to_string(),
-            time: previous_time,
+            time: None,
         },
     );
-    let merged = prune(schema, merged, &work, last.as_ref());
-    let cmp = typed::compare(schema, Some(live_v), Some(&merged));
-    let cmp = match ignored {
-        Some(i) => cmp.exclude(i),
-        None => cmp,
-    };
-    update_others(&cmp, &mut work, Some(manager), force)?;
-    let changed = !cmp.is_same() || !crate::fieldpath::values_equal(live_v, &merged);
+    let last = previous.as_ref().map(|e| &e.set);
+    let (merged, pruned) = prune(schema, merged, managers, manager, last);
+    if pruned {
+        changed = !crate::fieldpath::values_equal(live_v, &merged);
+    }
+    // Only other managers can lose fields or conflict: alone, no comparison is needed.
+    let alone = managers.entries.keys().all(|id| id == manager);
+    if !alone {
+        let cmp = typed::compare(schema, Some(live_v), Some(&merged));
+        let cmp = match ignored {
+            Some(i) => cmp.exclude(i),
+            None => cmp,
+        };
+        if let Err(c) = update_others(&cmp, managers, Some(manager), force) {
+            match previous {
+                Some(p) => managers.entries.insert(manager.clone(), p),
+                None => managers.entries.remove(manager),
+            };
+            return Err(c);
+        }
+        changed |= !cmp.is_same();
+    }
+    let previous_time = previous.and_then(|e| e.time);
+    let work = managers;
     if let Some(e) = work.entries.get_mut(manager) {
         e.set = e.set.difference(strip_set());
-        if changed {
-            e.time = Some(now.to_string());
-        }
+        e.time = if changed {
+            Some(now.to_string())
+        } else {
+            previous_time
+        };
     }
     work.entries.retain(|_, e| !e.set.is_empty());
-    *managers = work;
     Ok(changed.then_some(merged))
 }
 
@@ -363,12 +381,35 @@ fn touches(x: &Set, l: &Set) -> bool {
 }
 
 /// Removes what the applier owned before (`last`) and no longer applies, unless someone owns
-/// it (upstream's `prune`, `addBackOwnedItems`, `addBackDanglingItems`). Skipped when none of
-/// the fields below `last` is unowned, which leaves nothing to remove.
-fn prune(schema: &Schema, merged: Value, managers: &ManagedFields, last: Option<&Set>) -> Value {
+/// it (upstream's `prune`, `addBackOwnedItems`, `addBackDanglingItems`). Skipped when every
+/// path of `last` is still owned, or none of the fields below `last` is unowned: either
+/// leaves nothing to remove.
+fn prune(
+    schema: &Schema,
+    merged: Value,
+    managers: &ManagedFields,
+    manager: &ManagerId,
+    last: Option<&Set>,
+) -> (Value, bool) {
     let Some(last) = last.filter(|l| !l.is_empty()) else {
-        return merged;
+        return (merged, false);
     };
+    // Everything applied before is still owned (typically: the same fields applied again):
+    // nothing can be removed, as no path of `last` is then unowned.
+    let gone = match managers.entries.get(manager) {
+        Some(e) => last.difference(&e.set),
+        None => last.clone(),
+    };
+    if gone.is_empty() {
+        return (merged, false);
+    }
+    let mut still_owned = gone.clone();
+    for e in managers.entries.values() {
+        still_owned = still_owned.difference(&e.set);
+        if still_owned.is_empty() {
+            return (merged, false);
+        }
+    }
     let ensure = |s: &Set| typed::ensure_named_fields_are_members(schema, s);
     let l = ensure(last);
     let merged_set = ensure(&typed::to_field_set(schema, &merged));
@@ -378,7 +419,7 @@ fn prune(schema: &Schema, merged: Value, managers: &ManagedFields, last: Option<
     }
     let owned = ensure(&owned);
     if !touches(&merged_set.difference(&owned), &l) {
-        return merged;
+        return (merged, false);
     }
     let pruned = typed::remove_items(schema, &merged, &l);
     let pruned_set = ensure(&typed::to_field_set(schema, &pruned));
@@ -388,11 +429,12 @@ fn prune(schema: &Schema, merged: Value, managers: &ManagedFields, last: Option<
         &merged_set.difference(&pruned_set.union(&owned)),
     );
     let pruned_set = ensure(&typed::to_field_set(schema, &pruned));
-    typed::remove_items(
+    let out = typed::remove_items(
         schema,
         &merged,
         &merged_set.difference(&pruned_set).intersection(&l),
-    )
+    );
+    (out, true)
 }
 
 /// Merges the oldest Update entries into `ancient-changes` (one per apiVersion) until at most
@@ -612,7 +654,6 @@ impl FieldManager<'_> {
                 now,
             )
         };
-        let before = managed.clone();
         let result = match run(&mut managed, force) {
             Ok(v) => v,
             Err(conflicts) if manager == "kubectl" => {
@@ -627,7 +668,6 @@ impl FieldManager<'_> {
                 if !rest.is_empty() {
                     return Err(ApplyError::Conflicts(Conflicts(rest)));
                 }
-                managed = before;
                 run(&mut managed, true).map_err(ApplyError::Conflicts)?
             }
             Err(conflicts) => return Err(ApplyError::Conflicts(conflicts)),

@@ -340,6 +340,14 @@ impl Set {
         }
     }
 
+    /// Adds a member, appending when it sorts last (the common case of a walk in order).
+    pub(crate) fn push_member(&mut self, pe: PathElement) {
+        match self.members.last() {
+            Some(last) if *last >= pe => self.insert_member(pe),
+            _ => self.members.push(pe),
+        }
+    }
+
     /// Puts a child set (appending when `pe` sorts last, the common case of a walk in order).
     pub(crate) fn put_child(&mut self, pe: PathElement, child: Set) {
         if child.is_empty() {
@@ -566,22 +574,30 @@ impl Set {
     }
 
     fn to_v1_map(&self, member: bool) -> Map<String, Value> {
-        let mut m = Map::new();
+        let empty = || Value::Object(Map::new());
+        let mut entries: Vec<(String, Value)> =
+            Vec::with_capacity(self.members.len() + self.children.len() + 1);
         if member {
-            m.insert(".".into(), Value::Object(Map::new()));
+            entries.push((".".into(), empty()));
         }
+        let mut ci = 0;
         for pe in &self.members {
-            if self.child(pe).is_none() {
-                m.insert(pe.to_fields_v1_key(), Value::Object(Map::new()));
+            while ci < self.children.len() && self.children[ci].0 < *pe {
+                ci += 1;
+            }
+            if !(ci < self.children.len() && self.children[ci].0 == *pe) {
+                entries.push((pe.to_fields_v1_key(), empty()));
             }
         }
+        let mut mi = 0;
         for (pe, c) in &self.children {
-            m.insert(
-                pe.to_fields_v1_key(),
-                Value::Object(c.to_v1_map(self.has_member(pe))),
-            );
+            while mi < self.members.len() && self.members[mi] < *pe {
+                mi += 1;
+            }
+            let is_member = mi < self.members.len() && self.members[mi] == *pe;
+            entries.push((pe.to_fields_v1_key(), Value::Object(c.to_v1_map(is_member))));
         }
-        m
+        entries.into_iter().collect()
     }
 
     /// Decodes FieldsV1 (upstream's `FieldsToSet`).
@@ -614,7 +630,9 @@ impl Set {
             }
             entries.push((PathElement::from_fields_v1_key(k)?, v));
         }
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+        }
         for (pe, v) in entries {
             let Value::Object(cm) = v else {
                 return Err(format!(
@@ -624,12 +642,12 @@ impl Set {
                 ));
             };
             if cm.is_empty() {
-                s.insert_member(pe);
+                s.push_member(pe);
                 continue;
             }
             let (child, member) = Self::from_v1_map(cm)?;
             if member {
-                s.insert_member(pe.clone());
+                s.push_member(pe.clone());
             }
             s.put_child(pe, child);
         }

@@ -76,9 +76,45 @@ impl MapType {
             .map(|i| &self.fields[i].1)
     }
 
+    /// A lookup for keys asked in ascending order (as a JSON object's keys come): one pass
+    /// over the sorted fields instead of a search per key.
+    pub(crate) fn cursor(&self) -> FieldCursor<'_> {
+        FieldCursor { map: self, i: 0 }
+    }
+}
+
+/// See [`MapType::cursor`].
+pub(crate) struct FieldCursor<'s> {
+    map: &'s MapType,
+    i: usize,
+}
+
+impl<'s> FieldCursor<'s> {
+    /// The field named `key` (keys asked in ascending order; a smaller key than the previous
+    /// one falls back to a search).
+    pub(crate) fn field(&mut self, key: &str) -> Option<&'s Field> {
+        let fields = &self.map.fields;
+        if let Some((prev, _)) = self.i.checked_sub(1).and_then(|p| fields.get(p)) {
+            if key < prev.as_str() {
+                return self.map.field(key);
+            }
+        }
+        while let Some((name, f)) = fields.get(self.i) {
+            match name.as_str().cmp(key) {
+                std::cmp::Ordering::Less => self.i += 1,
+                std::cmp::Ordering::Equal => {
+                    self.i += 1;
+                    return Some(f);
+                }
+                std::cmp::Ordering::Greater => return None,
+            }
+        }
+        None
+    }
+
     /// The type of the value under `key`, `None` when not declared.
-    pub(crate) fn type_of(&self, key: &str) -> Option<TypeId> {
-        self.field(key).map(|f| f.ty).or(self.elem)
+    pub(crate) fn type_of(&mut self, key: &str) -> Option<TypeId> {
+        self.field(key).map(|f| f.ty).or(self.map.elem)
     }
 }
 

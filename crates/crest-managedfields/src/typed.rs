@@ -248,14 +248,17 @@ impl Validator<'_> {
     }
 
     fn scalar(&mut self, k: ScalarKind, v: &Value) {
-        let ok = match (k, v) {
-            (_, Value::Null) => true,
-            (ScalarKind::Numeric, Value::Number(_)) => true,
-            (ScalarKind::String, Value::String(_)) => true,
-            (ScalarKind::Boolean, Value::Bool(_)) => true,
-            (ScalarKind::Untyped, Value::Number(_) | Value::String(_) | Value::Bool(_)) => true,
-            _ => false,
-        };
+        let ok = matches!(
+            (k, v),
+            (_, Value::Null)
+                | (ScalarKind::Numeric, Value::Number(_))
+                | (ScalarKind::String, Value::String(_))
+                | (ScalarKind::Boolean, Value::Bool(_))
+                | (
+                    ScalarKind::Untyped,
+                    Value::Number(_) | Value::String(_) | Value::Bool(_)
+                )
+        );
         if ok {
             return;
         }
@@ -300,11 +303,12 @@ impl Validator<'_> {
     }
 
     fn map(&mut self, t: &MapType, m: &Map<String, Value>) {
+        let mut cur = t.cursor();
         for (k, v) in m {
             let len = self.path.len();
             self.path.push('.');
             self.path.push_str(k);
-            match t.type_of(k) {
+            match cur.type_of(k) {
                 Some(ty) => self.walk(ty, v),
                 None => {
                     self.error("field not declared in schema".into());
@@ -384,7 +388,9 @@ fn field_set(schema: &Schema, ty: TypeId, v: &Value, out: &mut Set) -> bool {
                 let mut child = Set::new();
                 field_set(schema, t.elem, item, &mut child);
                 out.insert_member(pe.clone());
-                out.put_child(pe.clone(), child);
+                if !child.is_empty() {
+                    out.put_child(pe.clone(), child);
+                }
             }
             false
         }
@@ -395,18 +401,25 @@ fn field_set(schema: &Schema, ty: TypeId, v: &Value, out: &mut Set) -> bool {
             let Value::Object(m) = v else {
                 return false;
             };
+            let mut cur = t.cursor();
             for (k, val) in m {
-                let field = t.field(k);
+                let field = cur.field(k);
                 let ty = field.map(|f| f.ty).or(t.elem).unwrap_or(DEDUCED);
                 let mut child = Set::new();
                 let leaf = field_set(schema, ty, val, &mut child);
                 let pe = PathElement::Field(k.clone());
-                let empty =
-                    matches!(val, Value::Null) || matches!(val, Value::Object(o) if o.is_empty());
-                if leaf || empty || field.is_none() {
-                    out.insert_member(pe.clone());
+                let empty = matches!(val, Value::Null)
+                    || matches!(val, Value::Object(o) if o.is_empty());
+                if child.is_empty() {
+                    if leaf || empty || field.is_none() {
+                        out.push_member(pe);
+                    }
+                } else {
+                    if leaf || empty || field.is_none() {
+                        out.push_member(pe.clone());
+                    }
+                    out.put_child(pe, child);
                 }
-                out.put_child(pe, child);
             }
             false
         }
@@ -525,9 +538,10 @@ fn cmp_form(
                 cmp_leaf(lhs, rhs, path, c);
                 return true;
             }
+            let mut cur = t.cursor();
             zip_maps(l, r, |k, lv, rv| {
                 path.push(PathElement::Field(k.to_string()));
-                cmp_node(schema, t.type_of(k).unwrap_or(DEDUCED), lv, rv, path, c);
+                cmp_node(schema, cur.type_of(k).unwrap_or(DEDUCED), lv, rv, path, c);
                 path.pop();
             });
             false
@@ -685,12 +699,77 @@ fn merge_node(
                 return Some(Value::Object(l.clone()));
             }
             let mut out = Map::new();
+            let mut cur = t.cursor();
             zip_maps(l, r, |k, lv, rv| {
-                if let Some(v) = merge_node(schema, t.type_of(k).unwrap_or(DEDUCED), lv, rv) {
+                if let Some(v) = merge_node(schema, cur.type_of(k).unwrap_or(DEDUCED), lv, rv) {
                     out.insert(k.to_string(), v);
                 }
             });
             (!out.is_empty()).then_some(Value::Object(out))
+        }
+    }
+}
+
+/// Merges `rhs` (a configuration) into `target` in place: the same result as [`merge`] with
+/// `target` as the left side, without rebuilding what the configuration does not touch.
+/// Returns whether `target` changed.
+pub fn merge_into(schema: &Schema, target: &mut Value, rhs: &Value) -> bool {
+    merge_in(schema, schema.root(), target, rhs)
+}
+
+fn replace(target: &mut Value, rhs: &Value) -> bool {
+    if values_equal(target, rhs) {
+        false
+    } else {
+        *target = rhs.clone();
+        true
+    }
+}
+
+fn merge_in(schema: &Schema, ty: TypeId, target: &mut Value, rhs: &Value) -> bool {
+    match deduce(schema.atom(ty), Some(rhs)) {
+        Form::Scalar(_) | Form::Invalid => replace(target, rhs),
+        Form::List(t) => {
+            let (l, r) = (as_list(Some(target)), as_list(Some(rhs)));
+            let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
+            if t.kind == ListKind::Atomic || empty {
+                return replace(target, rhs);
+            }
+            let out = Value::Array(merge_list(schema, t, l, r));
+            let changed = !values_equal(target, &out);
+            *target = out;
+            changed
+        }
+        Form::Map(t) => {
+            let empty = as_map(Some(target)).is_none_or(|x| x.is_empty())
+                && as_map(Some(rhs)).is_none_or(|x| x.is_empty());
+            if t.atomic || empty {
+                return replace(target, rhs);
+            }
+            let Value::Object(r) = rhs else {
+                // A null configuration keeps the live map.
+                return false;
+            };
+            let Value::Object(tm) = target else {
+                *target = merge_node(schema, ty, None, Some(rhs))
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                return true;
+            };
+            let mut changed = false;
+            let mut cur = t.cursor();
+            for (k, rv) in r {
+                let cty = cur.type_of(k).unwrap_or(DEDUCED);
+                match tm.get_mut(k) {
+                    Some(tv) => changed |= merge_in(schema, cty, tv, rv),
+                    None => {
+                        if let Some(v) = merge_node(schema, cty, None, Some(rv)) {
+                            tm.insert(k.clone(), v);
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            changed
         }
     }
 }
@@ -817,14 +896,15 @@ fn remove_node(schema: &Schema, ty: TypeId, v: &Value, items: &Set) -> Value {
                 return Value::Null;
             }
             let mut out = Map::new();
+            let mut cur = t.cursor();
             for (k, val) in m {
                 let pe = PathElement::Field(k.clone());
+                let ty = cur.type_of(k).unwrap_or(DEDUCED);
                 if items.has_member(&pe) {
                     continue;
                 }
                 match items.child(&pe) {
                     Some(sub) => {
-                        let ty = t.type_of(k).unwrap_or(DEDUCED);
                         out.insert(k.clone(), remove_node(schema, ty, val, sub));
                     }
                     None => {

@@ -1395,6 +1395,31 @@ impl NamespaceTerminating for ApiError {
     }
 }
 
+/// Records a write (create: no `live`) in `new`'s `metadata.managedFields` as an Update by the
+/// request's manager (upstream's `FieldManager.UpdateNoErrors`, run by the handlers before
+/// the strategy): nothing for the server's own writes or a resource without a merge schema.
+fn record_update(
+    def: &ResourceDef,
+    live: Option<&Value>,
+    new: &mut Value,
+    subresource: &str,
+    opts: &WriteOptions,
+) {
+    let (Some(manager), Some(schema)) = (opts.manager.as_deref(), def.managed_schema()) else {
+        return;
+    };
+    let reset = def.reset_fields(subresource);
+    let api_version = def.api.api_version();
+    let fm = crest_managedfields::FieldManager {
+        schema,
+        api_version: &api_version,
+        kind: &def.api.kind,
+        subresource,
+        reset_fields: reset.as_ref(),
+    };
+    fm.update(live, new, manager, &meta::now_rfc3339());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1423,29 +1448,4 @@ mod tests {
         let (_, md) = stored_bytes_with_metadata(&mut json!({"metadata": 1})).expect("encode");
         assert!(md.is_none());
     }
-}
-
-/// Records a write (create: no `live`) in `new`'s `metadata.managedFields` as an Update by the
-/// request's manager (upstream's `FieldManager.UpdateNoErrors`, run by the handlers before
-/// the strategy): nothing for the server's own writes or a resource without a merge schema.
-fn record_update(
-    def: &ResourceDef,
-    live: Option<&Value>,
-    new: &mut Value,
-    subresource: &str,
-    opts: &WriteOptions,
-) {
-    let (Some(manager), Some(schema)) = (opts.manager.as_deref(), def.managed_schema()) else {
-        return;
-    };
-    let reset = def.reset_fields(subresource);
-    let api_version = def.api.api_version();
-    let fm = crest_managedfields::FieldManager {
-        schema,
-        api_version: &api_version,
-        kind: &def.api.kind,
-        subresource,
-        reset_fields: reset.as_ref(),
-    };
-    fm.update(live, new, manager, &meta::now_rfc3339());
 }

@@ -551,6 +551,19 @@ impl Registry {
             // A built-in kind is prepared and validated in its internal (stored) form.
             self.to_storage_version(def, &mut obj).await?;
         }
+        let begun = strategy.begin_create(&mut obj);
+        if !begun.is_empty() {
+            // Upstream's BeginCreate runs after the name is generated.
+            let mut name = meta::name(&obj).to_string();
+            if name.is_empty() {
+                name = format!(
+                    "{}{}",
+                    meta::meta_str(&obj, "generateName"),
+                    meta::random_suffix()
+                );
+            }
+            return Err(ApiError::invalid(&def.api.group_kind(), &name, &begun));
+        }
         strategy.prepare_create(&mut obj);
 
         if strategy.warns_finalizer_names() {
@@ -816,7 +829,17 @@ impl Registry {
         }
         restore_system_metadata(&mut obj, &old);
         match mode {
-            UpdateMode::Main => strategy.prepare_update(&mut obj, &old),
+            UpdateMode::Main => {
+                let begun = strategy.begin_update(&mut obj, &old);
+                if !begun.is_empty() {
+                    return Err(Attempt::Failed(ApiError::invalid(
+                        &def.api.group_kind(),
+                        name,
+                        &begun,
+                    )));
+                }
+                strategy.prepare_update(&mut obj, &old)
+            }
             UpdateMode::Status => strategy.prepare_status_update(&mut obj, &old),
             UpdateMode::Finalize => {}
         }

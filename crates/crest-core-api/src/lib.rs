@@ -13,3 +13,4 @@ pub mod secret;
 pub mod service;
 pub mod serviceaccount;
 pub mod storagemigration;
+pub mod x509keypair;

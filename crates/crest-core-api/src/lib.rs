@@ -8,6 +8,7 @@ pub mod endpoints;
 pub mod endpointslice;
 pub mod event;
 pub mod lease;
+mod md5;
 pub mod network;
 pub mod secret;
 pub mod service;

@@ -151,9 +151,15 @@ endpoints:
     let out = s.kubectl_ok(&["get", "ep"]);
     let t = table(&out);
     assert_eq!(t[0], ["NAME", "ENDPOINTS", "AGE"], "{out}");
+    // Ports in the stored (repacked) order: https before http by their hashes.
     assert_eq!(
         t[1][..4],
-        ["backends", "10.0.0.1:80,10.0.0.2:80,10.0.0.1:443", "+", "1"],
+        [
+            "backends",
+            "10.0.0.1:443,10.0.0.2:443,10.0.0.1:80",
+            "+",
+            "1"
+        ],
         "{out}"
     );
     let out = s.kubectl_ok(&["get", "endpointslices"]);
@@ -1076,4 +1082,49 @@ async fn endpoint_slice_strategy() {
         .await;
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["metadata"]["generation"], 2, "{v}");
+}
+
+/// kube-apiserver's endpoints strategy canonicalizes every write (`RepackSubsets`): ports are
+/// regrouped by the addresses offering them, an address not ready in one subset is not ready
+/// for that port, and subsets and ports come in upstream's hash order.
+#[test]
+fn endpoints_are_repacked_as_upstream() {
+    let s = Server::start();
+    s.apply_yaml(
+        r#"apiVersion: v1
+kind: Endpoints
+metadata:
+  name: packed
+subsets:
+- addresses: [{ip: 10.0.0.2}, {ip: 10.0.0.1}]
+  ports: [{name: http, port: 80}, {name: https, port: 443}]
+- notReadyAddresses: [{ip: 10.0.0.2}]
+  ports: [{name: https, port: 443}]
+"#,
+    );
+    let out = s.kubectl_ok(&["get", "endpoints", "packed", "-o", "json"]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        v["subsets"],
+        json!([
+            {"addresses": [{"ip": "10.0.0.1"}], "notReadyAddresses": [{"ip": "10.0.0.2"}],
+             "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]},
+            {"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}],
+             "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]},
+        ])
+    );
+    // Re-applying the same manifest changes nothing (the stored form is canonical).
+    let rv = v["metadata"]["resourceVersion"].clone();
+    s.kubectl_ok(&[
+        "patch", "endpoints", "packed", "--type=merge", "-p",
+        r#"{"subsets":[{"addresses":[{"ip":"10.0.0.1"}],"ports":[{"name":"http","port":80},{"name":"https","port":443}]}]}"#,
+    ]);
+    let v: Value =
+        serde_json::from_str(&s.kubectl_ok(&["get", "ep", "packed", "-o", "json"])).expect("json");
+    assert_ne!(v["metadata"]["resourceVersion"], rv);
+    assert_eq!(
+        v["subsets"][0]["ports"],
+        json!([{"name": "https", "port": 443, "protocol": "TCP"},
+               {"name": "http", "port": 80, "protocol": "TCP"}])
+    );
 }

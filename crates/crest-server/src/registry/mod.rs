@@ -593,6 +593,7 @@ impl Registry {
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&def.api.group_kind(), &name, &errs));
             }
+            strategy.canonicalize(&mut obj);
             opts.warn(warnings);
             let key = def.key(ns, &name);
             // Validated in the request's version, stored in the storage version.
@@ -867,6 +868,7 @@ impl Registry {
                 &errs,
             )));
         }
+        strategy.canonicalize(&mut obj);
         // Ratcheted rule failures: the write goes ahead with Warning headers.
         opts.warn(warnings);
         if strategy.warns_finalizer_names() {

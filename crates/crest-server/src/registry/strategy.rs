@@ -66,6 +66,11 @@ pub(crate) trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// Normalizes a validated object before it is admitted and stored (upstream's
+    /// `Canonicalize`, the last step of `BeforeCreate` / `BeforeUpdate`), e.g. Endpoints'
+    /// `RepackSubsets`.
+    fn canonicalize(&self, _obj: &mut Value) {}
+
     /// Carries fields the client may not change over from `old`.
     fn prepare_update(&self, _new: &mut Value, _old: &Value) {}
 

@@ -15,10 +15,13 @@
 //! (map keys too), indices as `[i]`.
 
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// How deep a value is walked (the JSON decoders refuse deeper nesting anyway).
 const MAX_DEPTH: usize = 128;
+/// Type errors recorded to choose the document's first from.
+const MAX_TYPE_ERRORS: usize = 1000;
 
 /// The unknown fields of `value` read as the built-in definition `definition` (e.g.
 /// `io.k8s.api.core.v1.Namespace`), removed from it, in key order, depth first. An unknown
@@ -470,6 +473,10 @@ impl Decoder {
     }
 
     fn record(&mut self, message: String, fatal: bool) {
+        // A body with more is pathological: the first of these (in key order) is reported.
+        if self.errors.len() >= MAX_TYPE_ERRORS {
+            return;
+        }
         self.errors.push(TypeError {
             message,
             fatal,
@@ -783,12 +790,26 @@ enum Segment<'a> {
 /// the values met in document order (`None`: not there). A key given twice counts where it was
 /// last given (the value kept).
 fn document_order(body: &[u8], paths: &[Vec<Segment<'_>>]) -> Vec<Option<usize>> {
+    // Paths by their last segment, so a value is compared only with the paths ending as its.
+    let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_index: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut root = vec![];
+    for (i, p) in paths.iter().enumerate() {
+        match p.last() {
+            Some(Segment::Key(k)) => by_key.entry(k).or_default().push(i),
+            Some(Segment::Index(n)) => by_index.entry(*n).or_default().push(i),
+            None => root.push(i),
+        }
+    }
     let mut scan = Scan {
         body,
         at: 0,
         count: 0,
         stack: vec![],
         paths,
+        by_key,
+        by_index,
+        root,
         found: vec![None; paths.len()],
     };
     scan.value(0);
@@ -808,6 +829,9 @@ struct Scan<'b, 'p> {
     count: usize,
     stack: Vec<Step>,
     paths: &'p [Vec<Segment<'p>>],
+    by_key: HashMap<&'p str, Vec<usize>>,
+    by_index: HashMap<usize, Vec<usize>>,
+    root: Vec<usize>,
     found: Vec<Option<usize>>,
 }
 
@@ -825,7 +849,13 @@ impl Scan<'_, '_> {
     /// Marks the value starting here for the paths that name it.
     fn arrive(&mut self) {
         self.count += 1;
-        for (path, found) in self.paths.iter().zip(self.found.iter_mut()) {
+        let candidates = match self.stack.last() {
+            None => Some(&self.root),
+            Some(Step::Key(k)) => self.by_key.get(k.as_str()),
+            Some(Step::Index(i)) => self.by_index.get(i),
+        };
+        for &c in candidates.into_iter().flatten() {
+            let path = &self.paths[c];
             let here = path.len() == self.stack.len()
                 && path.iter().zip(&self.stack).all(|(p, s)| match (p, s) {
                     (Segment::Key(a), Step::Key(b)) => a == b,
@@ -833,7 +863,7 @@ impl Scan<'_, '_> {
                     _ => false,
                 });
             if here {
-                *found = Some(self.count);
+                self.found[c] = Some(self.count);
             }
         }
     }

@@ -278,7 +278,11 @@ fn parse_certificate(der: &[u8]) -> Result<PublicKey<'_>, &'static str> {
     if version + 1 > 3 {
         return Err("x509: invalid version");
     }
-    tbs.integer().ok_or("x509: malformed serial number")?;
+    let serial = tbs.integer().ok_or("x509: malformed serial number")?;
+    // Go 1.23 (kube-apiserver 1.32's) refuses negative serial numbers by default.
+    if serial[0] & 0x80 != 0 {
+        return Err("x509: negative serial number");
+    }
     let sig_ai = tbs
         .read_bytes(TAG_SEQUENCE)
         .ok_or("x509: malformed signature algorithm identifier")?;
@@ -704,6 +708,23 @@ mod tests {
         assert_eq!(
             err(&block("CERTIFICATE", b"junk"), pem!("rsa.key")).as_deref(),
             Some("x509: malformed certificate")
+        );
+        // A v3 certificate cut short after its serial number: negative, then positive.
+        let cut = |serial: u8| {
+            block(
+                "CERTIFICATE",
+                &[
+                    0x30, 0x0a, 0x30, 0x08, 0xa0, 0x03, 0x02, 0x01, 0x02, 0x02, 0x01, serial,
+                ],
+            )
+        };
+        assert_eq!(
+            err(&cut(0x80), pem!("rsa.key")).as_deref(),
+            Some("x509: negative serial number")
+        );
+        assert_eq!(
+            err(&cut(0x7f), pem!("rsa.key")).as_deref(),
+            Some("x509: malformed signature algorithm identifier")
         );
         // The certificate's DER followed by more bytes.
         let der = &pem_blocks(pem!("rsa.crt"))[0].1;

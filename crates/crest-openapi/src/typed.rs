@@ -37,7 +37,8 @@ pub fn prune_unknown_fields(definition: &str, value: &mut Value) -> Vec<String> 
 /// decode with the decoder's message (`json: cannot unmarshal number into Go struct field
 /// ConfigMap.data of type string`; the first in key order, or the first error of a type with
 /// its own UnmarshalJSON, which ends the decode at once); otherwise the unknown fields found
-/// and removed (as [`prune_unknown_fields`]). Times are rewritten as Go encodes the decoded
+/// and removed (as [`prune_unknown_fields`]). Key order is the document's for a body Go
+/// marshalled (sorted keys); for a body as a client wrote it, see [`decode_body`]. Times are rewritten as Go encodes the decoded
 /// value (`metav1.Time`: RFC 3339 in UTC, whole seconds; `metav1.MicroTime`: UTC with six
 /// fractional digits).
 pub fn decode(definition: &str, value: &mut Value) -> Result<Vec<String>, String> {

@@ -214,7 +214,11 @@ fn same_ip_families(a: &Value, b: &Value) -> bool {
 pub fn begin_create(obj: &mut Value) -> FieldErrors {
     set_defaults(obj);
     normalize_cluster_ips(obj, None);
-    init_ip_family_fields(obj, None)
+    let errs = init_ip_family_fields(obj, None);
+    if !errs.is_empty() {
+        return errs;
+    }
+    init_node_ports(obj).into_iter().collect()
 }
 
 /// upstream's `PrepareForCreate`: the status is the server's.
@@ -252,7 +256,121 @@ pub fn begin_update(new: &mut Value, old: &Value) -> FieldErrors {
     set_defaults(new);
     patch_allocated_values(new, old);
     normalize_cluster_ips(new, Some(old));
-    init_ip_family_fields(new, Some(old))
+    let errs = init_ip_family_fields(new, Some(old));
+    if !errs.is_empty() {
+        return errs;
+    }
+    update_node_ports(new, old).into_iter().collect()
+}
+
+/// kube-apiserver's default `--service-node-port-range`.
+const NODE_PORT_RANGE: (i64, i64) = (30000, 32767);
+
+/// The port allocator's refusal of a requested node port outside its range (`ErrNotInRange`).
+fn node_port_error(index: usize, port: i64) -> Option<FieldError> {
+    let (lo, hi) = NODE_PORT_RANGE;
+    (port < lo || port > hi).then(|| {
+        FieldError::invalid(
+            &FieldPath::new("spec")
+                .child("ports")
+                .index(index)
+                .child("nodePort"),
+            port,
+            format!(
+                "provided port is not in the valid range. The range of valid ports is {lo}-{hi}"
+            ),
+        )
+    })
+}
+
+/// `shouldAllocateNodePorts`.
+fn allocates_node_ports(obj: &Value) -> bool {
+    match service_type(obj) {
+        "NodePort" => true,
+        "LoadBalancer" => spec(obj)
+            .get("allocateLoadBalancerNodePorts")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
+        _ => false,
+    }
+}
+
+/// The allocator's `initNodePorts` on create, for the node ports a client asked for (Crest
+/// allocates none itself): each must be in the node port range; a port number served over two
+/// protocols shares the node port requested for either.
+fn init_node_ports(obj: &mut Value) -> Option<FieldError> {
+    if !needs_node_port(obj) {
+        return None;
+    }
+    let allocate = allocates_node_ports(obj);
+    let ports = spec_mut(obj)?.get_mut("ports")?.as_array_mut()?;
+    let requested: Vec<(i64, i64)> = ports
+        .iter()
+        .map(|p| (int_of(p, "port"), int_of(p, "nodePort")))
+        .collect();
+    let mut by_port: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
+    for (i, p) in ports.iter_mut().enumerate() {
+        let (port, node_port) = requested[i];
+        if node_port == 0 && !allocate {
+            continue;
+        }
+        match by_port.get(&port).copied() {
+            None => {
+                // findRequestedNodePort: the first port of that number with one.
+                let np = requested
+                    .iter()
+                    .find(|(n, np)| *n == port && *np != 0)
+                    .map_or(0, |(_, np)| *np);
+                if np != 0 {
+                    if let Some(e) = node_port_error(i, np) {
+                        return Some(e);
+                    }
+                    if let Some(p) = p.as_object_mut() {
+                        p.insert("nodePort".into(), np.into());
+                    }
+                    by_port.insert(port, np);
+                }
+            }
+            Some(shared) if node_port == 0 => {
+                if let Some(p) = p.as_object_mut() {
+                    p.insert("nodePort".into(), shared.into());
+                }
+            }
+            Some(shared) if node_port != shared => {
+                if let Some(e) = node_port_error(i, node_port) {
+                    return Some(e);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// The allocator's `updateNodePorts`: a node port the old object did not have must be in the
+/// node port range.
+fn update_node_ports(new: &Value, old: &Value) -> Option<FieldError> {
+    if !needs_node_port(new) {
+        return None;
+    }
+    let allocate = allocates_node_ports(new);
+    let old_ports: HashSet<i64> = list_of(spec(old), "ports")
+        .iter()
+        .map(|p| int_of(p, "nodePort"))
+        .filter(|n| *n != 0)
+        .collect();
+    for (i, p) in list_of(spec(new), "ports").iter().enumerate() {
+        let np = int_of(p, "nodePort");
+        if np == 0 && !allocate {
+            continue;
+        }
+        if np != 0 && !old_ports.contains(&np) {
+            if let Some(e) = node_port_error(i, np) {
+                return Some(e);
+            }
+        }
+    }
+    None
 }
 
 /// `patchAllocatedValues`.
@@ -1643,6 +1761,26 @@ mod tests {
         }
         assert!(new["spec"]["ports"][0].get("nodePort").is_none(), "{new}");
         assert_eq!(new["status"], json!({"loadBalancer": {}}));
+        // Node ports outside the allocator's range are refused, new ones on update only.
+        let mut svc = json!({"metadata": {"name": "a"}, "spec": {"type": "NodePort",
+            "ports": [{"name": "a", "port": 53, "protocol": "UDP"},
+                      {"name": "b", "port": 53, "protocol": "TCP", "nodePort": 30053},
+                      {"name": "c", "port": 80, "nodePort": 80}]}});
+        assert_eq!(
+            messages(&begin_create(&mut svc)),
+            ["spec.ports[2].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"]
+        );
+        // The port served over two protocols shares the node port asked for.
+        assert_eq!(svc["spec"]["ports"][0]["nodePort"], 30053);
+        let np = created(json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 30080}]}));
+        let (_, errs) = update(
+            &np,
+            json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 8080}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.ports[0].nodePort: Invalid value: 8080: provided port is not in the valid range. The range of valid ports is 30000-32767"]
+        );
         // A node port the old object did not have stays (and is refused for ClusterIP).
         let (_, errs) = update(
             &lb,

@@ -571,6 +571,17 @@ async fn update_validation_is_upstreams() {
         .await;
     assert_eq!(code, 200, "{body}");
     assert!(body["spec"].get("healthCheckNodePort").is_none(), "{body}");
+    // Node ports the allocator could not give: outside its range.
+    let np = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "np"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 80}]}});
+    let (code, body) = s
+        .http_json("POST", SVCS, "application/json", Some(&np))
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Service \"np\" is invalid: spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"
+    );
     // On create, the allocator's checks come before (and without) the rest of validation.
     let two = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "two"},
         "spec": {"clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1", "10.0.0.2"]}});

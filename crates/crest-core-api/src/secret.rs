@@ -192,9 +192,8 @@ pub fn validate_update(new: &Value, old: &Value) -> FieldErrors {
     errs
 }
 
-/// The strategy's warnings (`warningsForSecret`): for a TLS Secret, why `tls.X509KeyPair` would
-/// refuse its certificate and key. Only the PEM stage is checked (blocks and their types); a
-/// certificate or key that does not parse, or a key that does not match, is not reported.
+/// The strategy's warnings (`warningsForSecret`): for a TLS Secret, why `tls.X509KeyPair`
+/// would refuse its `tls.crt` and `tls.key` (see [`crate::x509keypair`]).
 pub fn warnings(obj: &Value) -> Vec<String> {
     if secret_type(obj) != TYPE_TLS {
         return vec![];
@@ -202,82 +201,9 @@ pub fn warnings(obj: &Value) -> Vec<String> {
     let empty = Map::new();
     let values = data(obj).unwrap_or(&empty);
     let get = |k: &str| values.get(k).map(bytes).unwrap_or_default();
-    match key_pair_pem_error(&get("tls.crt"), &get("tls.key")) {
-        Some(e) => vec![e],
-        None => vec![],
-    }
-}
-
-/// The PEM blocks' types in `input`, in order: `-----BEGIN T-----` ... `-----END T-----` with a
-/// base64 body (blocks that do not decode are skipped, as `pem.Decode` skips them).
-fn pem_block_types(input: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(input);
-    let mut types = vec![];
-    let mut rest: &str = &text;
-    while let Some(start) = rest.find("-----BEGIN ") {
-        let after = &rest[start + "-----BEGIN ".len()..];
-        let Some(end_of_type) = after.find("-----") else {
-            break;
-        };
-        let ty = &after[..end_of_type];
-        let body_start = &after[end_of_type + 5..];
-        let end_marker = format!("-----END {ty}-----");
-        let Some(end) = body_start.find(&end_marker) else {
-            rest = body_start;
-            continue;
-        };
-        let body: String = body_start[..end]
-            .lines()
-            .filter(|l| !l.contains(':'))
-            .flat_map(|l| l.chars().filter(|c| !c.is_whitespace()))
-            .collect();
-        if !ty.contains('\n') && crest_gofmt::go_base64_decode(body.as_bytes()).is_ok() {
-            types.push(ty.to_string());
-        }
-        rest = &body_start[end + end_marker.len()..];
-    }
-    types
-}
-
-/// Go's `%v` of a `[]string`.
-fn go_list(items: &[String]) -> String {
-    format!("[{}]", items.join(" "))
-}
-
-/// `tls.X509KeyPair`'s errors about the PEM inputs.
-fn key_pair_pem_error(cert: &[u8], key: &[u8]) -> Option<String> {
-    let cert_types = pem_block_types(cert);
-    if !cert_types.iter().any(|t| t == "CERTIFICATE") {
-        if cert_types.is_empty() {
-            return Some("tls: failed to find any PEM data in certificate input".into());
-        }
-        if cert_types.len() == 1 && cert_types[0].ends_with("PRIVATE KEY") {
-            return Some("tls: failed to find certificate PEM data in certificate input, but did find a private key; PEM inputs may have been switched".into());
-        }
-        return Some(format!(
-            "tls: failed to find \"CERTIFICATE\" PEM block in certificate input after skipping PEM blocks of the following types: {}",
-            go_list(&cert_types)
-        ));
-    }
-    let mut skipped = vec![];
-    for t in pem_block_types(key) {
-        if t == "PRIVATE KEY" || t.ends_with(" PRIVATE KEY") {
-            return None;
-        }
-        skipped.push(t);
-    }
-    if skipped.is_empty() {
-        return Some("tls: failed to find any PEM data in key input".into());
-    }
-    if skipped.len() == 1 && skipped[0] == "CERTIFICATE" {
-        return Some(
-            "tls: found a certificate rather than a key in the PEM for the private key".into(),
-        );
-    }
-    Some(format!(
-        "tls: failed to find PEM block with type ending in \"PRIVATE KEY\" in key input after skipping PEM blocks of the following types: {}",
-        go_list(&skipped)
-    ))
+    crate::x509keypair::x509_key_pair_error(&get("tls.crt"), &get("tls.key"))
+        .into_iter()
+        .collect()
 }
 
 #[cfg(test)]
@@ -403,7 +329,20 @@ mod tests {
             warnings(&tls(&block("CERTIFICATE"), &(block("A") + &block("B")))),
             ["tls: failed to find PEM block with type ending in \"PRIVATE KEY\" in key input after skipping PEM blocks of the following types: [A B]"]
         );
-        assert!(warnings(&tls(&block("CERTIFICATE"), &block("EC PRIVATE KEY"))).is_empty());
+        // Past the PEM stage: the certificate's DER, then the key, then the pair.
+        assert_eq!(
+            warnings(&tls(&block("CERTIFICATE"), &block("EC PRIVATE KEY"))),
+            ["x509: malformed certificate"]
+        );
+        let (crt, key) = (
+            include_str!("../testdata/tls/p256.crt"),
+            include_str!("../testdata/tls/p256.key"),
+        );
+        assert!(warnings(&tls(crt, key)).is_empty());
+        assert_eq!(
+            warnings(&tls(crt, include_str!("../testdata/tls/p256-other.key"))),
+            ["tls: private key does not match public key"]
+        );
         assert!(warnings(&json!({"type": "Opaque"})).is_empty());
     }
 }

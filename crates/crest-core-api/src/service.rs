@@ -1,11 +1,14 @@
-//! core/v1 Service: `SetDefaults_Service`, the cluster-IP fields the service REST storage fills
-//! in, `ValidateService`, `ValidateServiceUpdate`, `ValidateServiceStatusUpdate`.
+//! core/v1 Service: `SetDefaults_Service`, what the service REST storage does before the
+//! strategy (`begin_create` / `begin_update`: storage.go's `normalizeClusterIPs` and
+//! `patchAllocatedValues`, alloc.go's `initIPFamilyFields`), the strategy's `PrepareFor*`
+//! (`dropTypeDependentFields`), `ValidateService`, `ValidateServiceUpdate`,
+//! `ValidateServiceStatusUpdate`.
 //!
 //! Crest has no cluster network: it allocates no cluster IPs, node ports or load balancers. A
 //! Service is stored as written; what kube-apiserver's allocator would add beyond an address is
-//! filled in as a single-stack IPv4 cluster (with dual-stack support) fills it: `ipFamilyPolicy`
+//! filled in as a dual-stack cluster whose primary family is IPv4 fills it: `ipFamilyPolicy`
 //! (`SingleStack`, or `RequireDualStack` for a headless Service without selector) and
-//! `ipFamilies` (from the cluster IPs given, else `IPv4`, both families for dual stack).
+//! `ipFamilies` (from the cluster IPs given, else `IPv4`, both families unless SingleStack).
 //! `clusterIP` stays unset unless the client sets it (`None` for headless Services, or an
 //! address of its choosing): selector-less Services with manually managed Endpoints, which is
 //! what Services in Crest are for, need no virtual IP.
@@ -57,12 +60,10 @@ fn service_type(obj: &Value) -> &str {
     str_of(spec(obj), "type")
 }
 
-/// `isHeadlessService`: the first cluster IP is `None`.
+/// `isHeadlessService`: the one cluster IP is `None`.
 fn is_headless(obj: &Value) -> bool {
-    list_of(spec(obj), "clusterIPs")
-        .first()
-        .and_then(Value::as_str)
-        == Some("None")
+    let ips = list_of(spec(obj), "clusterIPs");
+    ips.len() == 1 && ips[0].as_str() == Some("None")
 }
 
 fn has_selector(obj: &Value) -> bool {
@@ -180,89 +181,460 @@ fn default_ip_modes(obj: &mut Value) {
     }
 }
 
-/// What the REST storage does before a create validates (upstream's PrepareForCreate,
-/// `normalizeClusterIPs` and the allocator's `initIPFamilyFields`, without allocating): status
-/// cleared, `clusterIPs` from `clusterIP`, IP family fields filled in.
+fn needs_cluster_ip(obj: &Value) -> bool {
+    service_type(obj) != "ExternalName"
+}
+
+fn needs_node_port(obj: &Value) -> bool {
+    matches!(service_type(obj), "NodePort" | "LoadBalancer")
+}
+
+/// `apiservice.NeedsHealthCheck` (the registry's `needsHCNodePort`).
+fn needs_health_check(obj: &Value) -> bool {
+    service_type(obj) == "LoadBalancer" && str_of(spec(obj), "externalTrafficPolicy") == "Local"
+}
+
+fn policy_of(obj: &Value) -> Option<&str> {
+    spec(obj).get("ipFamilyPolicy").and_then(Value::as_str)
+}
+
+/// `sameClusterIPs` of the allocator (the plural field only; absent and empty are alike).
+fn same_cluster_ips(a: &Value, b: &Value) -> bool {
+    list_of(spec(a), "clusterIPs") == list_of(spec(b), "clusterIPs")
+}
+
+fn same_ip_families(a: &Value, b: &Value) -> bool {
+    list_of(spec(a), "ipFamilies") == list_of(spec(b), "ipFamilies")
+}
+
+/// What kube-apiserver does to a Service before its strategy sees a create: the decoder's
+/// `SetDefaults_Service`, then the REST storage's `BeginCreate` (`normalizeClusterIPs` and the
+/// allocator's `initIPFamilyFields`, without allocating). Errors refuse the create at once, as
+/// the allocator's do (before any other validation).
+pub fn begin_create(obj: &mut Value) -> FieldErrors {
+    set_defaults(obj);
+    normalize_cluster_ips(obj, None);
+    let errs = init_ip_family_fields(obj, None);
+    if !errs.is_empty() {
+        return errs;
+    }
+    init_node_ports(obj).into_iter().collect()
+}
+
+/// upstream's `PrepareForCreate`: the status is the server's.
 pub fn prepare_create(obj: &mut Value) {
     if let Some(o) = obj.as_object_mut() {
         o.insert("status".into(), json!({"loadBalancer": {}}));
     }
-    set_defaults(obj);
-    let Some(s) = spec_mut(obj) else {
-        return;
-    };
-    let ip = s
-        .get("clusterIP")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let ips_empty = s
-        .get("clusterIPs")
-        .and_then(Value::as_array)
-        .is_none_or(Vec::is_empty);
-    if !ip.is_empty() && ips_empty {
-        s.insert("clusterIPs".into(), json!([ip]));
-    }
-    init_ip_families(obj);
+    drop_external_name_internal_traffic_policy(obj);
 }
 
-/// The allocator's IP family defaults, for the types that have cluster IPs.
-fn init_ip_families(obj: &mut Value) {
-    if service_type(obj) == "ExternalName" {
+/// The REST storage's `defaultOnReadInternalTrafficPolicy`: an ExternalName Service never shows
+/// an `internalTrafficPolicy` (upstream keeps it stored and drops it on every read; Crest drops
+/// a valid one before storing, which reads the same; an invalid one is left to validation).
+fn drop_external_name_internal_traffic_policy(obj: &mut Value) {
+    if service_type(obj) != "ExternalName" {
         return;
     }
-    let headless = is_headless(obj);
-    let selector = has_selector(obj);
-    let ips: Vec<String> = list_of(spec(obj), "clusterIPs")
+    if let Some(s) = spec_mut(obj) {
+        let valid = s
+            .get("internalTrafficPolicy")
+            .and_then(Value::as_str)
+            .is_some_and(|p| INTERNAL_TRAFFIC_POLICIES.contains(&p));
+        if valid {
+            s.remove("internalTrafficPolicy");
+        }
+    }
+}
+
+/// What kube-apiserver does to a Service update before its strategy sees it: the decoder's
+/// defaults, then the REST storage's `BeginUpdate`: `patchAllocatedValues` (cluster IPs, node
+/// ports and the health check node port a client left out are carried over, so a manifest
+/// without them can be re-applied), `normalizeClusterIPs`, and the allocator's
+/// `initIPFamilyFields` (whose errors refuse the update before validation).
+pub fn begin_update(new: &mut Value, old: &Value) -> FieldErrors {
+    set_defaults(new);
+    patch_allocated_values(new, old);
+    normalize_cluster_ips(new, Some(old));
+    let errs = init_ip_family_fields(new, Some(old));
+    if !errs.is_empty() {
+        return errs;
+    }
+    update_node_ports(new, old).into_iter().collect()
+}
+
+/// kube-apiserver's default `--service-node-port-range`.
+const NODE_PORT_RANGE: (i64, i64) = (30000, 32767);
+
+/// The port allocator's refusal of a requested node port outside its range (`ErrNotInRange`).
+fn node_port_error(index: usize, port: i64) -> Option<FieldError> {
+    let (lo, hi) = NODE_PORT_RANGE;
+    (port < lo || port > hi).then(|| {
+        FieldError::invalid(
+            &FieldPath::new("spec")
+                .child("ports")
+                .index(index)
+                .child("nodePort"),
+            port,
+            format!(
+                "provided port is not in the valid range. The range of valid ports is {lo}-{hi}"
+            ),
+        )
+    })
+}
+
+/// `shouldAllocateNodePorts`.
+fn allocates_node_ports(obj: &Value) -> bool {
+    match service_type(obj) {
+        "NodePort" => true,
+        "LoadBalancer" => spec(obj)
+            .get("allocateLoadBalancerNodePorts")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
+        _ => false,
+    }
+}
+
+/// The allocator's `initNodePorts` on create, for the node ports a client asked for (Crest
+/// allocates none itself): each must be in the node port range; a port number served over two
+/// protocols shares the node port requested for either.
+fn init_node_ports(obj: &mut Value) -> Option<FieldError> {
+    if !needs_node_port(obj) {
+        return None;
+    }
+    let allocate = allocates_node_ports(obj);
+    let ports = spec_mut(obj)?.get_mut("ports")?.as_array_mut()?;
+    let requested: Vec<(i64, i64)> = ports
         .iter()
-        .filter_map(Value::as_str)
-        .filter(|ip| *ip != "None")
-        .map(str::to_string)
+        .map(|p| (int_of(p, "port"), int_of(p, "nodePort")))
         .collect();
-    let Some(s) = spec_mut(obj) else {
+    let mut by_port: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
+    for (i, p) in ports.iter_mut().enumerate() {
+        let (port, node_port) = requested[i];
+        if node_port == 0 && !allocate {
+            continue;
+        }
+        match by_port.get(&port).copied() {
+            None => {
+                // findRequestedNodePort: the first port of that number with one.
+                let np = requested
+                    .iter()
+                    .find(|(n, np)| *n == port && *np != 0)
+                    .map_or(0, |(_, np)| *np);
+                if np != 0 {
+                    if let Some(e) = node_port_error(i, np) {
+                        return Some(e);
+                    }
+                    if let Some(p) = p.as_object_mut() {
+                        p.insert("nodePort".into(), np.into());
+                    }
+                    by_port.insert(port, np);
+                }
+            }
+            Some(shared) if node_port == 0 => {
+                if let Some(p) = p.as_object_mut() {
+                    p.insert("nodePort".into(), shared.into());
+                }
+            }
+            Some(shared) if node_port != shared => {
+                if let Some(e) = node_port_error(i, node_port) {
+                    return Some(e);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// The allocator's `updateNodePorts`: a node port the old object did not have must be in the
+/// node port range.
+fn update_node_ports(new: &Value, old: &Value) -> Option<FieldError> {
+    if !needs_node_port(new) {
+        return None;
+    }
+    let allocate = allocates_node_ports(new);
+    let old_ports: HashSet<i64> = list_of(spec(old), "ports")
+        .iter()
+        .map(|p| int_of(p, "nodePort"))
+        .filter(|n| *n != 0)
+        .collect();
+    for (i, p) in list_of(spec(new), "ports").iter().enumerate() {
+        let np = int_of(p, "nodePort");
+        if np == 0 && !allocate {
+            continue;
+        }
+        if np != 0 && !old_ports.contains(&np) {
+            if let Some(e) = node_port_error(i, np) {
+                return Some(e);
+            }
+        }
+    }
+    None
+}
+
+/// `patchAllocatedValues`.
+fn patch_allocated_values(new: &mut Value, old: &Value) {
+    let both_ip = needs_cluster_ip(old) && needs_cluster_ip(new);
+    let both_node_port = needs_node_port(old) && needs_node_port(new);
+    let both_hc = needs_health_check(old) && needs_health_check(new);
+    let os = spec(old);
+    let Some(s) = spec_mut(new) else {
         return;
     };
-    if s.get("ipFamilyPolicy").is_none_or(Value::is_null) {
-        let families = s
-            .get("ipFamilies")
+    if both_ip {
+        let ip = str_of(os, "clusterIP");
+        if s.get("clusterIP")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+            && !ip.is_empty()
+        {
+            s.insert("clusterIP".into(), ip.into());
+        }
+        let old_ips = list_of(os, "clusterIPs");
+        let new_empty = s
+            .get("clusterIPs")
             .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        let policy = if (headless && !selector) || families > 1 || ips.len() > 1 {
-            "RequireDualStack"
-        } else {
-            "SingleStack"
-        };
-        s.insert("ipFamilyPolicy".into(), policy.into());
+            .is_none_or(Vec::is_empty);
+        if new_empty && !old_ips.is_empty() {
+            s.insert("clusterIPs".into(), Value::Array(old_ips.to_vec()));
+        }
     }
-    let families_empty = s
-        .get("ipFamilies")
-        .and_then(Value::as_array)
-        .is_none_or(Vec::is_empty);
-    if families_empty {
-        let mut families: Vec<&str> = ips
-            .iter()
-            .map(|ip| if is_ipv6(ip) { "IPv6" } else { "IPv4" })
+    if both_node_port {
+        let node_ports = |ports: &[Value]| -> HashSet<i64> {
+            ports
+                .iter()
+                .map(|p| int_of(p, "nodePort"))
+                .filter(|n| *n != 0)
+                .collect()
+        };
+        let old_ports = list_of(os, "ports");
+        let new_ports = s
+            .get("ports")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        // NodePorts the new object already uses may not be patched in again.
+        let used: HashSet<i64> = node_ports(old_ports)
+            .intersection(&node_ports(new_ports))
+            .copied()
             .collect();
-        if families.is_empty() {
-            families.push("IPv4");
+        // By port name; a later port of the same name wins, as a Go map assignment does.
+        let by_name: std::collections::HashMap<&str, i64> = old_ports
+            .iter()
+            .map(|p| (str_of(p, "name"), int_of(p, "nodePort")))
+            .collect();
+        if let Some(ports) = s.get_mut("ports").and_then(Value::as_array_mut) {
+            for p in ports.iter_mut() {
+                if int_of(p, "nodePort") != 0 {
+                    continue;
+                }
+                let was = by_name.get(str_of(p, "name")).copied().unwrap_or(0);
+                if was != 0 && !used.contains(&was) {
+                    if let Some(p) = p.as_object_mut() {
+                        p.insert("nodePort".into(), was.into());
+                    }
+                }
+            }
         }
-        let dual = s.get("ipFamilyPolicy").and_then(Value::as_str) != Some("SingleStack");
-        if dual && families.len() == 1 {
-            families.push(if families[0] == "IPv4" {
-                "IPv6"
-            } else {
-                "IPv4"
-            });
+    }
+    if both_hc
+        && s.get("healthCheckNodePort")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            == 0
+    {
+        let hc = int_of(os, "healthCheckNodePort");
+        if hc != 0 {
+            s.insert("healthCheckNodePort".into(), hc.into());
         }
-        s.insert("ipFamilies".into(), json!(families));
     }
 }
 
-/// What an update keeps from the stored Service (upstream's PrepareForUpdate,
-/// `dropTypeDependentFields` and the REST update's carrying over of allocated fields): status
-/// from `old`; cluster IPs and IP families a client left out (e.g. `kubectl apply` of a
-/// manifest without them) carried over; fields a change to ExternalName makes meaningless
-/// dropped when the client did not change them.
+/// `normalizeClusterIPs`: `clusterIPs` kept in step with `clusterIP` (the singular field is
+/// what older clients send).
+fn normalize_cluster_ips(new: &mut Value, old: Option<&Value>) {
+    let new_ip = str_of(spec(new), "clusterIP").to_string();
+    let Some(old) = old else {
+        if !new_ip.is_empty() && list_of(spec(new), "clusterIPs").is_empty() {
+            if let Some(s) = spec_mut(new) {
+                s.insert("clusterIPs".into(), json!([new_ip]));
+            }
+        }
+        return;
+    };
+    let old_ip = str_of(spec(old), "clusterIP");
+    let old_ips = list_of(spec(old), "clusterIPs");
+    if !old_ips.is_empty() && list_of(spec(new), "clusterIPs").is_empty() && old_ip == new_ip {
+        // An old client patching something else, without the plural field.
+        if let Some(s) = spec_mut(new) {
+            s.insert("clusterIPs".into(), Value::Array(old_ips.to_vec()));
+        }
+    }
+    if old_ip != new_ip {
+        let same = same_cluster_ips(old, new);
+        let Some(s) = spec_mut(new) else {
+            return;
+        };
+        if !old_ip.is_empty() && new_ip.is_empty() {
+            // A client clearing it: the plural field goes too if it was left as it was.
+            if same {
+                s.remove("clusterIPs");
+            }
+        } else if same {
+            s.insert("clusterIPs".into(), json!([new_ip]));
+        }
+    }
+}
+
+/// `isMatchingPreferDualStackClusterIPFields`: an update of a PreferDualStack Service that
+/// leaves its IP fields alone is not upgraded or downgraded.
+fn matching_prefer_dual_stack(new: &Value, old: Option<&Value>) -> bool {
+    let Some(old) = old else {
+        return false;
+    };
+    let Some(policy) = policy_of(new) else {
+        return false;
+    };
+    service_type(old) == service_type(new)
+        && matches!(service_type(new), "ClusterIP" | "NodePort" | "LoadBalancer")
+        && policy == "PreferDualStack"
+        && policy_of(old).is_none_or(|p| p == "PreferDualStack")
+        && same_cluster_ips(old, new)
+        && same_ip_families(old, new)
+}
+
+fn other_family(f: &str) -> &'static str {
+    if f == "IPv4" {
+        "IPv6"
+    } else {
+        "IPv4"
+    }
+}
+
+/// The allocator's `initIPFamilyFields` on a dual-stack cluster whose primary family is IPv4
+/// (what Crest serves as): `ipFamilyPolicy` defaulted (the old one on update; RequireDualStack
+/// for a headless Service without selector; else SingleStack), the cluster IP fields checked
+/// (`ValidateServiceClusterIPsRelatedFields`), a secondary IP or family released only under
+/// SingleStack, `ipFamilies` inferred from the cluster IPs, else IPv4, both families unless
+/// SingleStack.
+///
+/// Crest allocates no addresses, so a Service may have no cluster IPs to infer its families
+/// from; on update such a Service keeps the families it had (those its addresses would have
+/// been allocated in, had there been any).
+fn init_ip_family_fields(new: &mut Value, old: Option<&Value>) -> FieldErrors {
+    if service_type(new) == "ExternalName" || matching_prefer_dual_stack(new, old) {
+        return vec![];
+    }
+    let headless_without_selector = str_of(spec(new), "clusterIP") == "None" && !has_selector(new);
+    if policy_of(new).is_none() {
+        let policy = match old.and_then(policy_of) {
+            Some(p) => p.to_string(),
+            None if headless_without_selector => "RequireDualStack".into(),
+            None => "SingleStack".into(),
+        };
+        if let Some(s) = spec_mut(new) {
+            s.insert("ipFamilyPolicy".into(), policy.into());
+        }
+    }
+    let mut errs = vec![];
+    validate_cluster_ips_related(new, &mut errs);
+    if !errs.is_empty() {
+        return errs;
+    }
+    let policy_path = FieldPath::new("spec").child("ipFamilyPolicy");
+    let policy = policy_of(new).unwrap_or("").to_string();
+    let single = policy == "SingleStack";
+    if let Some(old) = old {
+        if single {
+            // Setting the policy to SingleStack while leaving the rest is clear intent.
+            let (same_ips, same_families) =
+                (same_cluster_ips(old, new), same_ip_families(old, new));
+            if let Some(s) = spec_mut(new) {
+                for (key, same) in [("clusterIPs", same_ips), ("ipFamilies", same_families)] {
+                    if let Some(list) = s.get_mut(key).and_then(Value::as_array_mut) {
+                        if same && list.len() > 1 {
+                            list.truncate(1);
+                        }
+                    }
+                }
+            }
+        } else {
+            let reduced = |key: &str| {
+                let n = list_of(spec(new), key).len();
+                n != 0 && n < list_of(spec(old), key).len()
+            };
+            if reduced("clusterIPs") {
+                errs.push(FieldError::invalid(
+                    &policy_path,
+                    policy.as_str(),
+                    "must be 'SingleStack' to release the secondary cluster IP",
+                ));
+            }
+            if reduced("ipFamilies") {
+                errs.push(FieldError::invalid(
+                    &policy_path,
+                    policy.as_str(),
+                    "must be 'SingleStack' to release the secondary IP family",
+                ));
+            }
+        }
+    }
+    if single {
+        if list_of(spec(new), "clusterIPs").len() == 2 {
+            errs.push(FieldError::invalid(
+                &policy_path,
+                policy.as_str(),
+                "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified",
+            ));
+        }
+        if list_of(spec(new), "ipFamilies").len() == 2 {
+            errs.push(FieldError::invalid(
+                &policy_path,
+                policy.as_str(),
+                "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
+            ));
+        }
+    }
+    // Families inferred from the cluster IPs (validated above) that name none.
+    let ips: Vec<String> = list_of(spec(new), "clusterIPs")
+        .iter()
+        .map(|v| v.as_str().unwrap_or("").to_string())
+        .take_while(|ip| ip != "None")
+        .collect();
+    let mut families: Vec<Value> = list_of(spec(new), "ipFamilies").to_vec();
+    for (i, ip) in ips.iter().enumerate() {
+        if i >= families.len() {
+            families.push(if is_ipv6(ip) { "IPv6" } else { "IPv4" }.into());
+        }
+    }
+    if !errs.is_empty() {
+        return errs;
+    }
+    if let Some(old) = old {
+        let unallocated = ips.is_empty() && str_of(spec(new), "clusterIP") != "None";
+        if families.is_empty() && unallocated && needs_cluster_ip(old) {
+            families = list_of(spec(old), "ipFamilies").to_vec();
+            if single {
+                families.truncate(1);
+            }
+        }
+    }
+    if families.is_empty() {
+        families.push("IPv4".into());
+    }
+    // Dual-stack unless SingleStack (the headless, selector-less special case included).
+    if !single && families.len() == 1 {
+        let other = other_family(families[0].as_str().unwrap_or(""));
+        families.push(other.into());
+    }
+    if let Some(s) = spec_mut(new) {
+        s.insert("ipFamilies".into(), Value::Array(families));
+    }
+    errs
+}
+
+/// upstream's `PrepareForUpdate`: the status is the stored one; `dropTypeDependentFields`.
 pub fn prepare_update(new: &mut Value, old: &Value) {
     if let Some(o) = new.as_object_mut() {
         match old.get("status") {
@@ -270,93 +642,108 @@ pub fn prepare_update(new: &mut Value, old: &Value) {
             None => o.remove("status"),
         };
     }
-    set_defaults(new);
-    let old_spec = spec(old).clone();
-    let (old_type, new_type) = (service_type(old).to_string(), service_type(new).to_string());
+    drop_type_dependent_fields(new, old);
+    drop_external_name_internal_traffic_policy(new);
+}
+
+/// `dropTypeDependentFields`: what the old type needed and the new one does not is dropped,
+/// when the client left it as it was (a changed value is for validation to refuse).
+fn drop_type_dependent_fields(new: &mut Value, old: &Value) {
+    let os = spec(old).clone();
+    let same = |s: &Map<String, Value>, k: &str| {
+        let v = |v: Option<&Value>| v.filter(|v| !v.is_null()).cloned();
+        v(s.get(k)) == v(os.get(k))
+    };
+    let drop_ips = needs_cluster_ip(old) && !needs_cluster_ip(new);
+    let node_ports_of = |ports: &[Value]| -> HashSet<i64> {
+        ports
+            .iter()
+            .map(|p| int_of(p, "nodePort"))
+            .filter(|n| *n != 0)
+            .collect()
+    };
+    let drop_node_ports = needs_node_port(old)
+        && !needs_node_port(new)
+        && node_ports_of(list_of(&os, "ports"))
+            .is_superset(&node_ports_of(list_of(spec(new), "ports")));
+    let drop_hc = needs_health_check(old) && !needs_health_check(new);
+    let lb_gone = service_type(old) == "LoadBalancer" && service_type(new) != "LoadBalancer";
+    let drop_etp = externally_accessible(old) && !externally_accessible(new);
+    let lb_status_goes = service_type(new) != "LoadBalancer";
     let Some(s) = spec_mut(new) else {
         return;
     };
-    let unset = |s: &Map<String, Value>, k: &str| match s.get(k) {
-        None | Some(Value::Null) => true,
-        Some(Value::String(v)) => v.is_empty(),
-        Some(Value::Array(a)) => a.is_empty(),
-        _ => false,
-    };
-    if old_type != "ExternalName" && new_type != "ExternalName" {
-        for k in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
-            if unset(s, k) {
-                if let Some(v) = old_spec.get(k) {
-                    s.insert(k.into(), v.clone());
-                }
-            }
+    if drop_ips {
+        let ip = |s: &Map<String, Value>| {
+            s.get("clusterIP")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let list = |s: &Map<String, Value>, k: &str| {
+            s.get(k)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let old_obj = os.as_object().cloned().unwrap_or_default();
+        if ip(s) == ip(&old_obj) && list(s, "clusterIPs") == list(&old_obj, "clusterIPs") {
+            s.remove("clusterIP");
+            s.remove("clusterIPs");
+        }
+        if list(s, "ipFamilies") == list(&old_obj, "ipFamilies") {
+            s.remove("ipFamilies");
+        }
+        let policy = |s: &Map<String, Value>| {
+            s.get("ipFamilyPolicy")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        if policy(s) == policy(&old_obj) {
+            s.remove("ipFamilyPolicy");
         }
     }
-    // dropTypeDependentFields: what the old type needed and the new one does not, when the
-    // client left it as it was.
-    let same = |s: &Map<String, Value>, k: &str| s.get(k) == old_spec.get(k);
-    if new_type == "ExternalName" && old_type != "ExternalName" {
-        for k in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
-            if same(s, k) {
-                s.remove(k);
-            }
-        }
-    }
-    let node_ports = |t: &str| matches!(t, "NodePort" | "LoadBalancer");
-    if node_ports(&old_type) && !node_ports(&new_type) {
-        let old_ports = list_of(&old_spec, "ports");
+    if drop_node_ports {
         if let Some(ports) = s.get_mut("ports").and_then(Value::as_array_mut) {
             for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-                let was = old_ports
-                    .iter()
-                    .find(|o| {
-                        o.get("port") == p.get("port") && o.get("protocol") == p.get("protocol")
-                    })
-                    .and_then(|o| o.get("nodePort"));
-                if p.get("nodePort") == was {
-                    p.remove("nodePort");
-                }
-            }
-        }
-        if same(s, "healthCheckNodePort") {
-            s.remove("healthCheckNodePort");
-        }
-    }
-    if old_type == "LoadBalancer" && new_type != "LoadBalancer" {
-        for k in ["allocateLoadBalancerNodePorts", "loadBalancerClass"] {
-            if same(s, k) {
-                s.remove(k);
+                p.remove("nodePort");
             }
         }
     }
-    let accessible_type = |t: &str, spec: &Map<String, Value>| match t {
-        "LoadBalancer" | "NodePort" => true,
-        "ClusterIP" => spec
-            .get("externalIPs")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty()),
-        _ => false,
-    };
-    let old_accessible = old_spec
-        .as_object()
-        .is_some_and(|o| accessible_type(&old_type, o));
-    if old_accessible && !accessible_type(&new_type, s) && same(s, "externalTrafficPolicy") {
+    let int = |s: &Map<String, Value>, k: &str| s.get(k).and_then(Value::as_i64).unwrap_or(0);
+    if drop_hc && int(s, "healthCheckNodePort") == int_of(&os, "healthCheckNodePort") {
+        s.remove("healthCheckNodePort");
+    }
+    if lb_gone {
+        let (n, o) = (
+            s.get("allocateLoadBalancerNodePorts")
+                .and_then(Value::as_bool),
+            os.get("allocateLoadBalancerNodePorts")
+                .and_then(Value::as_bool),
+        );
+        if n.is_some() && n == o {
+            s.remove("allocateLoadBalancerNodePorts");
+        }
+        if same(s, "loadBalancerClass") {
+            s.remove("loadBalancerClass");
+        }
+    }
+    let etp = s
+        .get("externalTrafficPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if drop_etp && etp == str_of(&os, "externalTrafficPolicy") {
         s.remove("externalTrafficPolicy");
     }
-    let lb_status_goes = old_type == "LoadBalancer" && new_type != "LoadBalancer";
-    let ip = s
-        .get("clusterIP")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    if !ip.is_empty() && unset(s, "clusterIPs") {
-        s.insert("clusterIPs".into(), json!([ip]));
-    }
     if lb_status_goes {
-        if let Some(st) = new.get_mut("status").and_then(Value::as_object_mut) {
-            st.insert("loadBalancer".into(), json!({}));
+        if let Some(o) = new.as_object_mut() {
+            let st = o.entry("status").or_insert_with(|| json!({}));
+            if let Some(st) = st.as_object_mut() {
+                st.insert("loadBalancer".into(), json!({}));
+            }
         }
     }
-    init_ip_families(new);
 }
 
 /// What a `/status` write gets: the defaults of the status it sends.
@@ -537,16 +924,7 @@ pub fn validate(obj: &Value) -> FieldErrors {
             "",
         ));
     }
-    if let Some(class) = s.get("loadBalancerClass").and_then(Value::as_str) {
-        if ty != "LoadBalancer" {
-            errs.push(FieldError::forbidden(
-                &sp.child("loadBalancerClass"),
-                "may only be used when `type` is 'LoadBalancer'",
-            ));
-        } else {
-            validate_qualified_name(class, &sp.child("loadBalancerClass"), &mut errs);
-        }
-    }
+    validate_load_balancer_class(obj, None, &mut errs);
     validate_external_traffic_policy(obj, &mut errs);
     match s.get("internalTrafficPolicy").and_then(Value::as_str) {
         None if matches!(ty, "NodePort" | "LoadBalancer" | "ClusterIP") => {
@@ -691,6 +1069,9 @@ fn validate_external_traffic_policy(obj: &Value, errs: &mut FieldErrors) {
 
 /// A string slice as field errors print it (Go's `%#v`): `[]string{"a", "b"}`.
 fn string_slice_repr(items: &[Value]) -> String {
+    if items.is_empty() {
+        return "[]string(nil)".into();
+    }
     let quoted: Vec<String> = items
         .iter()
         .map(|v| format!("{:?}", v.as_str().unwrap_or("")))
@@ -807,61 +1188,175 @@ fn validate_cluster_ips_related(obj: &Value, errs: &mut FieldErrors) {
     }
 }
 
-/// `ValidateServiceUpdate` without the ObjectMeta part: a cluster IP or the primary IP family
-/// may not change once set (unless the Service is or becomes ExternalName); then the new
-/// object as on create.
+/// `ValidateServiceUpdate` without the ObjectMeta part: the cluster IPs and IP families may be
+/// upgraded (a secondary one added) or downgraded (the secondary one released) but not changed,
+/// unless the Service is or becomes ExternalName; `loadBalancerClass` is immutable while the
+/// Service stays a LoadBalancer, `healthCheckNodePort` while it needs one; then the new object
+/// as on create.
 pub fn validate_update(new: &Value, old: &Value) -> FieldErrors {
     let mut errs = vec![];
-    let external = service_type(new) == "ExternalName" || service_type(old) == "ExternalName";
-    if !external {
-        let (n, o) = (
-            list_of(spec(new), "clusterIPs"),
-            list_of(spec(old), "clusterIPs"),
-        );
-        for (i, (nv, ov)) in n.iter().zip(o).enumerate() {
-            if nv != ov {
+    upgrade_downgrade_cluster_ips(new, old, &mut errs);
+    upgrade_downgrade_ip_families(new, old, &mut errs);
+    validate_load_balancer_class(new, Some(old), &mut errs);
+    // validateServiceExternalTrafficFieldsUpdate.
+    if needs_health_check(old)
+        && needs_health_check(new)
+        && int_of(spec(new), "healthCheckNodePort") != int_of(spec(old), "healthCheckNodePort")
+    {
+        errs.push(FieldError::forbidden(
+            &FieldPath::new("spec").child("healthCheckNodePort"),
+            "field is immutable",
+        ));
+    }
+    errs.extend(validate(new));
+    errs
+}
+
+/// An `ipFamilyPolicy` as a field error prints it (a `*IPFamilyPolicy`: its value, or null).
+fn policy_value(obj: &Value) -> Value {
+    policy_of(obj).map_or(Value::Null, Value::from)
+}
+
+/// `[]core.IPFamily{...}` as Go's `%#v` prints it.
+fn families_repr(items: &[Value]) -> String {
+    if items.is_empty() {
+        return "[]core.IPFamily(nil)".into();
+    }
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|v| format!("{:?}", v.as_str().unwrap_or("")))
+        .collect();
+    format!("[]core.IPFamily{{{}}}", quoted.join(", "))
+}
+
+/// `validateUpgradeDowngradeClusterIPs`. The value reported is the whole new list.
+fn upgrade_downgrade_cluster_ips(new: &Value, old: &Value, errs: &mut FieldErrors) {
+    if !needs_cluster_ip(new) || !needs_cluster_ip(old) || (is_headless(old) && is_headless(new)) {
+        return;
+    }
+    let path = FieldPath::new("spec").child("clusterIPs");
+    let (o, n) = (
+        list_of(spec(old), "clusterIPs"),
+        list_of(spec(new), "clusterIPs"),
+    );
+    let changed = "may not change once set";
+    match o.len().cmp(&n.len()) {
+        std::cmp::Ordering::Equal => {
+            for (i, (ov, nv)) in o.iter().zip(n).enumerate() {
+                if ov != nv {
+                    errs.push(invalid_list(&path.index(i), n, changed));
+                }
+            }
+        }
+        std::cmp::Ordering::Greater => {
+            if n.is_empty() {
+                errs.push(invalid_list(
+                    &path.index(0),
+                    n,
+                    "primary clusterIP can not be unset",
+                ));
+            }
+            if !o.is_empty() && !n.is_empty() && n[0] != o[0] {
+                errs.push(invalid_list(&path.index(0), n, changed));
+            }
+            if n.len() == 1 && policy_of(new) != Some("SingleStack") {
                 errs.push(FieldError::invalid(
-                    &FieldPath::new("spec").child("clusterIPs").index(i),
-                    nv.clone(),
-                    "may not change once set",
+                    &FieldPath::new("spec").child("ipFamilyPolicy"),
+                    policy_value(new),
+                    "must be set to 'SingleStack' when releasing the secondary clusterIP",
                 ));
             }
         }
-        let (n, o) = (
-            list_of(spec(new), "ipFamilies"),
-            list_of(spec(old), "ipFamilies"),
-        );
-        if let (Some(nf), Some(of)) = (n.first(), o.first()) {
-            if nf != of {
-                // Upstream reports the whole list, printed as Go's `%#v` of it.
-                let items: Vec<String> = n
-                    .iter()
-                    .map(|f| format!("{:?}", f.as_str().unwrap_or("")))
-                    .collect();
-                errs.push(FieldError::invalid_repr(
-                    &FieldPath::new("spec").child("ipFamilies").index(0),
-                    &format!("[]core.IPFamily{{{}}}", items.join(", ")),
-                    "may not change once set",
-                ));
+        std::cmp::Ordering::Less => {
+            if !o.is_empty() && n[0] != o[0] {
+                errs.push(invalid_list(&path.index(0), n, changed));
             }
         }
     }
-    // loadBalancerClass is immutable while the Service stays a LoadBalancer.
-    if service_type(old) == "LoadBalancer" && service_type(new) == "LoadBalancer" {
-        let (n, o) = (
-            spec(new).get("loadBalancerClass"),
-            spec(old).get("loadBalancerClass"),
-        );
-        if n != o {
+}
+
+/// `validateUpgradeDowngradeIPFamilies`. Upstream reports the new families where they changed
+/// in step and, where they were released or added, the new cluster IPs (as here).
+fn upgrade_downgrade_ip_families(new: &Value, old: &Value, errs: &mut FieldErrors) {
+    let (new_headless, old_headless) = (is_headless(new), is_headless(old));
+    // Headless Services may change families.
+    if !needs_cluster_ip(new) || !needs_cluster_ip(old) || new_headless || old_headless {
+        return;
+    }
+    let path = FieldPath::new("spec").child("ipFamilies").index(0);
+    let (o, n) = (
+        list_of(spec(old), "ipFamilies"),
+        list_of(spec(new), "ipFamilies"),
+    );
+    let ips = list_of(spec(new), "clusterIPs");
+    let changed = "may not change once set";
+    match o.len().cmp(&n.len()) {
+        std::cmp::Ordering::Equal => {
+            for (ov, nv) in o.iter().zip(n) {
+                if ov != nv {
+                    errs.push(FieldError::invalid_repr(&path, &families_repr(n), changed));
+                }
+            }
+        }
+        std::cmp::Ordering::Greater => {
+            // Upstream tests the cluster IPs here, which an allocating server has always set
+            // by now; a Service Crest allocated no address for has none, so the families
+            // themselves are what is tested (and they are always set by now, too).
+            if ips.is_empty() && n.is_empty() {
+                errs.push(FieldError::invalid_repr(
+                    &path,
+                    &families_repr(n),
+                    "primary ipFamily can not be unset",
+                ));
+            }
+            if !n.is_empty() && n[0] != o[0] {
+                errs.push(invalid_list(&path, ips, changed));
+            }
+            if n.len() == 1 && policy_of(new) != Some("SingleStack") {
+                errs.push(FieldError::invalid(
+                    &FieldPath::new("spec").child("ipFamilyPolicy"),
+                    policy_value(new),
+                    "must be set to 'SingleStack' when releasing the secondary ipFamily",
+                ));
+            }
+        }
+        std::cmp::Ordering::Less => {
+            if !o.is_empty() && n[0] != o[0] {
+                errs.push(invalid_list(&path, ips, changed));
+            }
+        }
+    }
+}
+
+/// `validateLoadBalancerClassField`: immutable from LoadBalancer to LoadBalancer (on update),
+/// a qualified name on a LoadBalancer, forbidden on other types. An update runs it twice (once
+/// with the old object, once within `ValidateService`), so its errors are reported twice.
+fn validate_load_balancer_class(new: &Value, old: Option<&Value>, errs: &mut FieldErrors) {
+    let path = FieldPath::new("spec").child("loadBalancerClass");
+    let class = |o: &Value| {
+        spec(o)
+            .get("loadBalancerClass")
+            .filter(|v| !v.is_null())
+            .cloned()
+    };
+    let lb = service_type(new) == "LoadBalancer";
+    if let Some(old) = old {
+        if lb && service_type(old) == "LoadBalancer" && class(old) != class(new) {
             errs.push(FieldError::invalid(
-                &FieldPath::new("spec").child("loadBalancerClass"),
-                n.cloned().unwrap_or(Value::Null),
+                &path,
+                class(new).unwrap_or(Value::Null),
                 "may not change once set",
             ));
         }
     }
-    errs.extend(validate(new));
-    errs
+    match class(new) {
+        Some(c) if lb => validate_qualified_name(c.as_str().unwrap_or(""), &path, errs),
+        Some(_) => errs.push(FieldError::forbidden(
+            &path,
+            "may only be used when `type` is 'LoadBalancer'",
+        )),
+        None => {}
+    }
 }
 
 /// `ValidateServiceStatusUpdate` without the ObjectMeta part: `ValidateLoadBalancerStatus`.
@@ -930,8 +1425,22 @@ mod tests {
 
     fn created(spec: Value) -> Value {
         let mut svc = json!({"metadata": {"name": "a"}, "spec": spec});
+        let errs = begin_create(&mut svc);
+        assert!(errs.is_empty(), "{:?}", messages(&errs));
         prepare_create(&mut svc);
         svc
+    }
+
+    /// An update as the REST storage and strategy run it: begin, prepare, validate.
+    fn update(old: &Value, spec: Value) -> (Value, Vec<String>) {
+        let mut new = json!({"metadata": {"name": "a"}, "spec": spec});
+        let begun = begin_update(&mut new, old);
+        if !begun.is_empty() {
+            return (new, messages(&begun));
+        }
+        prepare_update(&mut new, old);
+        let errs = validate_update(&new, old);
+        (new, messages(&errs))
     }
 
     #[test]
@@ -999,25 +1508,287 @@ mod tests {
     fn updates_keep_cluster_ips() {
         let old = created(json!({"clusterIP": "10.0.0.10", "ports": [{"port": 80}]}));
         // A manifest without the IP fields keeps them.
-        let mut new = json!({"metadata": {"name": "a"}, "spec": {"ports": [{"port": 81}]}});
-        prepare_update(&mut new, &old);
+        let (new, errs) = update(&old, json!({"ports": [{"port": 81}]}));
         assert_eq!(new["spec"]["clusterIP"], "10.0.0.10");
         assert_eq!(new["spec"]["clusterIPs"], json!(["10.0.0.10"]));
-        assert!(validate_update(&new, &old).is_empty());
-        let mut new = json!({"metadata": {"name": "a"}, "spec": {"clusterIP": "10.0.0.11", "clusterIPs": ["10.0.0.11"], "ports": [{"port": 81}]}});
-        prepare_update(&mut new, &old);
-        assert_eq!(
-            messages(&validate_update(&new, &old)),
-            ["spec.clusterIPs[0]: Invalid value: \"10.0.0.11\": may not change once set"]
+        assert_eq!(new["spec"]["ipFamilies"], json!(["IPv4"]));
+        assert!(errs.is_empty(), "{errs:?}");
+        // Clearing the singular field alone clears both, and the address may not go.
+        let (new, errs) = update(
+            &old,
+            json!({"clusterIP": "", "clusterIPs": ["10.0.0.10"], "ports": [{"port": 81}]}),
         );
-        // Becoming ExternalName drops the IP fields.
-        let mut new = json!({"metadata": {"name": "a"}, "spec": {"type": "ExternalName", "externalName": "x.example.com"}});
-        prepare_update(&mut new, &old);
-        assert!(new["spec"].get("clusterIP").is_none());
-        assert!(
-            validate_update(&new, &old).is_empty(),
-            "{:?}",
-            messages(&validate_update(&new, &old))
+        assert_eq!(new["spec"]["clusterIP"], "10.0.0.10", "patched back: {new}");
+        assert!(errs.is_empty(), "{errs:?}");
+        let (_, errs) = update(
+            &old,
+            json!({"clusterIP": "10.0.0.11", "clusterIPs": ["10.0.0.11"], "ports": [{"port": 81}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.clusterIPs[0]: Invalid value: []string{\"10.0.0.11\"}: may not change once set"]
+        );
+        // Only the singular field changed: the plural one follows it (normalizeClusterIPs).
+        let (new, errs) = update(
+            &old,
+            json!({"clusterIP": "10.0.0.12", "ports": [{"port": 81}]}),
+        );
+        assert_eq!(new["spec"]["clusterIPs"], json!(["10.0.0.12"]));
+        assert_eq!(
+            errs,
+            ["spec.clusterIPs[0]: Invalid value: []string{\"10.0.0.12\"}: may not change once set"]
+        );
+        // Becoming ExternalName drops the IP fields the client left as they were.
+        let (new, errs) = update(
+            &old,
+            json!({"type": "ExternalName", "externalName": "x.example.com",
+                   "clusterIP": "10.0.0.10", "clusterIPs": ["10.0.0.10"],
+                   "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"}),
+        );
+        assert!(new["spec"].get("clusterIP").is_none(), "{new}");
+        assert!(new["spec"].get("ipFamilies").is_none(), "{new}");
+        assert!(new["spec"].get("ipFamilyPolicy").is_none(), "{new}");
+        assert!(errs.is_empty(), "{errs:?}");
+        // ... and refuses those the client changed.
+        let (_, errs) = update(
+            &old,
+            json!({"type": "ExternalName", "externalName": "x.example.com",
+                   "clusterIP": "10.0.0.9", "clusterIPs": ["10.0.0.9"], "ipFamilyPolicy": "PreferDualStack"}),
+        );
+        assert_eq!(
+            errs,
+            [
+                "spec.clusterIPs: Forbidden: may not be set for ExternalName services",
+                "spec.ipFamilyPolicy: Forbidden: may not be set for ExternalName services",
+            ]
+        );
+        // Back from ExternalName: no address to keep, the families start afresh.
+        let ext = created(json!({"type": "ExternalName", "externalName": "x.example.com"}));
+        let (new, errs) = update(&ext, json!({"ports": [{"port": 80}]}));
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(new["spec"]["ipFamilies"], json!(["IPv4"]));
+        assert_eq!(new["spec"]["ipFamilyPolicy"], "SingleStack");
+    }
+
+    #[test]
+    fn upgrades_and_downgrades_of_ip_families() {
+        let old = created(json!({"clusterIP": "10.0.0.10", "ports": [{"port": 80}]}));
+        assert_eq!(old["spec"]["ipFamilyPolicy"], "SingleStack");
+        // Two addresses need a dual-stack policy (the allocator's check, before validation).
+        let (_, errs) = update(
+            &old,
+            json!({"clusterIPs": ["10.0.0.10", "fd00::10"], "ports": [{"port": 80}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified"]
+        );
+        // Upgraded: the secondary family is inferred from the address.
+        let (up, errs) = update(
+            &old,
+            json!({"clusterIPs": ["10.0.0.10", "fd00::10"], "ipFamilyPolicy": "RequireDualStack",
+                   "ports": [{"port": 80}]}),
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(up["spec"]["ipFamilies"], json!(["IPv4", "IPv6"]));
+        // The primary family may not change.
+        let (_, errs) = update(
+            &old,
+            json!({"ipFamilies": ["IPv6"], "ports": [{"port": 80}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.clusterIPs[0]: Invalid value: \"10.0.0.10\": expected an IPv6 value as indicated by `ipFamilies[0]`"]
+        );
+        let (_, errs) = update(
+            &old,
+            json!({"clusterIPs": ["fd00::10", "10.0.0.10"], "clusterIP": "fd00::10",
+                   "ipFamilyPolicy": "RequireDualStack", "ports": [{"port": 80}]}),
+        );
+        assert_eq!(
+            errs,
+            [
+                "spec.clusterIPs[0]: Invalid value: []string{\"fd00::10\", \"10.0.0.10\"}: may not change once set",
+                "spec.ipFamilies[0]: Invalid value: []string{\"fd00::10\", \"10.0.0.10\"}: may not change once set",
+            ]
+        );
+        // Releasing the secondary address needs SingleStack ...
+        let (_, errs) = update(
+            &up,
+            json!({"clusterIPs": ["10.0.0.10"], "ports": [{"port": 80}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": must be 'SingleStack' to release the secondary cluster IP"]
+        );
+        // ... which alone is enough: the rest follows.
+        let (down, errs) = update(
+            &up,
+            json!({"ipFamilyPolicy": "SingleStack", "clusterIP": "10.0.0.10",
+                   "clusterIPs": ["10.0.0.10", "fd00::10"], "ipFamilies": ["IPv4", "IPv6"],
+                   "ports": [{"port": 80}]}),
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(down["spec"]["clusterIPs"], json!(["10.0.0.10"]));
+        assert_eq!(down["spec"]["ipFamilies"], json!(["IPv4"]));
+        // A PreferDualStack Service left as it was is neither upgraded nor downgraded.
+        let pref = created(
+            json!({"ipFamilyPolicy": "PreferDualStack", "ipFamilies": ["IPv6"],
+                                  "ports": [{"port": 80}]}),
+        );
+        assert_eq!(pref["spec"]["ipFamilies"], json!(["IPv6", "IPv4"]));
+        let (same, errs) = update(&pref, pref["spec"].clone());
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(same["spec"]["ipFamilies"], json!(["IPv6", "IPv4"]));
+        // Without addresses (Crest allocates none) a manifest without families keeps them.
+        let (kept, errs) = update(&pref, json!({"ports": [{"port": 80}]}));
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(kept["spec"]["ipFamilies"], json!(["IPv6", "IPv4"]));
+        assert_eq!(kept["spec"]["ipFamilyPolicy"], "PreferDualStack");
+        let (_, errs) = update(
+            &pref,
+            json!({"ipFamilies": ["IPv4", "IPv6"], "ports": [{"port": 80}]}),
+        );
+        assert_eq!(
+            errs,
+            [
+                "spec.ipFamilies[0]: Invalid value: []core.IPFamily{\"IPv4\", \"IPv6\"}: may not change once set",
+                "spec.ipFamilies[0]: Invalid value: []core.IPFamily{\"IPv4\", \"IPv6\"}: may not change once set",
+            ]
+        );
+        // Releasing the secondary family with the policy left dual-stack.
+        let (_, errs) = update(
+            &pref,
+            json!({"ipFamilies": ["IPv6"], "ports": [{"port": 80}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.ipFamilyPolicy: Invalid value: \"PreferDualStack\": must be 'SingleStack' to release the secondary IP family"]
+        );
+        let (single, errs) = update(
+            &pref,
+            json!({"ipFamilyPolicy": "SingleStack", "ports": [{"port": 80}]}),
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(single["spec"]["ipFamilies"], json!(["IPv6"]));
+        // Headless Services may change families.
+        let headless = created(json!({"clusterIP": "None", "selector": {"a": "b"}}));
+        assert_eq!(headless["spec"]["ipFamilies"], json!(["IPv4"]));
+        let (_, errs) = update(
+            &headless,
+            json!({"clusterIP": "None", "ipFamilies": ["IPv6"], "selector": {"a": "b"}}),
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        // On create, the allocator's checks come alone, before validation.
+        let mut svc = json!({"metadata": {"name": "a"},
+                             "spec": {"clusterIPs": ["10.0.0.1", "10.0.0.2"], "clusterIP": "10.0.0.1"}});
+        assert_eq!(
+            messages(&begin_create(&mut svc)),
+            ["spec.clusterIPs: Invalid value: []string{\"10.0.0.1\", \"10.0.0.2\"}: may specify no more than one IP for each IP family"]
+        );
+    }
+
+    #[test]
+    fn node_ports_health_check_and_load_balancer_class() {
+        let lb = created(
+            json!({"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+            "healthCheckNodePort": 30100, "loadBalancerClass": "example.com/lb",
+            "ports": [{"name": "a", "port": 80, "nodePort": 30080}, {"name": "b", "port": 81, "nodePort": 30081}]}),
+        );
+        // Left out: carried over (patchAllocatedValues), by port name.
+        let (new, errs) = update(
+            &lb,
+            json!({"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+            "loadBalancerClass": "example.com/lb",
+            "ports": [{"name": "b", "port": 82}, {"name": "a", "port": 80}]}),
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(new["spec"]["ports"][0]["nodePort"], 30081);
+        assert_eq!(new["spec"]["ports"][1]["nodePort"], 30080);
+        assert_eq!(new["spec"]["healthCheckNodePort"], 30100);
+        // Changed: refused.
+        let (_, errs) = update(
+            &lb,
+            json!({"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+            "healthCheckNodePort": 30101, "loadBalancerClass": "example.com/other",
+            "ports": [{"name": "a", "port": 80}]}),
+        );
+        assert_eq!(
+            errs,
+            [
+                "spec.loadBalancerClass: Invalid value: \"example.com/other\": may not change once set",
+                "spec.healthCheckNodePort: Forbidden: field is immutable",
+            ]
+        );
+        let (_, errs) = update(
+            &lb,
+            json!({"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+            "ports": [{"name": "a", "port": 80}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.loadBalancerClass: Invalid value: \"null\": may not change once set"]
+        );
+        // An invalid class on update is reported by both of upstream's calls.
+        let mut bad = lb.clone();
+        bad["spec"]["loadBalancerClass"] = json!("-bad");
+        let (_, errs) = update(
+            &bad,
+            json!({"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+            "loadBalancerClass": "-bad", "ports": [{"name": "a", "port": 80}]}),
+        );
+        assert_eq!(errs.len(), 2, "{errs:?}");
+        assert_eq!(errs[0], errs[1]);
+        // To ClusterIP: node ports, health check port, class, LB-only fields and the load
+        // balancer status go when left as they were.
+        let mut with_status = lb.clone();
+        with_status["status"] =
+            json!({"loadBalancer": {"ingress": [{"ip": "192.0.2.1", "ipMode": "VIP"}]}});
+        let (new, errs) = update(
+            &with_status,
+            json!({"type": "ClusterIP", "externalTrafficPolicy": "Local",
+            "healthCheckNodePort": 30100, "loadBalancerClass": "example.com/lb", "allocateLoadBalancerNodePorts": true,
+            "ports": [{"name": "a", "port": 80, "nodePort": 30080}]}),
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        for k in [
+            "externalTrafficPolicy",
+            "healthCheckNodePort",
+            "loadBalancerClass",
+            "allocateLoadBalancerNodePorts",
+        ] {
+            assert!(new["spec"].get(k).is_none(), "{k}: {new}");
+        }
+        assert!(new["spec"]["ports"][0].get("nodePort").is_none(), "{new}");
+        assert_eq!(new["status"], json!({"loadBalancer": {}}));
+        // Node ports outside the allocator's range are refused, new ones on update only.
+        let mut svc = json!({"metadata": {"name": "a"}, "spec": {"type": "NodePort",
+            "ports": [{"name": "a", "port": 53, "protocol": "UDP"},
+                      {"name": "b", "port": 53, "protocol": "TCP", "nodePort": 30053},
+                      {"name": "c", "port": 80, "nodePort": 80}]}});
+        assert_eq!(
+            messages(&begin_create(&mut svc)),
+            ["spec.ports[2].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"]
+        );
+        // The port served over two protocols shares the node port asked for.
+        assert_eq!(svc["spec"]["ports"][0]["nodePort"], 30053);
+        let np = created(json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 30080}]}));
+        let (_, errs) = update(
+            &np,
+            json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 8080}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.ports[0].nodePort: Invalid value: 8080: provided port is not in the valid range. The range of valid ports is 30000-32767"]
+        );
+        // A node port the old object did not have stays (and is refused for ClusterIP).
+        let (_, errs) = update(
+            &lb,
+            json!({"type": "ClusterIP", "ports": [{"name": "a", "port": 80, "nodePort": 30090}]}),
+        );
+        assert_eq!(
+            errs,
+            ["spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"]
         );
     }
 

@@ -15,10 +15,13 @@
 //! (map keys too), indices as `[i]`.
 
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// How deep a value is walked (the JSON decoders refuse deeper nesting anyway).
 const MAX_DEPTH: usize = 128;
+/// Type errors recorded to choose the document's first from.
+const MAX_TYPE_ERRORS: usize = 1000;
 
 /// The unknown fields of `value` read as the built-in definition `definition` (e.g.
 /// `io.k8s.api.core.v1.Namespace`), removed from it, in key order, depth first. An unknown
@@ -34,15 +37,29 @@ pub fn prune_unknown_fields(definition: &str, value: &mut Value) -> Vec<String> 
 /// decode with the decoder's message (`json: cannot unmarshal number into Go struct field
 /// ConfigMap.data of type string`; the first in key order, or the first error of a type with
 /// its own UnmarshalJSON, which ends the decode at once); otherwise the unknown fields found
-/// and removed (as [`prune_unknown_fields`]). Times are rewritten as Go encodes the decoded
+/// and removed (as [`prune_unknown_fields`]). Key order is the document's for a body Go
+/// marshalled (sorted keys); for a body as a client wrote it, see [`decode_body`]. Times are rewritten as Go encodes the decoded
 /// value (`metav1.Time`: RFC 3339 in UTC, whole seconds; `metav1.MicroTime`: UTC with six
 /// fractional digits).
 pub fn decode(definition: &str, value: &mut Value) -> Result<Vec<String>, String> {
+    decode_body(definition, value, None)
+}
+
+/// [`decode`] of a value parsed from the JSON document `body`: of several wrong-JSON-type
+/// errors, the one reported is the first in the document's order, as the Go decoder meets
+/// them, rather than in key order (the document is scanned only then). Without a body (a
+/// patched object, which upstream marshals with sorted keys; YAML, which it converts to JSON
+/// the same way), key order is the document's.
+pub fn decode_body(
+    definition: &str,
+    value: &mut Value,
+    body: Option<&[u8]>,
+) -> Result<Vec<String>, String> {
     let mut d = Decoder::new();
     d.run(definition, value);
-    match d.error {
+    match d.first_error(body) {
         Some(e) => Err(e),
-        None => Ok(d.unknown),
+        None => Ok(d.unknown_in_order(body)),
     }
 }
 
@@ -323,11 +340,53 @@ struct Decoder {
     /// Struct field names and struct type names: the published definitions' own strings.
     fields: Vec<&'static str>,
     structs: Vec<&'static str>,
+    /// Where each segment of `path` starts, and whether it is an index (`[i]`) or a key.
+    segs: Vec<(usize, bool)>,
     unknown: Vec<String>,
-    /// The first type error (decoding goes on, as the decoder's `saveError`).
-    error: Option<String>,
-    /// An error of a type with its own UnmarshalJSON: the decode stops.
+    /// The segments of each `unknown` path (see `segs`).
+    unknown_segs: Vec<Vec<(usize, bool)>>,
+    /// Every type error met, in walk (key) order: the decoder keeps the first it meets
+    /// (`saveError`) and goes on, unless the error is a custom UnmarshalJSON's (`fatal`), which
+    /// ends the decode at once; which one it meets first depends on the document's order.
+    errors: Vec<TypeError>,
+}
+
+/// A wrong JSON type found by the walk, and where.
+struct TypeError {
+    message: String,
     fatal: bool,
+    path: String,
+    segs: Vec<(usize, bool)>,
+}
+
+impl TypeError {
+    fn segments(&self) -> Vec<Segment<'_>> {
+        segments(&self.path, &self.segs)
+    }
+}
+
+/// A path's segments, keys and indices, from where each starts in it.
+fn segments<'a>(path: &'a str, segs: &[(usize, bool)]) -> Vec<Segment<'a>> {
+    let mut out = Vec::with_capacity(segs.len());
+    for (i, &(start, index)) in segs.iter().enumerate() {
+        let end = match segs.get(i + 1) {
+            Some(&(next, true)) => next,
+            Some(&(next, false)) => next - 1,
+            None => path.len(),
+        };
+        let text = path.get(start..end).unwrap_or_default();
+        out.push(if index {
+            Segment::Index(
+                text.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse()
+                    .unwrap_or(usize::MAX),
+            )
+        } else {
+            Segment::Key(text)
+        });
+    }
+    out
 }
 
 impl Decoder {
@@ -336,10 +395,55 @@ impl Decoder {
             path: String::new(),
             fields: vec![],
             structs: vec![],
+            segs: vec![],
             unknown: vec![],
-            error: None,
-            fatal: false,
+            unknown_segs: vec![],
+            errors: vec![],
         }
+    }
+
+    /// The unknown fields in the order the decoder meets them: `body`'s, when there are
+    /// several and a body to tell.
+    fn unknown_in_order(self, body: Option<&[u8]>) -> Vec<String> {
+        let Some(body) = body.filter(|_| self.unknown.len() > 1) else {
+            return self.unknown;
+        };
+        let paths: Vec<Vec<Segment<'_>>> = self
+            .unknown
+            .iter()
+            .zip(&self.unknown_segs)
+            .map(|(path, segs)| segments(path, segs))
+            .collect();
+        let order = document_order(body, &paths);
+        let mut indexed: Vec<(usize, usize)> = (0..self.unknown.len())
+            .map(|i| (order[i].unwrap_or(usize::MAX), i))
+            .collect();
+        indexed.sort_unstable();
+        indexed
+            .into_iter()
+            .map(|(_, i)| self.unknown[i].clone())
+            .collect()
+    }
+
+    /// The error the Go decoder returns: the first custom UnmarshalJSON error it meets, else
+    /// the first saved one; "first" in `body`'s order when there is one to tell.
+    fn first_error(&mut self, body: Option<&[u8]>) -> Option<String> {
+        let fatal = self.errors.iter().any(|e| e.fatal);
+        let candidates: Vec<&TypeError> = self.errors.iter().filter(|e| e.fatal == fatal).collect();
+        let chosen = match (candidates.len(), body) {
+            (0, _) => return None,
+            (1, _) | (_, None) => 0,
+            (_, Some(body)) => {
+                let paths: Vec<Vec<Segment<'_>>> =
+                    candidates.iter().map(|e| e.segments()).collect();
+                let order = document_order(body, &paths);
+                // Unfound paths keep their walk order, after the found ones.
+                (0..candidates.len())
+                    .min_by_key(|&i| (order[i].unwrap_or(usize::MAX), i))
+                    .unwrap_or(0)
+            }
+        };
+        candidates.get(chosen).map(|e| e.message.clone())
     }
 
     fn run(&mut self, definition: &str, value: &mut Value) {
@@ -361,17 +465,50 @@ impl Decoder {
     }
 
     fn save(&mut self, e: String) {
-        if self.error.is_none() {
-            self.error = Some(e);
-        }
+        self.record(e, false);
     }
 
-    /// A custom UnmarshalJSON's error: returned at once, over an earlier saved one.
+    /// A custom UnmarshalJSON's error: returned at once, over any saved one.
     fn stop(&mut self, e: String) {
-        if !self.fatal {
-            self.error = Some(e);
-            self.fatal = true;
+        self.record(e, true);
+    }
+
+    fn record(&mut self, message: String, fatal: bool) {
+        // A body with more is pathological: the first of these (in key order) is reported.
+        if self.errors.len() >= MAX_TYPE_ERRORS {
+            return;
         }
+        self.errors.push(TypeError {
+            message,
+            fatal,
+            path: self.path.clone(),
+            segs: self.segs.clone(),
+        });
+    }
+
+    /// Enters a key (a struct field or map key) of the path.
+    fn push_key(&mut self, k: &str) -> usize {
+        let len = self.path.len();
+        if len > 0 {
+            self.path.push('.');
+        }
+        self.segs.push((self.path.len(), false));
+        self.path.push_str(k);
+        len
+    }
+
+    /// Enters an index of the path.
+    fn push_index(&mut self, i: usize) -> usize {
+        let len = self.path.len();
+        self.segs.push((len, true));
+        let _ = write!(self.path, "[{i}]");
+        len
+    }
+
+    /// Leaves the last segment entered (`len`: what `push_*` returned).
+    fn pop(&mut self, len: usize) {
+        self.segs.pop();
+        self.path.truncate(len);
     }
 
     /// Go's type of a schema node, for messages (`named`: a named string type's name).
@@ -420,7 +557,7 @@ impl Decoder {
         report: bool,
         depth: usize,
     ) {
-        if depth > MAX_DEPTH || self.fatal {
+        if depth > MAX_DEPTH {
             return;
         }
         let reference = ref_name(schema);
@@ -432,6 +569,7 @@ impl Decoder {
             };
             let mut quiet = Decoder::new();
             quiet.path = self.path.clone();
+            quiet.segs = self.segs.clone();
             match value {
                 Value::Object(_) => quiet.walk(
                     defs,
@@ -504,20 +642,15 @@ impl Decoder {
                 }
                 let Some((name, p)) = field else {
                     if report {
-                        self.unknown.push(if self.path.is_empty() {
-                            k.clone()
-                        } else {
-                            format!("{}.{k}", self.path)
-                        });
+                        let len = self.push_key(k);
+                        self.unknown.push(self.path.clone());
+                        self.unknown_segs.push(self.segs.clone());
+                        self.pop(len);
                     }
                     unknown.push(k.clone());
                     continue;
                 };
-                let len = self.path.len();
-                if len > 0 {
-                    self.path.push('.');
-                }
-                self.path.push_str(k);
+                let len = self.push_key(k);
                 self.fields.push(name);
                 // reflect.Type.Name(): the bare type name.
                 self.structs
@@ -526,7 +659,7 @@ impl Decoder {
                 self.walk(defs, p, None, v, named, report, depth + 1);
                 self.structs.pop();
                 self.fields.pop();
-                self.path.truncate(len);
+                self.pop(len);
             }
             for k in unknown {
                 obj.remove(&k);
@@ -545,10 +678,9 @@ impl Decoder {
                 };
                 for (i, v) in items.iter_mut().enumerate() {
                     zero_if_null(item, v);
-                    let len = self.path.len();
-                    let _ = write!(self.path, "[{i}]");
+                    let len = self.push_index(i);
                     self.walk(defs, item, None, v, named, report, depth + 1);
-                    self.path.truncate(len);
+                    self.pop(len);
                 }
             }
             Some("string") => {
@@ -599,13 +731,9 @@ impl Decoder {
                 for (k, v) in obj.iter_mut() {
                     zero_if_null(values, v);
                     // Map keys are in the unknown-field path, not in the type error's.
-                    let len = self.path.len();
-                    if len > 0 {
-                        self.path.push('.');
-                    }
-                    self.path.push_str(k);
+                    let len = self.push_key(k);
                     self.walk(defs, values, None, v, named, report, depth + 1);
-                    self.path.truncate(len);
+                    self.pop(len);
                 }
             }
         }
@@ -649,6 +777,181 @@ impl Decoder {
                 self.stop(e);
             }
         }
+    }
+}
+
+/// A segment of a path in a JSON document.
+#[derive(Debug, PartialEq)]
+enum Segment<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Where in `body` (a valid JSON document) the value at each of `paths` is, as an ordinal of
+/// the values met in document order (`None`: not there). A key given twice counts where it was
+/// last given (the value kept).
+fn document_order(body: &[u8], paths: &[Vec<Segment<'_>>]) -> Vec<Option<usize>> {
+    // Paths by their last segment, so a value is compared only with the paths ending as its.
+    let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_index: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut root = vec![];
+    for (i, p) in paths.iter().enumerate() {
+        match p.last() {
+            Some(Segment::Key(k)) => by_key.entry(k).or_default().push(i),
+            Some(Segment::Index(n)) => by_index.entry(*n).or_default().push(i),
+            None => root.push(i),
+        }
+    }
+    let mut scan = Scan {
+        body,
+        at: 0,
+        count: 0,
+        stack: vec![],
+        paths,
+        by_key,
+        by_index,
+        root,
+        found: vec![None; paths.len()],
+    };
+    scan.value(0);
+    scan.found
+}
+
+/// A key or index on the scanner's path.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+struct Scan<'b, 'p> {
+    body: &'b [u8],
+    at: usize,
+    /// Values met so far.
+    count: usize,
+    stack: Vec<Step>,
+    paths: &'p [Vec<Segment<'p>>],
+    by_key: HashMap<&'p str, Vec<usize>>,
+    by_index: HashMap<usize, Vec<usize>>,
+    root: Vec<usize>,
+    found: Vec<Option<usize>>,
+}
+
+impl Scan<'_, '_> {
+    fn skip_ws(&mut self) {
+        while self
+            .body
+            .get(self.at)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            self.at += 1;
+        }
+    }
+
+    /// Marks the value starting here for the paths that name it.
+    fn arrive(&mut self) {
+        self.count += 1;
+        let candidates = match self.stack.last() {
+            None => Some(&self.root),
+            Some(Step::Key(k)) => self.by_key.get(k.as_str()),
+            Some(Step::Index(i)) => self.by_index.get(i),
+        };
+        for &c in candidates.into_iter().flatten() {
+            let path = &self.paths[c];
+            let here = path.len() == self.stack.len()
+                && path.iter().zip(&self.stack).all(|(p, s)| match (p, s) {
+                    (Segment::Key(a), Step::Key(b)) => a == b,
+                    (Segment::Index(a), Step::Index(b)) => a == b,
+                    _ => false,
+                });
+            if here {
+                self.found[c] = Some(self.count);
+            }
+        }
+    }
+
+    fn value(&mut self, depth: usize) {
+        self.skip_ws();
+        self.arrive();
+        if depth > MAX_DEPTH {
+            self.at = self.body.len();
+            return;
+        }
+        match self.body.get(self.at) {
+            Some(b'{') => {
+                self.at += 1;
+                loop {
+                    self.skip_ws();
+                    match self.body.get(self.at) {
+                        Some(b'}') | None => {
+                            self.at += 1;
+                            return;
+                        }
+                        Some(b',') => self.at += 1,
+                        Some(_) => {
+                            let key = self.string();
+                            self.skip_ws();
+                            if self.body.get(self.at) == Some(&b':') {
+                                self.at += 1;
+                            }
+                            self.stack.push(Step::Key(key));
+                            self.value(depth + 1);
+                            self.stack.pop();
+                        }
+                    }
+                }
+            }
+            Some(b'[') => {
+                self.at += 1;
+                let mut i = 0;
+                loop {
+                    self.skip_ws();
+                    match self.body.get(self.at) {
+                        Some(b']') | None => {
+                            self.at += 1;
+                            return;
+                        }
+                        Some(b',') => self.at += 1,
+                        Some(_) => {
+                            self.stack.push(Step::Index(i));
+                            self.value(depth + 1);
+                            self.stack.pop();
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            Some(b'"') => {
+                self.skip_string();
+            }
+            Some(_) => {
+                while self.body.get(self.at).is_some_and(|b| {
+                    !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                }) {
+                    self.at += 1;
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn skip_string(&mut self) {
+        self.at += 1;
+        while let Some(&b) = self.body.get(self.at) {
+            self.at += 1;
+            match b {
+                b'\\' => self.at += 1,
+                b'"' => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// A string token (a key), its escapes decoded.
+    fn string(&mut self) -> String {
+        let start = self.at;
+        self.skip_string();
+        let raw = self.body.get(start..self.at).unwrap_or_default();
+        serde_json::from_slice(raw).unwrap_or_default()
     }
 }
 
@@ -814,6 +1117,82 @@ mod tests {
             type_error(crd_def, json!({"spec": {"versions": [{"schema": {"openAPIV3Schema": {"properties": {"a": {"type": 5}}}}}]}})),
             "json: cannot unmarshal number into Go struct field JSONSchemaProps.spec.versions.schema.openAPIV3Schema.properties.type of type string"
         );
+    }
+
+    #[test]
+    fn the_first_error_in_document_order() {
+        let cm = "io.k8s.api.core.v1.ConfigMap";
+        let first = |body: &str| {
+            let mut v: Value = serde_json::from_str(body).expect("json");
+            let keyed = decode(cm, &mut v.clone()).err();
+            (decode_body(cm, &mut v, Some(body.as_bytes())).err(), keyed)
+        };
+        // Key order would say data; the document says immutable.
+        let (doc, keyed) = first(r#"{"immutable": 2, "data": {"a": 1}}"#);
+        assert_eq!(
+            doc.as_deref(),
+            Some("json: cannot unmarshal number into Go struct field ConfigMap.immutable of type bool")
+        );
+        assert_eq!(
+            keyed.as_deref(),
+            Some(
+                "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+            )
+        );
+        // Map keys with dots (and escapes) are single path segments.
+        let (doc, _) =
+            first(r#"{"metadata": {"labels": {"a\u002eb": 1}, "annotations": {"z": true}}}"#);
+        assert_eq!(
+            doc.as_deref(),
+            Some("json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string")
+        );
+        // Indices; whitespace and nesting around them.
+        let (doc, keyed) =
+            first("{ \"metadata\" : { \"generation\" : \"x\" ,\n \"finalizers\": [\"a\", 1] } }");
+        assert_eq!(
+            doc.as_deref(),
+            Some("json: cannot unmarshal string into Go struct field ObjectMeta.metadata.generation of type int64")
+        );
+        assert_eq!(
+            keyed.as_deref(),
+            Some("json: cannot unmarshal number into Go struct field ObjectMeta.metadata.finalizers of type string")
+        );
+        // A custom UnmarshalJSON's error ends the decode: the first of those wins, wherever
+        // the saved ones are.
+        let (doc, keyed) = first(
+            r#"{"data": {"a": 1}, "metadata": {"deletionTimestamp": "y", "creationTimestamp": "x"}}"#,
+        );
+        assert_eq!(
+            doc.as_deref(),
+            Some(r#"parsing time "y" as "2006-01-02T15:04:05Z07:00": cannot parse "y" as "2006""#)
+        );
+        assert_eq!(
+            keyed.as_deref(),
+            Some(r#"parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006""#)
+        );
+        // Unknown fields too are listed in document order.
+        let body = r#"{"spec": {"bogus": 1}, "metadata": {"name": "n", "x.y": 2}, "bogus2": 3}"#;
+        let mut v: Value = serde_json::from_str(body).expect("json");
+        let ns = "io.k8s.api.core.v1.Namespace";
+        assert_eq!(
+            decode(ns, &mut v.clone()),
+            Ok(vec![
+                "bogus2".into(),
+                "metadata.x.y".into(),
+                "spec.bogus".into()
+            ])
+        );
+        assert_eq!(
+            decode_body(ns, &mut v, Some(body.as_bytes())),
+            Ok(vec![
+                "spec.bogus".into(),
+                "metadata.x.y".into(),
+                "bogus2".into()
+            ])
+        );
+        // One error: no scan needed, the same answer.
+        let (doc, keyed) = first(r#"{"data": {"a": 1}}"#);
+        assert_eq!(doc, keyed);
     }
 
     #[test]

@@ -662,3 +662,61 @@ async fn wrapped_base64_is_stored_canonically() {
     assert_eq!(code, 201, "{v}");
     assert_eq!(v["binaryData"]["b"], "YWJjZGVm", "{v}");
 }
+
+/// kubernetes.io/tls Secrets warn with tls.X509KeyPair's error (the strategy's
+/// WarningsOnCreate / WarningsOnUpdate), past the PEM stage: a key that is not the
+/// certificate's is stored, with a Warning.
+#[tokio::test]
+async fn tls_secrets_warn_when_the_key_is_not_the_certificates() {
+    const CRT: &str = include_str!("../../crest-core-api/testdata/tls/p256.crt");
+    const KEY: &str = include_str!("../../crest-core-api/testdata/tls/p256.key");
+    const OTHER: &str = include_str!("../../crest-core-api/testdata/tls/rsa.key");
+    let s = Server::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (crt, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    std::fs::write(&crt, CRT).expect("write");
+    std::fs::write(&key, KEY).expect("write");
+    // A matching pair: no warning.
+    let (ok, _, err) = s.kubectl(&[
+        "create",
+        "secret",
+        "tls",
+        "good",
+        &format!("--cert={}", crt.display()),
+        &format!("--key={}", key.display()),
+    ]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("Warning"), "{err}");
+    // kubectl apply of a Secret whose key is another one's: created, with the warning.
+    let yaml = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: mixed\ntype: kubernetes.io/tls\ndata:\n  tls.crt: {}\n  tls.key: {}\n",
+        b64(CRT),
+        b64(OTHER)
+    );
+    let (ok, out, err) = s.kubectl_stdin(&["apply", "-f", "-"], Some(&yaml));
+    assert!(ok, "{out}{err}");
+    assert!(
+        err.contains("Warning: tls: private key type does not match public key type"),
+        "{err}"
+    );
+    // An update that swaps the key in warns too.
+    let (code, _, v) = get(&s, &format!("{SECRETS}/good")).await;
+    assert_eq!(code, 200, "{v}");
+    let mut changed = v.clone();
+    changed["data"]["tls.key"] = json!(b64(include_str!(
+        "../../crest-core-api/testdata/tls/p256-other.key"
+    )));
+    let (code, headers, v) = send(
+        &s,
+        "PUT",
+        &format!("{SECRETS}/good"),
+        "application/json",
+        &changed,
+    )
+    .await;
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(
+        warnings(&headers),
+        [r#"299 - "tls: private key does not match public key""#]
+    );
+}

@@ -151,9 +151,15 @@ endpoints:
     let out = s.kubectl_ok(&["get", "ep"]);
     let t = table(&out);
     assert_eq!(t[0], ["NAME", "ENDPOINTS", "AGE"], "{out}");
+    // Ports in the stored (repacked) order: https before http by their hashes.
     assert_eq!(
         t[1][..4],
-        ["backends", "10.0.0.1:80,10.0.0.2:80,10.0.0.1:443", "+", "1"],
+        [
+            "backends",
+            "10.0.0.1:443,10.0.0.2:443,10.0.0.1:80",
+            "+",
+            "1"
+        ],
         "{out}"
     );
     let out = s.kubectl_ok(&["get", "endpointslices"]);
@@ -380,7 +386,212 @@ async fn updates_keep_cluster_ips_and_status_is_a_subresource() {
     assert_eq!(code, 422);
     assert_eq!(
         body["message"],
-        "Service \"fixed\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.0.11\": may not change once set"
+        "Service \"fixed\" is invalid: spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.11\"}: may not change once set"
+    );
+}
+
+/// ValidateServiceUpdate and what the service REST storage checks before it (the allocator's
+/// IP family fields), as kubectl and raw HTTP clients see them.
+#[tokio::test]
+async fn update_validation_is_upstreams() {
+    let s = Server::start();
+    s.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"]);
+    let get = |s: &Server| -> Value {
+        serde_json::from_str(&s.kubectl_ok(&["get", "svc", "web", "-o", "json"])).expect("json")
+    };
+    assert_eq!(get(&s)["spec"]["ipFamilies"], json!(["IPv4"]));
+    // The primary family is immutable.
+    let (ok, _, err) = s.kubectl(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"spec":{"ipFamilies":["IPv6"]}}"#,
+    ]);
+    assert!(!ok);
+    assert_eq!(
+        err.trim(),
+        r#"The Service "web" is invalid: spec.ipFamilies[0]: Invalid value: []core.IPFamily{"IPv6"}: may not change once set"#
+    );
+    // Upgraded to dual stack by the policy alone; the secondary family is released only
+    // under SingleStack.
+    s.kubectl_ok(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"spec":{"ipFamilyPolicy":"PreferDualStack"}}"#,
+    ]);
+    assert_eq!(get(&s)["spec"]["ipFamilies"], json!(["IPv4", "IPv6"]));
+    let (ok, _, err) = s.kubectl(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"spec":{"ipFamilies":["IPv4"]}}"#,
+    ]);
+    assert!(!ok);
+    assert_eq!(
+        err.trim(),
+        r#"The Service "web" is invalid: spec.ipFamilyPolicy: Invalid value: "PreferDualStack": must be 'SingleStack' to release the secondary IP family"#
+    );
+    s.kubectl_ok(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"spec":{"ipFamilyPolicy":"SingleStack"}}"#,
+    ]);
+    let v = get(&s);
+    assert_eq!(v["spec"]["ipFamilies"], json!(["IPv4"]));
+    assert_eq!(v["spec"]["ipFamilyPolicy"], "SingleStack");
+    // To ExternalName: the IP family fields go (and internalTrafficPolicy is not shown).
+    s.kubectl_ok(&[
+        "patch",
+        "svc",
+        "web",
+        "-p",
+        r#"{"spec":{"type":"ExternalName","externalName":"example.com"}}"#,
+    ]);
+    let v = get(&s);
+    for k in [
+        "ipFamilies",
+        "ipFamilyPolicy",
+        "clusterIP",
+        "internalTrafficPolicy",
+    ] {
+        assert!(v["spec"].get(k).is_none(), "{k}: {v}");
+    }
+    // Two cluster IPs under SingleStack, by PUT: the allocator's error.
+    let mut svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "fixed"},
+        "spec": {"clusterIP": "10.96.0.10", "ports": [{"port": 80}]}});
+    let (code, created) = s
+        .http_json("POST", SVCS, "application/json", Some(&svc))
+        .await;
+    assert_eq!(code, 201, "{created}");
+    svc["spec"]["clusterIPs"] = json!(["10.96.0.10", "fd00::10"]);
+    let (code, body) = s
+        .http_json(
+            "PUT",
+            &format!("{SVCS}/fixed"),
+            "application/json",
+            Some(&svc),
+        )
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Service \"fixed\" is invalid: spec.ipFamilyPolicy: Invalid value: \"SingleStack\": must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified"
+    );
+    assert_eq!(body["details"]["causes"][0]["field"], "spec.ipFamilyPolicy");
+    assert_eq!(body["details"]["causes"][0]["reason"], "FieldValueInvalid");
+    // With a dual-stack policy, the upgrade goes through; the primary address stays fixed
+    // (swapped addresses no longer match the stored families: the allocator's check).
+    svc["spec"]["ipFamilyPolicy"] = json!("RequireDualStack");
+    let (code, body) = s
+        .http_json(
+            "PUT",
+            &format!("{SVCS}/fixed"),
+            "application/json",
+            Some(&svc),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["spec"]["ipFamilies"], json!(["IPv4", "IPv6"]));
+    let (code, body) = s
+        .http_json(
+            "PATCH",
+            &format!("{SVCS}/fixed"),
+            "application/merge-patch+json",
+            Some(&json!({"spec": {"clusterIP": "fd00::10", "clusterIPs": ["fd00::10", "10.96.0.10"]}})),
+        )
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Service \"fixed\" is invalid: [spec.clusterIPs[0]: Invalid value: \"fd00::10\": expected an IPv4 value as indicated by `ipFamilies[0]`, spec.clusterIPs[1]: Invalid value: \"10.96.0.10\": expected an IPv6 value as indicated by `ipFamilies[1]`]"
+    );
+    // Swapped with the families too: ValidateServiceUpdate's errors.
+    let swapped = json!({"spec": {"clusterIP": "fd00::10", "clusterIPs": ["fd00::10", "10.96.0.10"],
+                                  "ipFamilies": ["IPv6", "IPv4"]}});
+    let (code, body) = s
+        .http_json(
+            "PATCH",
+            &format!("{SVCS}/fixed"),
+            "application/merge-patch+json",
+            Some(&swapped),
+        )
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Service \"fixed\" is invalid: [spec.clusterIPs[0]: Invalid value: []string{\"fd00::10\", \"10.96.0.10\"}: may not change once set, spec.clusterIPs[1]: Invalid value: []string{\"fd00::10\", \"10.96.0.10\"}: may not change once set, spec.ipFamilies[0]: Invalid value: []core.IPFamily{\"IPv6\", \"IPv4\"}: may not change once set]"
+    );
+    // Each changed family is a cause (the message lists the repeated one once).
+    let causes = body["details"]["causes"].as_array().map_or(0, Vec::len);
+    assert_eq!(causes, 4, "{body}");
+    // healthCheckNodePort is immutable while the Service needs one.
+    let hc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hc"},
+        "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                 "healthCheckNodePort": 30100, "ports": [{"port": 80}]}});
+    let (code, body) = s
+        .http_json("POST", SVCS, "application/json", Some(&hc))
+        .await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = s
+        .http_json(
+            "PATCH",
+            &format!("{SVCS}/hc"),
+            "application/merge-patch+json",
+            Some(&json!({"spec": {"healthCheckNodePort": 30101}})),
+        )
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Service \"hc\" is invalid: spec.healthCheckNodePort: Forbidden: field is immutable"
+    );
+    // A PUT without it keeps it; a change to Cluster traffic drops it.
+    let mut put = hc.clone();
+    put["spec"]
+        .as_object_mut()
+        .map(|m| m.remove("healthCheckNodePort"));
+    let (code, body) = s
+        .http_json("PUT", &format!("{SVCS}/hc"), "application/json", Some(&put))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["spec"]["healthCheckNodePort"], 30100);
+    let (code, body) = s
+        .http_json(
+            "PATCH",
+            &format!("{SVCS}/hc"),
+            "application/merge-patch+json",
+            Some(&json!({"spec": {"externalTrafficPolicy": "Cluster"}})),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(body["spec"].get("healthCheckNodePort").is_none(), "{body}");
+    // Node ports the allocator could not give: outside its range.
+    let np = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "np"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 80}]}});
+    let (code, body) = s
+        .http_json("POST", SVCS, "application/json", Some(&np))
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Service \"np\" is invalid: spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"
+    );
+    // On create, the allocator's checks come before (and without) the rest of validation.
+    let two = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "two"},
+        "spec": {"clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1", "10.0.0.2"]}});
+    let (code, body) = s
+        .http_json("POST", SVCS, "application/json", Some(&two))
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Service \"two\" is invalid: spec.clusterIPs: Invalid value: []string{\"10.0.0.1\", \"10.0.0.2\"}: may specify no more than one IP for each IP family"
     );
 }
 
@@ -884,4 +1095,49 @@ async fn endpoint_slice_strategy() {
         .await;
     assert_eq!(code, 200, "{v}");
     assert_eq!(v["metadata"]["generation"], 2, "{v}");
+}
+
+/// kube-apiserver's endpoints strategy canonicalizes every write (`RepackSubsets`): ports are
+/// regrouped by the addresses offering them, an address not ready in one subset is not ready
+/// for that port, and subsets and ports come in upstream's hash order.
+#[test]
+fn endpoints_are_repacked_as_upstream() {
+    let s = Server::start();
+    s.apply_yaml(
+        r#"apiVersion: v1
+kind: Endpoints
+metadata:
+  name: packed
+subsets:
+- addresses: [{ip: 10.0.0.2}, {ip: 10.0.0.1}]
+  ports: [{name: http, port: 80}, {name: https, port: 443}]
+- notReadyAddresses: [{ip: 10.0.0.2}]
+  ports: [{name: https, port: 443}]
+"#,
+    );
+    let out = s.kubectl_ok(&["get", "endpoints", "packed", "-o", "json"]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        v["subsets"],
+        json!([
+            {"addresses": [{"ip": "10.0.0.1"}], "notReadyAddresses": [{"ip": "10.0.0.2"}],
+             "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]},
+            {"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}],
+             "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]},
+        ])
+    );
+    // Re-applying the same manifest changes nothing (the stored form is canonical).
+    let rv = v["metadata"]["resourceVersion"].clone();
+    s.kubectl_ok(&[
+        "patch", "endpoints", "packed", "--type=merge", "-p",
+        r#"{"subsets":[{"addresses":[{"ip":"10.0.0.1"}],"ports":[{"name":"http","port":80},{"name":"https","port":443}]}]}"#,
+    ]);
+    let v: Value =
+        serde_json::from_str(&s.kubectl_ok(&["get", "ep", "packed", "-o", "json"])).expect("json");
+    assert_ne!(v["metadata"]["resourceVersion"], rv);
+    assert_eq!(
+        v["subsets"][0]["ports"],
+        json!([{"name": "https", "port": 443, "protocol": "TCP"},
+               {"name": "http", "port": 80, "protocol": "TCP"}])
+    );
 }

@@ -39,6 +39,17 @@ async fn namespace_unknown_fields_strict_warn_ignore() {
         .http("GET", &format!("{NAMESPACES}/strict"), &[], None)
         .await;
     assert_eq!(code, 404);
+    // Listed in the order the decoder meets them in the document, not in key order.
+    let raw = r#"{"apiVersion":"v1","kind":"Namespace","spec":{"bogus":true},"metadata":{"name":"strict","zz":1},"bogus2":true}"#;
+    let (code, _, body) = s
+        .http("POST", &path, &JSON, Some(raw.as_bytes().to_vec()))
+        .await;
+    let v: Value = serde_json::from_slice(&body).expect("status");
+    assert_eq!(code, 400, "{v}");
+    assert_eq!(
+        v["message"],
+        r#"Namespace in version "v1" cannot be handled as a Namespace: strict decoding error: unknown field "spec.bogus", unknown field "metadata.zz", unknown field "bogus2""#
+    );
 
     // Warn (the default): created, the fields dropped and reported.
     let (code, headers, body) = s
@@ -165,6 +176,30 @@ async fn wrong_json_types_are_refused_with_the_go_decoders_message() {
     }
     let (code, _, _) = s.http("GET", &format!("{CMS}/c"), &[], None).await;
     assert_eq!(code, 404, "nothing was stored");
+
+    // Of several, the first the decoder meets in the document (clients that send fields in
+    // their struct order, as client-go's JSON does: immutable before data), not in key order.
+    let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"immutable":"yes","data":{"a":1}}"#;
+    let (code, v) = post(&s, CMS, "application/json", body).await;
+    assert_eq!(code, 400, "{v}");
+    assert_eq!(
+        v["message"],
+        format!("{prefix}json: cannot unmarshal string into Go struct field ConfigMap.immutable of type bool")
+    );
+    let body = r#"{"apiVersion":"v1","kind":"ConfigMap","data":{"a":1},"metadata":{"name":"c","labels":{"x":2}}}"#;
+    let (code, v) = post(&s, CMS, "application/json", body).await;
+    assert_eq!(code, 400, "{v}");
+    assert_eq!(
+        v["message"],
+        format!("{prefix}json: cannot unmarshal number into Go struct field ConfigMap.data of type string")
+    );
+    let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"labels":{"x":2},"name":"c"},"data":{"a":1}}"#;
+    let (code, v) = post(&s, CMS, "application/json", body).await;
+    assert_eq!(code, 400, "{v}");
+    assert_eq!(
+        v["message"],
+        format!("{prefix}json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string")
+    );
 
     // apiVersion and kind are read first, into strings.
     let (code, v) = post(

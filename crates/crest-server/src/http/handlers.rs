@@ -297,15 +297,24 @@ impl Ctx<'_> {
     /// not have); then applies `fieldValidation` to the unknown fields dropped and to the
     /// duplicate fields of the body (`dups`, reported first, as upstream's decoder does; for
     /// every resource). A create or update words a strict failure as decoding the body does; a
-    /// patch bare.
-    fn coerce(&self, obj: &mut Value, from_patch: bool, dups: &Duplicates) -> Result<(), ApiError> {
+    /// patch bare. `json_body`: the JSON document `obj` was parsed from, when its order is the
+    /// one upstream's decoder meets fields in (a create or update body in JSON).
+    fn coerce(
+        &self,
+        obj: &mut Value,
+        from_patch: bool,
+        dups: &Duplicates,
+        json_body: Option<&[u8]>,
+    ) -> Result<(), ApiError> {
         let unknown = match (&self.def.cr_schema, self.def.typed) {
             (Some(schema), _) => schema.decode_request(obj)?,
             // A built-in kind: decoded against its published type.
-            (None, Some(definition)) => match crest_openapi::typed::decode(definition, obj) {
-                Ok(unknown) => UnknownFields(unknown),
-                Err(e) => return Err(self.type_error(obj, &e, from_patch)),
-            },
+            (None, Some(definition)) => {
+                match crest_openapi::typed::decode_body(definition, obj, json_body) {
+                    Ok(unknown) => UnknownFields(unknown),
+                    Err(e) => return Err(self.type_error(obj, &e, from_patch)),
+                }
+            }
             (None, None) => UnknownFields(Vec::new()),
         };
         let a = &self.def.api;
@@ -665,7 +674,8 @@ impl Ctx<'_> {
         self.check_type_meta_types(&obj, &body, fmt)?;
         self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
-        self.coerce(&mut obj, false, &dups)?;
+        let json_body = (fmt == BodyFormat::Json).then_some(&body[..]);
+        self.coerce(&mut obj, false, &dups, json_body)?;
         check_namespace(&self.def, ns, &obj)?;
         let payload = match self.app.registry.create(&self.def, ns, obj, &opts).await? {
             Served::Tree(v) => Payload::Value(v),
@@ -692,7 +702,8 @@ impl Ctx<'_> {
         self.check_type_meta_types(&obj, &body, fmt)?;
         self.check_type(&mut obj)?;
         let dups = self.duplicates(&body, fmt)?;
-        self.coerce(&mut obj, false, &dups)?;
+        let json_body = (fmt == BodyFormat::Json).then_some(&body[..]);
+        self.coerce(&mut obj, false, &dups, json_body)?;
         check_identity(&self.def, ns, name, &obj)?;
         let mode = UpdateMode::from_subresource(sub);
         if sub == Some("finalize") || sub.is_none() || sub == Some("status") {
@@ -736,7 +747,7 @@ impl Ctx<'_> {
             if fmt == BodyFormat::StrategicMergePatch {
                 self.convert_patched(&mut doc, &patch)?;
             }
-            self.coerce(&mut doc, true, &dups)?;
+            self.coerce(&mut doc, true, &dups, None)?;
             Ok(doc)
         };
         let patched = self

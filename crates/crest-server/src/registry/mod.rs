@@ -557,6 +557,19 @@ impl Registry {
             // A built-in kind is prepared and validated in its internal (stored) form.
             self.to_storage_version(def, &mut obj).await?;
         }
+        let begun = strategy.begin_create(&mut obj);
+        if !begun.is_empty() {
+            // Upstream's BeginCreate runs after the name is generated.
+            let mut name = meta::name(&obj).to_string();
+            if name.is_empty() {
+                name = format!(
+                    "{}{}",
+                    meta::meta_str(&obj, "generateName"),
+                    meta::random_suffix()
+                );
+            }
+            return Err(ApiError::invalid(&def.api.group_kind(), &name, &begun));
+        }
         strategy.prepare_create(&mut obj);
 
         if strategy.warns_finalizer_names() {
@@ -586,6 +599,7 @@ impl Registry {
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&def.api.group_kind(), &name, &errs));
             }
+            strategy.canonicalize(&mut obj);
             opts.warn(warnings);
             let key = def.key(ns, &name);
             // Validated in the request's version, stored in the storage version.
@@ -828,7 +842,17 @@ impl Registry {
         };
         record_update(def, Some(&old), &mut obj, subresource, opts);
         match mode {
-            UpdateMode::Main => strategy.prepare_update(&mut obj, &old),
+            UpdateMode::Main => {
+                let begun = strategy.begin_update(&mut obj, &old);
+                if !begun.is_empty() {
+                    return Err(Attempt::Failed(ApiError::invalid(
+                        &def.api.group_kind(),
+                        name,
+                        &begun,
+                    )));
+                }
+                strategy.prepare_update(&mut obj, &old)
+            }
             UpdateMode::Status => strategy.prepare_status_update(&mut obj, &old),
             UpdateMode::Finalize => {}
         }
@@ -856,6 +880,7 @@ impl Registry {
                 &errs,
             )));
         }
+        strategy.canonicalize(&mut obj);
         // Ratcheted rule failures: the write goes ahead with Warning headers.
         opts.warn(warnings);
         if strategy.warns_finalizer_names() {

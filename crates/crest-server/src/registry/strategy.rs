@@ -38,6 +38,13 @@ pub(crate) trait Strategy: Send + Sync {
         false
     }
 
+    /// What the kind's REST storage does to a create before the strategy sees it (upstream's
+    /// `BeginCreate` hook, e.g. the Service allocator's IP family fields): errors refuse the
+    /// write as Invalid at once, before `prepare_create` and any other validation.
+    fn begin_create(&self, _obj: &mut Value) -> FieldErrors {
+        Vec::new()
+    }
+
     /// Resets fields the client may not set on create (after generic metadata handling).
     fn prepare_create(&self, _obj: &mut Value) {}
 
@@ -51,6 +58,18 @@ pub(crate) trait Strategy: Send + Sync {
     fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
         self.validation().map_or_else(Vec::new, |v| (v.create)(obj))
     }
+
+    /// What the kind's REST storage does to an update of the main resource before the strategy
+    /// sees it (upstream's `BeginUpdate` hook, e.g. the Service's carrying over of allocated
+    /// values): errors refuse the write as Invalid at once, before `prepare_update`.
+    fn begin_update(&self, _new: &mut Value, _old: &Value) -> FieldErrors {
+        Vec::new()
+    }
+
+    /// Normalizes a validated object before it is admitted and stored (upstream's
+    /// `Canonicalize`, the last step of `BeforeCreate` / `BeforeUpdate`), e.g. Endpoints'
+    /// `RepackSubsets`.
+    fn canonicalize(&self, _obj: &mut Value) {}
 
     /// Carries fields the client may not change over from `old`.
     fn prepare_update(&self, _new: &mut Value, _old: &Value) {}

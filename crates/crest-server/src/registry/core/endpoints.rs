@@ -20,8 +20,8 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     )]
 }
 
-/// core/v1 Endpoints: no generation, no status; defaulted and validated by
-/// `crest_core_api::endpoints`.
+/// core/v1 Endpoints: no generation, no status; defaulted, validated and repacked (subsets in
+/// upstream's canonical layout) by `crest_core_api::endpoints`.
 pub(crate) struct EndpointsStrategy;
 
 impl Strategy for EndpointsStrategy {
@@ -40,6 +40,9 @@ impl Strategy for EndpointsStrategy {
     }
     fn prepare_update(&self, new: &mut Value, _old: &Value) {
         crest_core_api::endpoints::set_defaults(new);
+    }
+    fn canonicalize(&self, obj: &mut Value) {
+        crest_core_api::endpoints::repack_subsets(obj);
     }
     fn validation(&self) -> Option<&'static Validation> {
         Some(&Validation {

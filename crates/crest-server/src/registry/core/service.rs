@@ -53,6 +53,14 @@ impl Strategy for ServiceStrategy {
     fn status_subresource(&self) -> bool {
         true
     }
+    // The REST storage's BeginCreate / BeginUpdate (storage.go, alloc.go): defaults, cluster
+    // IPs kept in step and carried over, IP family fields, without allocating.
+    fn begin_create(&self, obj: &mut Value) -> FieldErrors {
+        crest_core_api::service::begin_create(obj)
+    }
+    fn begin_update(&self, new: &mut Value, old: &Value) -> FieldErrors {
+        crest_core_api::service::begin_update(new, old)
+    }
     fn prepare_create(&self, obj: &mut Value) {
         crest_core_api::service::prepare_create(obj);
     }

@@ -476,10 +476,15 @@ async fn stored_size(base: &str) -> (usize, usize) {
         .await
         .expect("body");
     let mut v: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
-    if let Some(m) = v.get_mut("metadata").and_then(serde_json::Value::as_object_mut) {
+    if let Some(m) = v
+        .get_mut("metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
         m.remove("managedFields");
     }
-    let without = serde_json::to_vec(&v).map(|b| b.len()).unwrap_or(bytes.len());
+    let without = serde_json::to_vec(&v)
+        .map(|b| b.len())
+        .unwrap_or(bytes.len());
     (bytes.len(), without)
 }
 

@@ -802,7 +802,7 @@ impl Ctx<'_> {
             let mut doc = fm
                 .apply(live, &config, &manager, force, &meta::now_rfc3339())
                 .map_err(apply_error)?;
-            self.coerce(&mut doc, true, &dups)?;
+            self.coerce(&mut doc, true, &dups, None)?;
             Ok(doc)
         };
         // The merge recorded this write in managedFields: the registry records nothing more.

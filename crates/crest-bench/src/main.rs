@@ -28,6 +28,8 @@
 //! - `webhook`: a LIST of 10,000 objects through a conversion webhook on loopback against the
 //!   same LIST without conversion (plus the webhook's own time).
 //! - `hang`: CR create p99 while requests wait on a conversion webhook that never answers.
+//! - `apply`: server-side apply of a 2 KiB CronTab against the same document as a merge patch
+//!   (target: apply at most 2x the merge patch's cost).
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
 //! - `etcd` (only when named): Crest next to etcd 3.4 (`etcd` on PATH: Debian's etcd-server) in
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
@@ -44,6 +46,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod apply;
 mod builtin;
 mod etcd;
 mod events;
@@ -79,7 +82,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 14] = [
+const SECTIONS: [&str; 15] = [
     "etcd",
     "events",
     "core",
@@ -94,6 +97,7 @@ const SECTIONS: [&str; 14] = [
     "versions",
     "webhook",
     "hang",
+    "apply",
 ];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
@@ -401,12 +405,18 @@ impl Conn {
         body: Option<String>,
     ) -> (u16, bytes::Bytes) {
         use http_body_util::BodyExt;
+        // `APPLY` and `MERGE` are PATCHes with those bodies' media types.
+        let (method, ctype) = match method {
+            "APPLY" => ("PATCH", "application/apply-patch+yaml"),
+            "MERGE" => ("PATCH", "application/merge-patch+json"),
+            m => (m, "application/json"),
+        };
         let mut req = hyper::Request::builder()
             .method(method)
             .uri(path)
             .header("Host", &self.host);
         if body.is_some() {
-            req = req.header("Content-Type", "application/json");
+            req = req.header("Content-Type", ctype);
         }
         let req = req
             .body(http_body_util::Full::new(bytes::Bytes::from(
@@ -559,6 +569,9 @@ fn main() {
     }
     if args.wants("events") {
         rows.extend(rt.block_on(events::events_load(&args.binary)));
+    }
+    if args.wants("apply") {
+        rows.extend(rt.block_on(apply::compare(&args.binary, args.clients, args.seconds)));
     }
 
     println!("| measurement | result | target |");

@@ -133,3 +133,114 @@ async fn kube_rs_crud() {
         other => panic!("{other:?}"),
     }
 }
+
+/// kube-rs's recommended write, `Patch::Apply`: a CRD installed by server-side apply, then a
+/// controller applying status through /status while a user applies spec, each owning its
+/// part; the controller's stale spec apply conflicts until forced.
+#[tokio::test]
+async fn kube_rs_server_side_apply_controller() {
+    let s = Server::start();
+    let client = s.client().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd: serde_json::Value = serde_yaml_ng::from_str(
+        &CRONTAB_CRD
+            .replace(
+                "      served: true",
+                "      served: true\n      subresources:\n        status: {}",
+            )
+            .replace(
+                "            spec:\n              type: object",
+                "            status:\n              type: object\n              x-kubernetes-preserve-unknown-fields: true\n            spec:\n              type: object",
+            ),
+    )
+    .expect("crd");
+    crds.patch(
+        "crontabs.stable.example.com",
+        &PatchParams::apply("installer"),
+        &Patch::Apply(&crd),
+    )
+    .await
+    .expect("apply crd");
+    s.wait_established("crontabs.stable.example.com");
+
+    let gvk = GroupVersionKind::gvk("stable.example.com", "v1", "CronTab");
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &ApiResource::from_gvk(&gvk));
+    let user = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                      "metadata": {"name": "ssa"}, "spec": {"image": "v1", "replicas": 1}});
+    api.patch("ssa", &PatchParams::apply("user"), &Patch::Apply(&user))
+        .await
+        .expect("user apply");
+    let status = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                        "metadata": {"name": "ssa"}, "status": {"ready": true}});
+    let got = api
+        .patch_status(
+            "ssa",
+            &PatchParams::apply("controller"),
+            &Patch::Apply(&status),
+        )
+        .await
+        .expect("controller status apply");
+    assert_eq!(got.data["status"]["ready"], true);
+    assert_eq!(got.data["spec"]["image"], "v1");
+    // The user's next apply keeps the controller's status.
+    let user2 = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                       "metadata": {"name": "ssa"}, "spec": {"image": "v2", "replicas": 1}});
+    let got = api
+        .patch("ssa", &PatchParams::apply("user"), &Patch::Apply(&user2))
+        .await
+        .expect("user apply 2");
+    assert_eq!(got.data["spec"]["image"], "v2");
+    assert_eq!(got.data["status"]["ready"], true);
+    let managers: Vec<(String, String)> = got
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| {
+            (
+                m.manager.unwrap_or_default(),
+                m.subresource.unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(
+        managers.contains(&("user".into(), "".into())),
+        "{managers:?}"
+    );
+    assert!(
+        managers.contains(&("controller".into(), "status".into())),
+        "{managers:?}"
+    );
+    // The controller setting the user's field conflicts, until it forces.
+    let takeover = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                          "metadata": {"name": "ssa"}, "spec": {"image": "mine"}});
+    let err = api
+        .patch(
+            "ssa",
+            &PatchParams::apply("controller"),
+            &Patch::Apply(&takeover),
+        )
+        .await
+        .expect_err("conflict");
+    match err {
+        kube::Error::Api(e) => {
+            assert_eq!(e.code, 409);
+            assert_eq!(
+                e.message,
+                r#"Apply failed with 1 conflict: conflict with "user": .spec.image"#
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let got = api
+        .patch(
+            "ssa",
+            &PatchParams::apply("controller").force(),
+            &Patch::Apply(&takeover),
+        )
+        .await
+        .expect("forced");
+    assert_eq!(got.data["spec"]["image"], "mine");
+    s.stop();
+}

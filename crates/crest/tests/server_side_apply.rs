@@ -94,6 +94,17 @@ fn kubectl_server_side_apply_conflicts_and_force() {
         "jsonpath={.spec.image}",
     ]);
     assert_eq!(image, "theirs");
+    // kubectl diff: a server-side dry-run apply shows the change (exit status 1), stores
+    // nothing.
+    let (ok, out, err) = s.kubectl_stdin(
+        &["diff", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(&mine),
+    );
+    assert!(!ok, "diff found no change: {out}{err}");
+    assert!(
+        out.contains("-  image: theirs") && out.contains("+  image: mine"),
+        "{out}{err}"
+    );
     // Forced: the field changes hands; kubectl-patch owned nothing else and is gone.
     let (ok, _, err) = s.kubectl_stdin(
         &["apply", "--server-side", "--force-conflicts", "-f", "-"],

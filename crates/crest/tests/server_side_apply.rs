@@ -306,3 +306,41 @@ fn builtin_kinds_apply_and_record_updates() {
     assert_eq!(data, r#"{"one":"1"}"#);
     s.stop();
 }
+
+/// `kubectl scale` is recorded as an Update of the replicas under subresource "scale".
+#[test]
+fn scale_writes_are_recorded_under_the_scale_subresource() {
+    let s = Server::start();
+    s.install_crd(
+        &CRONTAB_CRD
+            .replace(
+                "      served: true",
+                "      served: true\n      subresources:\n        status: {}\n        scale:\n          specReplicasPath: .spec.replicas\n          statusReplicasPath: .status.replicas",
+            )
+            .replace(
+                "            spec:\n              type: object",
+                "            status:\n              type: object\n              properties:\n                replicas:\n                  type: integer\n            spec:\n              type: object",
+            ),
+    );
+    s.apply_yaml(MY_CRONTAB);
+    s.kubectl_ok(&["scale", "crontab", "my-new-cron-object", "--replicas=3"]);
+    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
+        "get",
+        "crontab",
+        "my-new-cron-object",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    assert_eq!(v["spec"]["replicas"], 3);
+    let scale = managed(&v)
+        .into_iter()
+        .find(|e| e["subresource"] == "scale")
+        .unwrap_or_else(|| panic!("no scale entry: {v}"));
+    assert_eq!(scale["operation"], "Update");
+    assert_eq!(scale["manager"], "kubectl");
+    assert_eq!(scale["apiVersion"], "stable.example.com/v1");
+    assert_eq!(scale["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    s.stop();
+}

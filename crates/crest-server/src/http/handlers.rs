@@ -939,9 +939,9 @@ impl Ctx<'_> {
     ) -> Result<Response<Body>, ApiError> {
         let paths = self.scale_paths(name)?;
         let mut opts = self.write_options_for("UpdateOptions", None)?;
-        // Not recorded yet: upstream converts /scale field sets to the custom resource's
-        // replicas paths (managedFields of subresource "scale").
-        opts.manager = None;
+        // Recorded on the object as the change of its replicas field, under subresource
+        // "scale" (as upstream's scale field manager converts the Scale's fields).
+        opts.managed_subresource = Some("scale");
         let obj = self.decode(&body, fmt)?;
         check_scale_type(&obj)?;
         let dups = self.duplicates(&body, fmt)?;
@@ -981,9 +981,9 @@ impl Ctx<'_> {
     ) -> Result<Response<Body>, ApiError> {
         let paths = self.scale_paths(name)?;
         let mut opts = self.write_options_for("PatchOptions", Some(false))?;
-        // Not recorded yet: upstream converts /scale field sets to the custom resource's
-        // replicas paths (managedFields of subresource "scale").
-        opts.manager = None;
+        // Recorded on the object as the change of its replicas field, under subresource
+        // "scale" (as upstream's scale field manager converts the Scale's fields).
+        opts.managed_subresource = Some("scale");
         let patch = self.decode_patch(&body, fmt)?;
         let dups = self.duplicates(&body, fmt)?;
         self.write_scale(ns, name, &paths, &opts, out, |cur| {

@@ -87,6 +87,9 @@ pub(crate) struct WriteOptions {
     /// request's `fieldManager`, or its User-Agent's product); `None` records nothing (the
     /// server's own writes).
     pub manager: Option<String>,
+    /// The subresource the write is recorded under when it is not the update mode's own
+    /// (`scale`: a /scale write changes the object as a main-resource update does).
+    pub managed_subresource: Option<&'static str>,
 }
 
 impl WriteOptions {
@@ -96,6 +99,7 @@ impl WriteOptions {
             warnings: Default::default(),
             cascade: Default::default(),
             manager: None,
+            managed_subresource: None,
         }
     }
 
@@ -1433,6 +1437,7 @@ fn record_update(
     let (Some(manager), Some(schema)) = (opts.manager.as_deref(), def.managed_schema()) else {
         return;
     };
+    let subresource = opts.managed_subresource.unwrap_or(subresource);
     let reset = def.reset_fields(subresource);
     let api_version = def.api.api_version();
     let fm = crest_managedfields::FieldManager {

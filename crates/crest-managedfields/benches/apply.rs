@@ -97,6 +97,14 @@ fn bench(c: &mut Criterion) {
             black_box(o)
         })
     });
+    c.bench_function("crontab merge patch + update bookkeeping", |b| {
+        b.iter(|| {
+            let mut o = black_box(&live).clone();
+            json_patch::merge(&mut o, black_box(&cfg));
+            fm.update(Some(&live), &mut o, "kubectl-patch", now);
+            black_box(o)
+        })
+    });
     if std::env::var_os("APPLY_BENCH_STEPS").is_some() {
         use crest_managedfields::{typed, ManagedFields};
         let mf = live["metadata"]["managedFields"].clone();

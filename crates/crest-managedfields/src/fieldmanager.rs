@@ -280,7 +280,9 @@ pub fn update(
     if let Some(i) = ignored {
         set = set.recursive_difference(i);
     }
-    set = set.difference(strip_set());
+    if set.intersects(strip_set()) {
+        set = set.difference(strip_set());
+    }
     if set.is_empty() {
         return Ok(());
     }
@@ -361,7 +363,9 @@ pub fn apply(
     let previous_time = previous.and_then(|e| e.time);
     let work = managers;
     if let Some(e) = work.entries.get_mut(manager) {
-        e.set = e.set.difference(strip_set());
+        if e.set.intersects(strip_set()) {
+            e.set = e.set.difference(strip_set());
+        }
         e.time = if changed {
             Some(now.to_string())
         } else {
@@ -397,18 +401,16 @@ fn prune(
     // Everything applied before is still owned (typically: the same fields applied again):
     // nothing can be removed, as no path of `last` is then unowned.
     let gone = match managers.entries.get(manager) {
+        Some(e) if last.is_subset(&e.set) => return (merged, false),
         Some(e) => last.difference(&e.set),
         None => last.clone(),
     };
-    if gone.is_empty() {
-        return (merged, false);
-    }
-    let mut still_owned = gone.clone();
+    let mut still_owned = gone;
     for e in managers.entries.values() {
-        still_owned = still_owned.difference(&e.set);
-        if still_owned.is_empty() {
+        if still_owned.is_subset(&e.set) {
             return (merged, false);
         }
+        still_owned = still_owned.difference(&e.set);
     }
     let ensure = |s: &Set| typed::ensure_named_fields_are_members(schema, s);
     let l = ensure(last);

@@ -393,6 +393,31 @@ impl Set {
         self.child(pe).cloned().unwrap_or_default()
     }
 
+    /// Whether every path of `self` is in `other` (no allocation).
+    pub fn is_subset(&self, other: &Set) -> bool {
+        let mut j = 0;
+        for m in &self.members {
+            while j < other.members.len() && other.members[j] < *m {
+                j += 1;
+            }
+            if j >= other.members.len() || other.members[j] != *m {
+                return false;
+            }
+        }
+        self.children
+            .iter()
+            .all(|(pe, c)| other.child(pe).is_some_and(|o| c.is_subset(o)))
+    }
+
+    /// Whether the sets share a path (no allocation).
+    pub fn intersects(&self, other: &Set) -> bool {
+        self.members.iter().any(|m| other.has_member(m))
+            || self
+                .children
+                .iter()
+                .any(|(pe, c)| other.child(pe).is_some_and(|o| c.intersects(o)))
+    }
+
     /// Every path of either set.
     pub fn union(&self, other: &Set) -> Set {
         let members = merge_sorted(&self.members, &other.members, |a, b| a.cmp(b), Op::Union);

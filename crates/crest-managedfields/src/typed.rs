@@ -408,8 +408,8 @@ fn field_set(schema: &Schema, ty: TypeId, v: &Value, out: &mut Set) -> bool {
                 let mut child = Set::new();
                 let leaf = field_set(schema, ty, val, &mut child);
                 let pe = PathElement::Field(k.clone());
-                let empty = matches!(val, Value::Null)
-                    || matches!(val, Value::Object(o) if o.is_empty());
+                let empty =
+                    matches!(val, Value::Null) || matches!(val, Value::Object(o) if o.is_empty());
                 if child.is_empty() {
                     if leaf || empty || field.is_none() {
                         out.push_member(pe);

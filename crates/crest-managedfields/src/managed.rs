@@ -160,7 +160,8 @@ pub fn is_reset(managed_fields: Option<&Value>) -> bool {
     match managed_fields {
         Some(Value::Array(a)) if a.is_empty() => true,
         Some(Value::Array(a)) if a.len() == 1 => {
-            matches!(&a[0], Value::Object(m) if m.values().all(|v| v.is_null()))
+            // The zero entry: nothing set but empty strings.
+            matches!(&a[0], Value::Object(m) if m.values().all(|v| v.is_null() || v.as_str() == Some("")))
         }
         _ => false,
     }
@@ -465,6 +466,8 @@ mod tests {
         assert!(!is_reset(None));
         assert!(!is_reset(Some(&Value::Null)));
         assert!(!is_reset(Some(&json!([{"manager": "x"}]))));
+        assert!(is_reset(Some(&json!([{"manager": ""}]))));
+        assert!(!is_reset(Some(&json!([{"fieldsV1": {}}]))));
         let u = ManagerId::update("kubectl-client-side-apply", "stable.example.com/v1", "");
         assert_eq!(
             u.to_string(),

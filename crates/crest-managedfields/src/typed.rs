@@ -774,72 +774,105 @@ fn merge_in(schema: &Schema, ty: TypeId, target: &mut Value, rhs: &Value) -> boo
     }
 }
 
-type Order<'v> = (Vec<PathElement>, BTreeMap<PathElement, &'v Value>);
-
-/// The distinct items of a list, in order (a repeated item counts once).
-fn item_order<'v>(schema: &Schema, t: &ListType, items: Option<&'v Vec<Value>>) -> Order<'v> {
-    let mut pes: Vec<PathElement> = Vec::new();
-    let mut seen: BTreeMap<PathElement, &'v Value> = BTreeMap::new();
-    for (i, item) in items.into_iter().flatten().enumerate() {
-        if let Ok(pe) = list_item_pe(schema, t, i, item) {
-            if !seen.contains_key(&pe) {
-                seen.insert(pe.clone(), item);
-                pes.push(pe);
-            }
-        }
-    }
-    (pes, seen)
+/// The items of a list with their path elements, in order; unidentifiable items skipped.
+fn identified<'v>(
+    schema: &Schema,
+    t: &ListType,
+    items: Option<&'v Vec<Value>>,
+) -> Vec<(PathElement, &'v Value)> {
+    items
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, item)| list_item_pe(schema, t, i, item).ok().map(|pe| (pe, item)))
+        .collect()
 }
 
-/// Upstream's item order: the items of `lhs`, the configuration's items (new or shared) where
-/// the configuration puts them relative to the shared ones.
+/// Upstream's item order: the live items in their order, the configuration's items (new or
+/// shared) where the configuration puts them relative to the shared ones. A live item present
+/// several times (duplicates, allowed in stored objects) is kept as it is where the
+/// configuration does not mention it, else replaced by the configuration's item, once.
 fn merge_list(
     schema: &Schema,
     t: &ListType,
     l: Option<&Vec<Value>>,
     r: Option<&Vec<Value>>,
 ) -> Vec<Value> {
-    let (lo, lseen) = item_order(schema, t, l);
-    let (ro, rseen) = item_order(schema, t, r);
-    let mut shared = ro.iter().filter(|pe| lseen.contains_key(*pe));
+    let lhs = identified(schema, t, l);
+    let mut rhs = identified(schema, t, r);
+    // The configuration has no duplicates (validated); should it have, the first counts.
+    {
+        let mut seen: Vec<&PathElement> = Vec::with_capacity(rhs.len());
+        let mut keep = vec![true; rhs.len()];
+        for (i, (pe, _)) in rhs.iter().enumerate() {
+            match seen.binary_search(&pe) {
+                Ok(_) => keep[i] = false,
+                Err(at) => seen.insert(at, pe),
+            }
+        }
+        let mut k = keep.iter();
+        rhs.retain(|_| *k.next().unwrap_or(&true));
+    }
+    // Live items by element: the value when it occurs once, None when duplicated.
+    let mut live: BTreeMap<&PathElement, Option<&Value>> = BTreeMap::new();
+    for (pe, v) in &lhs {
+        live.entry(pe).and_modify(|x| *x = None).or_insert(Some(*v));
+    }
+    let in_rhs: BTreeMap<&PathElement, &Value> = rhs.iter().map(|(pe, v)| (pe, *v)).collect();
+    let mut shared = rhs
+        .iter()
+        .map(|(pe, _)| pe)
+        .filter(|pe| live.contains_key(pe));
     let mut next_shared = shared.next();
-    let mut out = Vec::with_capacity(lo.len().max(ro.len()));
-    let item = |_pe: &PathElement, lv: Option<&Value>, rv: Option<&Value>| {
-        merge_node(schema, t.elem, lv, rv)
+    let mut merged: std::collections::BTreeSet<&PathElement> = Default::default();
+    let mut out = Vec::with_capacity(lhs.len().max(rhs.len()));
+    let item = |pe: &PathElement, rv: Option<&Value>| {
+        let lv = live.get(pe).copied().flatten();
+        match (lv, rv) {
+            (None, None) => None,
+            _ => merge_node(schema, t.elem, lv, rv),
+        }
     };
     let (mut li, mut ri) = (0, 0);
-    while li < lo.len() || ri < ro.len() {
-        if li < lo.len() && ri < ro.len() {
-            let pe = &lo[li];
-            if *pe == ro[ri] {
-                out.extend(item(pe, lseen.get(pe).copied(), rseen.get(pe).copied()));
+    while li < lhs.len() || ri < rhs.len() {
+        if li < lhs.len() && ri < rhs.len() {
+            let pe = &lhs[li].0;
+            if *pe == rhs[ri].0 {
+                merged.insert(pe);
+                out.extend(item(pe, Some(rhs[ri].1)));
                 li += 1;
                 ri += 1;
                 next_shared = shared.next();
                 continue;
             }
-            if rseen.contains_key(pe) && next_shared.is_some_and(|n| n != pe) {
+            if in_rhs.contains_key(pe) && next_shared.is_some_and(|n| n != pe) {
                 li += 1;
                 continue;
             }
         }
-        if li < lo.len() {
-            let pe = &lo[li];
-            if !rseen.contains_key(pe) {
-                out.extend(item(pe, lseen.get(pe).copied(), None));
+        if li < lhs.len() {
+            let (pe, v) = &lhs[li];
+            if !in_rhs.contains_key(pe) {
+                // Each occurrence as it is.
+                out.extend(merge_node(schema, t.elem, Some(v), None));
+                li += 1;
+                continue;
+            }
+            if merged.contains(pe) {
                 li += 1;
                 continue;
             }
         }
-        if ri < ro.len() {
-            let pe = &ro[ri];
-            out.extend(item(pe, lseen.get(pe).copied(), rseen.get(pe).copied()));
+        if ri < rhs.len() {
+            let (pe, rv) = &rhs[ri];
+            merged.insert(pe);
+            out.extend(item(pe, Some(rv)));
             ri += 1;
             if next_shared == Some(pe) {
                 next_shared = shared.next();
             }
         } else {
-            // Unreachable by construction; never loop forever.
+            // Only reachable for an item already merged; never loop forever.
             li += 1;
         }
     }
@@ -951,4 +984,244 @@ fn ensure_named(schema: &Schema, ty: Option<TypeId>, set: &Set) -> Set {
         out.put_child(pe.clone(), ensure_named(schema, child_ty, child));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Schema {
+        Schema::from_crd(
+            Some(&json!({"type": "object", "properties": {
+                "strs": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "bools": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "boolean"}},
+                "nums": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "number"}},
+                "atomic": {"type": "array", "items": {"type": "string"}},
+                "items": {"type": "array", "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name", "n"],
+                    "items": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "n": {"type": "integer"},
+                        "flag": {"type": "boolean"}, "v": {"type": "integer"},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}},
+                "inner": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "free": {"type": "object", "additionalProperties": {"type": "string"}},
+            }})),
+            &Map::new(),
+        )
+        .unwrap()
+    }
+
+    fn check(cases: &[(Value, Value, Value)]) {
+        let s = schema();
+        for (l, r, want) in cases {
+            let got = merge(&s, Some(l), Some(r)).unwrap_or(Value::Null);
+            assert_eq!(&got, want, "merge {l} <- {r}");
+            let mut inplace = l.clone();
+            merge_into(&s, &mut inplace, r);
+            assert_eq!(&inplace, want, "merge_into {l} <- {r}");
+        }
+    }
+
+    #[test]
+    fn merge_of_sets_keeps_live_order_around_shared_items() {
+        let c = |l: &[&str], r: &[&str], o: &[&str]| {
+            (json!({"strs": l}), json!({"strs": r}), json!({"strs": o}))
+        };
+        check(&[
+            c(&["x", "y", "z"], &["x", "y"], &["x", "y", "z"]),
+            c(&["x", "y"], &["x", "y", "z"], &["x", "y", "z"]),
+            c(&["x", "y"], &["y", "x"], &["y", "x"]),
+            c(&["p", "q", "r"], &["s", "t"], &["p", "q", "r", "s", "t"]),
+            c(
+                &["p", "q", "r"],
+                &["r", "s", "t"],
+                &["p", "q", "r", "s", "t"],
+            ),
+            c(
+                &["p", "q", "r", "w", "v"],
+                &["r", "s", "t", "v"],
+                &["p", "q", "r", "w", "s", "t", "v"],
+            ),
+            c(
+                &["r", "s", "t", "v"],
+                &["p", "r", "t"],
+                &["p", "r", "s", "t", "v"],
+            ),
+            c(
+                &["r", "p", "w", "v"],
+                &["r", "v", "p", "w"],
+                &["r", "v", "p", "w"],
+            ),
+            c(
+                &["p", "q", "r", "s"],
+                &["s", "t", "u", "p"],
+                &["q", "r", "s", "t", "u", "p"],
+            ),
+            // Live duplicates: kept where untouched, once where applied.
+            c(&["p", "q", "q"], &["r"], &["p", "q", "q", "r"]),
+            c(&["p", "q", "q"], &["q"], &["p", "q"]),
+            c(&["p", "q", "q"], &["p"], &["p", "q", "q"]),
+            c(
+                &["p", "q", "r", "s", "t", "r"],
+                &["1", "q", "2", "t", "s"],
+                &["p", "1", "q", "r", "2", "t", "r", "s"],
+            ),
+            c(
+                &["p", "p", "q", "q"],
+                &["q", "r", "s"],
+                &["p", "p", "q", "r", "s"],
+            ),
+            c(
+                &["r", "p", "w", "v", "r", "p"],
+                &["r", "v", "p", "w"],
+                &["r", "v", "p", "w"],
+            ),
+        ]);
+        check(&[
+            (
+                json!({"bools": [true]}),
+                json!({"bools": [false]}),
+                json!({"bools": [true, false]}),
+            ),
+            (
+                json!({"bools": [true, false, true]}),
+                json!({"bools": [true]}),
+                json!({"bools": [true, false]}),
+            ),
+            (
+                json!({"nums": [1, 2, 3.5]}),
+                json!({"nums": [1, 2, 3]}),
+                json!({"nums": [1, 2, 3.5, 3]}),
+            ),
+            (
+                json!({"strs": ["x"]}),
+                json!({"strs": []}),
+                json!({"strs": ["x"]}),
+            ),
+            (
+                json!({"strs": []}),
+                json!({"strs": ["x"]}),
+                json!({"strs": ["x"]}),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn merge_of_keyed_lists_atomic_lists_and_empty_values() {
+        let i = |name: &str, n: i64| json!({"name": name, "n": n});
+        check(&[
+            (
+                json!({"items": [i("a", 1)]}),
+                json!({"items": [i("a", 2)]}),
+                json!({"items": [i("a", 1), i("a", 2)]}),
+            ),
+            (
+                json!({"items": [i("a", 1), i("b", 1)]}),
+                json!({"items": [i("a", 1), i("a", 2)]}),
+                json!({"items": [i("a", 1), i("b", 1), i("a", 2)]}),
+            ),
+            (
+                json!({"items": [i("b", 2)]}),
+                json!({"items": [i("a", 1), i("b", 2), i("c", 3)]}),
+                json!({"items": [i("a", 1), i("b", 2), i("c", 3)]}),
+            ),
+            (
+                json!({"items": [i("a", 1), i("b", 2), i("c", 3)]}),
+                json!({"items": [i("c", 3), i("a", 1)]}),
+                json!({"items": [i("b", 2), i("c", 3), i("a", 1)]}),
+            ),
+            // A duplicated live item is replaced by the configuration's, not merged.
+            (
+                json!({"items": [{"name": "a", "n": 1, "flag": true}, i("b", 2), {"name": "a", "n": 1, "v": 2}]}),
+                json!({"items": [{"name": "a", "n": 1, "v": 3}, i("c", 3), i("b", 2)]}),
+                json!({"items": [{"name": "a", "n": 1, "v": 3}, i("c", 3), i("b", 2)]}),
+            ),
+            (
+                json!({"items": [{"name": "a", "n": 1, "v": 1}, {"name": "a", "n": 1, "v": 2}]}),
+                json!({"items": []}),
+                json!({"items": [{"name": "a", "n": 1, "v": 1}, {"name": "a", "n": 1, "v": 2}]}),
+            ),
+            // Fields of a shared item merge.
+            (
+                json!({"items": [{"name": "a", "n": 1, "flag": true, "labels": {"x": "1"}}]}),
+                json!({"items": [{"name": "a", "n": 1, "v": 5, "labels": {"y": "2"}}]}),
+                json!({"items": [{"name": "a", "n": 1, "flag": true, "v": 5, "labels": {"x": "1", "y": "2"}}]}),
+            ),
+            (
+                json!({"atomic": ["a", "a", "a"]}),
+                json!({"atomic": null}),
+                json!({"atomic": null}),
+            ),
+            (
+                json!({"atomic": ["a", "b"]}),
+                json!({"atomic": []}),
+                json!({"atomic": []}),
+            ),
+            (
+                json!({"atomic": ["a", "a", "a"]}),
+                json!({"atomic": ["a", "a"]}),
+                json!({"atomic": ["a", "a"]}),
+            ),
+            (json!({}), json!({"free": {}}), json!({"free": {}})),
+            (json!({}), json!({"free": null}), json!({"free": null})),
+            (
+                json!({"free": null}),
+                json!({"free": {}}),
+                json!({"free": {}}),
+            ),
+            (
+                json!({"free": {}}),
+                json!({"free": null}),
+                json!({"free": null}),
+            ),
+            (
+                json!({"inner": {}}),
+                json!({"inner": null}),
+                json!({"inner": null}),
+            ),
+            (
+                json!({"inner": {"x": "1"}}),
+                json!({"inner": null}),
+                json!({"inner": {"x": "1"}}),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn field_sets_compare_and_remove() {
+        let s = schema();
+        let v = json!({"strs": ["x"], "inner": {}, "free": {"k": "v"}, "atomic": ["a"],
+            "items": [{"name": "a", "n": 1, "v": 2}]});
+        assert_eq!(
+            to_field_set(&s, &v).to_fields_v1_string(),
+            r#"{"f:atomic":{},"f:free":{"f:k":{}},"f:inner":{},"f:items":{"k:{\"n\":1,\"name\":\"a\"}":{".":{},"f:n":{},"f:name":{},"f:v":{}}},"f:strs":{"v:\"x\"":{}}}"#
+        );
+        let c = compare(
+            &s,
+            Some(&json!({"inner": {"x": "1"}, "strs": ["x"]})),
+            Some(&json!({"inner": {"x": "2"}, "free": {"k": "v"}})),
+        );
+        assert_eq!(
+            c.modified.to_fields_v1_string(),
+            r#"{"f:inner":{"f:x":{}}}"#
+        );
+        assert_eq!(
+            c.added.to_fields_v1_string(),
+            r#"{"f:free":{".":{},"f:k":{}}}"#
+        );
+        assert_eq!(
+            c.removed.to_fields_v1_string(),
+            r#"{"f:strs":{".":{},"v:\"x\"":{}}}"#
+        );
+        // Removing every field of a map leaves null, as upstream.
+        let mut rm = Set::new();
+        rm.insert(&[PathElement::field("free"), PathElement::field("k")]);
+        assert_eq!(remove_items(&s, &v, &rm)["free"], Value::Null);
+        let ensured = ensure_named_fields_are_members(&s, &rm);
+        assert_eq!(
+            ensured.to_fields_v1_string(),
+            r#"{"f:free":{".":{},"f:k":{}}}"#
+        );
+    }
 }

@@ -560,6 +560,10 @@ impl FieldManager<'_> {
         if managed.is_empty() && live.is_some_and(|l| !meta_str(l, "uid").is_empty()) {
             return;
         }
+        if live.is_some_and(|l| typed::validate_with(self.schema, l, true).is_err()) {
+            set_managed_fields(new, live_mf.cloned());
+            return;
+        }
         let id = ManagerId::update(
             Self::name_or_unknown(manager),
             self.api_version,
@@ -622,6 +626,19 @@ impl FieldManager<'_> {
                 gvk_string(cfg_av, cfg_kind)
             ))
         })?;
+        if let Some(l) = live {
+            typed::validate_with(self.schema, l, true).map_err(|errs| {
+                ApplyError::Internal(format!(
+                    "failed to create typed live object ({}/{}; {}): {errs}",
+                    meta_str(l, "namespace"),
+                    meta_str(l, "name"),
+                    gvk_string(
+                        l.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                        l.get("kind").and_then(Value::as_str).unwrap_or("")
+                    )
+                ))
+            })?;
+        }
         if managed.is_empty() {
             if let Some(l) = live {
                 let id = ManagerId::update(BEFORE_FIRST_APPLY, self.api_version, self.subresource);

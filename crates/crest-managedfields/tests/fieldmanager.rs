@@ -765,3 +765,25 @@ fn builtin_service_ports_keyed_by_port_and_defaulted_protocol() {
         r#"{"f:metadata":{"f:finalizers":{"v:\"x\"":{}},"f:labels":{"f:a":{}},"f:ownerReferences":{"k:{\"uid\":\"123\"}":{}}},"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}},"f:selector":{}}}"#
     );
 }
+
+#[test]
+fn live_objects_that_do_not_fit_the_schema() {
+    let s = crontab_schema();
+    let mut live = stored(obj(json!({"image": "i"})));
+    live["spec"]["undeclared"] = json!(1);
+    let err = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "m", false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "failed to create typed live object (default/c; stable.example.com/v1, Kind=CronTab): .spec.undeclared: field not declared in schema"
+    );
+    // An update keeps the stored managed fields.
+    live["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Update",
+        "apiVersion": AV, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:image": {}}}}]);
+    let mut new = live.clone();
+    new["spec"]["image"] = json!("k");
+    fm(&s).update(Some(&live), &mut new, "editor", T1);
+    assert_eq!(
+        new["metadata"]["managedFields"],
+        live["metadata"]["managedFields"]
+    );
+}

@@ -167,6 +167,20 @@ pub fn is_reset(managed_fields: Option<&Value>) -> bool {
     }
 }
 
+/// A time as `metav1.Time` encodes it (RFC 3339, UTC, whole seconds): what to pass as `now`.
+pub fn format_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// A client-sent time as kube-apiserver stores it (decoded, then encoded in UTC seconds);
+/// left as it is when not RFC 3339.
+fn normalize_time(t: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(t) {
+        Ok(d) => format_time(d.with_timezone(&chrono::Utc)),
+        Err(_) => t.to_string(),
+    }
+}
+
 /// The seconds of an RFC 3339 time, 0 when unset or unreadable (as upstream sorts).
 pub(crate) fn unix_seconds(t: Option<&str>) -> i64 {
     t.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
@@ -248,7 +262,7 @@ impl ManagedFields {
                 Entry {
                     set,
                     api_version: api_version.to_string(),
-                    time: (!time.is_empty()).then(|| time.to_string()),
+                    time: (!time.is_empty()).then(|| normalize_time(time)),
                 },
             );
         }
@@ -432,6 +446,14 @@ mod tests {
         assert_eq!(names, ["z", "a", "b"]);
         assert_eq!(out[1]["subresource"], "status");
         assert_eq!(ManagedFields::decode(Some(&out)).unwrap(), m);
+    }
+
+    #[test]
+    fn times_in_utc_seconds() {
+        let mf = json!([{"manager": "m", "operation": "Update", "apiVersion": "v1",
+            "time": "2024-01-01T10:00:00.5+02:00", "fieldsType": "FieldsV1", "fieldsV1": {}}]);
+        let m = ManagedFields::decode(Some(&mf)).unwrap();
+        assert_eq!(m.encode().unwrap()[0]["time"], "2024-01-01T08:00:00Z");
     }
 
     #[test]

@@ -787,3 +787,80 @@ fn live_objects_that_do_not_fit_the_schema() {
         live["metadata"]["managedFields"]
     );
 }
+
+#[test]
+fn configmap_applied_by_kubectl_as_the_documentation_shows() {
+    // The server-side apply documentation's ConfigMap: a label and a data key, applied by
+    // kubectl, then another manager changing the data key conflicts unless forced.
+    let d = defs();
+    let s = Schema::from_definition("io.k8s.api.core.v1.ConfigMap", &d).unwrap();
+    let f = FieldManager {
+        schema: &s,
+        api_version: "v1",
+        kind: "ConfigMap",
+        subresource: "",
+        reset_fields: None,
+    };
+    let cfg = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "test-cm", "namespace": "default", "labels": {"test-label": "test"}},
+        "data": {"key": "some value"}});
+    let live = stored(f.apply(None, &cfg, "kubectl", false, T0).unwrap());
+    assert_eq!(
+        live["metadata"]["managedFields"],
+        json!([{"apiVersion": "v1", "fieldsType": "FieldsV1", "manager": "kubectl",
+            "operation": "Apply", "time": T0,
+            "fieldsV1": {"f:data": {"f:key": {}}, "f:metadata": {"f:labels": {"f:test-label": {}}}}}])
+    );
+    let mut other = cfg.clone();
+    other["data"]["key"] = json!("new value");
+    let err = f
+        .apply(Some(&live), &other, "other", false, T1)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Apply failed with 1 conflict: conflict with \"kubectl\": .data.key"
+    );
+    // An Update (e.g. kubectl edit) takes the field without conflict.
+    let mut edited = live.clone();
+    edited["data"]["key"] = json!("edited");
+    f.update(Some(&live), &mut edited, "kubectl-edit", T2);
+    let mf = &edited["metadata"]["managedFields"];
+    assert_eq!(
+        mf[0]["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:test-label": {}}}})
+    );
+    assert_eq!(mf[1]["manager"], "kubectl-edit");
+    assert_eq!(mf[1]["fieldsV1"], json!({"f:data": {"f:key": {}}}));
+}
+
+#[test]
+fn manager_names_from_user_agents_and_patch_options() {
+    use crest_managedfields::fieldmanager::validate_patch_options;
+    use crest_managedfields::manager_or_user_agent;
+    assert_eq!(
+        manager_or_user_agent(None, "kubectl/v1.32.0 (linux/amd64) kubernetes/70d3cc9"),
+        "kubectl"
+    );
+    assert_eq!(
+        manager_or_user_agent(Some("mine"), "kubectl/v1.32.0"),
+        "mine"
+    );
+    assert_eq!(manager_or_user_agent(Some(""), "kube-rs/0.98"), "kube-rs");
+    assert_eq!(manager_or_user_agent(None, "a\u{7}b/1"), "ab");
+    let errs = validate_patch_options(true, "", false);
+    assert_eq!(
+        errs[0].to_string(),
+        "fieldManager: Required value: is required for apply patch"
+    );
+    let errs = validate_patch_options(false, "x", true);
+    assert_eq!(
+        errs[0].to_string(),
+        "force: Forbidden: may not be specified for non-apply patch"
+    );
+    let long = "x".repeat(129);
+    let errs = validate_patch_options(false, &long, false);
+    assert_eq!(
+        errs[0].to_string(),
+        "fieldManager: Too long: may not be more than 128 bytes"
+    );
+}

@@ -462,89 +462,114 @@ pub fn compare(schema: &Schema, lhs: Option<&Value>, rhs: Option<&Value>) -> Com
     if lhs.is_none() && rhs.is_none() {
         return c;
     }
-    let mut path = Vec::new();
-    cmp_node(schema, schema.root(), lhs, rhs, &mut path, &mut c);
+    cmp_node(schema, schema.root(), lhs, rhs, &mut c);
     c
 }
 
-fn cmp_leaf(lhs: Option<&Value>, rhs: Option<&Value>, path: &[PathElement], c: &mut Comparison) {
+/// How a node itself compares (besides what its children hold).
+#[derive(Clone, Copy, PartialEq)]
+enum Mark {
+    Same,
+    Added,
+    Modified,
+    Removed,
+}
+
+fn leaf_mark(lhs: Option<&Value>, rhs: Option<&Value>) -> Mark {
     match (lhs, rhs) {
-        (None, _) => c.added.insert(path),
-        (_, None) => c.removed.insert(path),
-        (Some(l), Some(r)) => {
-            if !values_equal(l, r) {
-                c.modified.insert(path)
-            }
+        (None, _) => Mark::Added,
+        (_, None) => Mark::Removed,
+        (Some(l), Some(r)) if !values_equal(l, r) => Mark::Modified,
+        _ => Mark::Same,
+    }
+}
+
+impl Comparison {
+    /// Records the comparison of the child `pe`: its mark and its own sets.
+    fn put(&mut self, pe: PathElement, mark: Mark, sub: Comparison) {
+        match mark {
+            Mark::Same => {}
+            Mark::Added => self.added.push_member(pe.clone()),
+            Mark::Modified => self.modified.push_member(pe.clone()),
+            Mark::Removed => self.removed.push_member(pe.clone()),
+        }
+        if !sub.added.is_empty() {
+            self.added.put_child(pe.clone(), sub.added);
+        }
+        if !sub.modified.is_empty() {
+            self.modified.put_child(pe.clone(), sub.modified);
+        }
+        if !sub.removed.is_empty() {
+            self.removed.put_child(pe, sub.removed);
         }
     }
 }
 
+/// Compares a node; `c` receives the paths below it, the node's own mark is returned.
 fn cmp_node(
     schema: &Schema,
     ty: TypeId,
     lhs: Option<&Value>,
     rhs: Option<&Value>,
-    path: &mut Vec<PathElement>,
     c: &mut Comparison,
-) {
+) -> Mark {
     let atom = schema.atom(ty);
     let fl = deduce(atom, lhs);
     let fr = deduce(atom, rhs);
     let leaf = if rhs.is_none() {
-        cmp_form(schema, fl, lhs, rhs, path, c)
+        cmp_form(schema, fl, lhs, rhs, c)
     } else if lhs.is_none() || fl.same(&fr) {
-        cmp_form(schema, fr, lhs, rhs, path, c)
+        cmp_form(schema, fr, lhs, rhs, c)
     } else {
-        cmp_form(schema, fl, lhs, rhs, path, c);
-        cmp_form(schema, fr, lhs, rhs, path, c)
-    };
-    if !leaf {
-        if lhs.is_none() {
-            c.added.insert(path);
-        } else if rhs.is_none() {
-            c.removed.insert(path);
+        let first = cmp_form(schema, fl, lhs, rhs, c);
+        let second = cmp_form(schema, fr, lhs, rhs, c);
+        match (first, second) {
+            (Some(m), _) | (None, Some(m)) => Some(m),
+            _ => None,
         }
+    };
+    match leaf {
+        Some(m) => m,
+        None if lhs.is_none() => Mark::Added,
+        None if rhs.is_none() => Mark::Removed,
+        None => Mark::Same,
     }
 }
 
-/// Returns whether the node was a leaf.
+/// The node's mark when it is a leaf, `None` when its children were compared.
 fn cmp_form(
     schema: &Schema,
     form: Form<'_>,
     lhs: Option<&Value>,
     rhs: Option<&Value>,
-    path: &mut Vec<PathElement>,
     c: &mut Comparison,
-) -> bool {
+) -> Option<Mark> {
     match form {
-        Form::Scalar(_) | Form::Invalid => {
-            cmp_leaf(lhs, rhs, path, c);
-            true
-        }
+        Form::Scalar(_) | Form::Invalid => Some(leaf_mark(lhs, rhs)),
         Form::List(t) => {
             let (l, r) = (as_list(lhs), as_list(rhs));
             let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
             if t.kind == ListKind::Atomic || empty {
-                cmp_leaf(lhs, rhs, path, c);
-                return true;
+                return Some(leaf_mark(lhs, rhs));
             }
-            cmp_list(schema, t, l, r, path, c);
-            false
+            cmp_list(schema, t, l, r, c);
+            None
         }
         Form::Map(t) => {
             let (l, r) = (as_map(lhs), as_map(rhs));
             let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
             if t.atomic || empty {
-                cmp_leaf(lhs, rhs, path, c);
-                return true;
+                return Some(leaf_mark(lhs, rhs));
             }
             let mut cur = t.cursor();
             zip_maps(l, r, |k, lv, rv| {
-                path.push(PathElement::Field(k.to_string()));
-                cmp_node(schema, cur.type_of(k).unwrap_or(DEDUCED), lv, rv, path, c);
-                path.pop();
+                let mut sub = Comparison::default();
+                let mark = cmp_node(schema, cur.type_of(k).unwrap_or(DEDUCED), lv, rv, &mut sub);
+                if mark != Mark::Same || !sub.is_same() {
+                    c.put(PathElement::Field(k.to_string()), mark, sub);
+                }
             });
-            false
+            None
         }
     }
 }
@@ -611,40 +636,47 @@ fn cmp_list(
     t: &ListType,
     l: Option<&Vec<Value>>,
     r: Option<&Vec<Value>>,
-    path: &mut Vec<PathElement>,
     c: &mut Comparison,
 ) {
     let li = index_items(schema, t, l);
     let ri = index_items(schema, t, r);
     let mut visit = |pe: &PathElement, lv: &[&Value], rv: &[&Value]| {
-        path.push(pe.clone());
-        match (lv, rv) {
-            ([], []) => {}
-            ([a], [b]) => cmp_node(schema, t.elem, Some(a), Some(b), path, c),
-            ([a], []) => cmp_node(schema, t.elem, Some(a), None, path, c),
-            ([], [b]) => cmp_node(schema, t.elem, None, Some(b), path, c),
+        let mut sub = Comparison::default();
+        let mark = match (lv, rv) {
+            ([], []) => Mark::Same,
+            ([a], [b]) => cmp_node(schema, t.elem, Some(a), Some(b), &mut sub),
+            ([a], []) => cmp_node(schema, t.elem, Some(a), None, &mut sub),
+            ([], [b]) => cmp_node(schema, t.elem, None, Some(b), &mut sub),
             // Duplicates before and after: compared as a whole.
             (a, b) if a.len() >= 2 && b.len() >= 2 => {
                 if a.len() != b.len() || a.iter().zip(b).any(|(x, y)| !values_equal(x, y)) {
-                    c.modified.insert(path)
+                    Mark::Modified
+                } else {
+                    Mark::Same
                 }
             }
-            // Duplicates no more: the item is new, the duplicate marker removed.
+            // Duplicates no more: the item compared as new, the duplicate marker removed.
             (a, b) if a.len() >= 2 => {
                 if let Some(r) = b.first() {
-                    cmp_node(schema, t.elem, None, Some(r), path, c);
+                    let mut inner = Comparison::default();
+                    let m = cmp_node(schema, t.elem, None, Some(r), &mut inner);
+                    c.put(pe.clone(), m, inner);
                 }
-                c.removed.insert(path);
+                Mark::Removed
             }
-            // New duplicates: the old item removed, the duplicate marker added.
+            // New duplicates: the old item compared as removed, the duplicate marker added.
             (a, _) => {
                 if let Some(l) = a.first() {
-                    cmp_node(schema, t.elem, Some(l), None, path, c);
+                    let mut inner = Comparison::default();
+                    let m = cmp_node(schema, t.elem, Some(l), None, &mut inner);
+                    c.put(pe.clone(), m, inner);
                 }
-                c.added.insert(path);
+                Mark::Added
             }
+        };
+        if mark != Mark::Same || !sub.is_same() {
+            c.put(pe.clone(), mark, sub);
         }
-        path.pop();
     };
     for (pe, lv) in &li {
         let rv = ri.get(pe).map(Vec::as_slice).unwrap_or(&[]);

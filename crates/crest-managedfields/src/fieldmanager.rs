@@ -206,11 +206,21 @@ fn update_others(
     except: Option<&ManagerId>,
     force: bool,
 ) -> Result<(), Conflicts> {
-    let changed = cmp.modified.union(&cmp.added);
+    if managers.entries.keys().all(|id| Some(id) == except) {
+        return Ok(());
+    }
+    let changed = if cmp.modified.is_empty() {
+        std::borrow::Cow::Borrowed(&cmp.added)
+    } else {
+        std::borrow::Cow::Owned(cmp.modified.union(&cmp.added))
+    };
     let mut conflicts: Vec<(ManagerId, Set)> = Vec::new();
     if !changed.is_empty() {
         for (id, e) in &managers.entries {
             if Some(id) == except {
+                continue;
+            }
+            if !e.set.intersects(&changed) {
                 continue;
             }
             let c = e.set.intersection(&changed);
@@ -233,13 +243,13 @@ fn update_others(
     }
     for (id, c) in &conflicts {
         if let Some(e) = managers.entries.get_mut(id) {
-            e.set = e.set.difference(c);
+            e.set.subtract(c);
         }
     }
     if !cmp.removed.is_empty() {
         for (id, e) in managers.entries.iter_mut() {
             if Some(id) != except {
-                e.set = e.set.difference(&cmp.removed);
+                e.set.subtract(&cmp.removed);
             }
         }
     }
@@ -276,13 +286,21 @@ pub fn update(
         None => cmp,
     };
     let _ = update_others(&cmp, managers, None, true);
-    let mut set = cmp.modified.union(&cmp.added).difference(&cmp.removed);
+    let Comparison {
+        added,
+        modified,
+        removed,
+    } = cmp;
+    let mut set = if modified.is_empty() {
+        added
+    } else {
+        added.union(&modified)
+    };
+    set.subtract(&removed);
     if let Some(i) = ignored {
         set = set.recursive_difference(i);
     }
-    if set.intersects(strip_set()) {
-        set = set.difference(strip_set());
-    }
+    set.subtract(strip_set());
     if set.is_empty() {
         return Ok(());
     }
@@ -363,9 +381,7 @@ pub fn apply(
     let previous_time = previous.and_then(|e| e.time);
     let work = managers;
     if let Some(e) = work.entries.get_mut(manager) {
-        if e.set.intersects(strip_set()) {
-            e.set = e.set.difference(strip_set());
-        }
+        e.set.subtract(strip_set());
         e.time = if changed {
             Some(now.to_string())
         } else {

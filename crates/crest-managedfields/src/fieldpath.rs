@@ -482,6 +482,24 @@ impl Set {
         Set { members, children }
     }
 
+    /// Removes the paths of `other` (in place [`Set::difference`]).
+    pub fn subtract(&mut self, other: &Set) {
+        if other.is_empty() {
+            return;
+        }
+        if !other.members.is_empty() {
+            self.members.retain(|m| !other.has_member(m));
+        }
+        if !other.children.is_empty() {
+            self.children.retain_mut(|(pe, c)| {
+                if let Some(o) = other.child(pe) {
+                    c.subtract(o);
+                }
+                !c.is_empty()
+            });
+        }
+    }
+
     /// The paths of `self` that are neither in `other` nor below a member of `other`.
     pub fn recursive_difference(&self, other: &Set) -> Set {
         let members = merge_sorted(&self.members, &other.members, |a, b| a.cmp(b), Op::Diff);
@@ -810,6 +828,9 @@ mod tests {
         );
         let prefix = Set::from_paths([Path(p(&[f("b")]))]);
         assert_eq!(a.difference(&prefix), a);
+        let mut d = a.clone();
+        d.subtract(&b);
+        assert_eq!(d, a.difference(&b));
         assert_eq!(
             a.recursive_difference(&prefix).paths(),
             vec![Path(p(&[f("a")]))]

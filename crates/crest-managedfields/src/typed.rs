@@ -444,9 +444,9 @@ impl Comparison {
     }
 
     /// The comparison without the paths in or below `fields` (upstream's `ExcludeFields`).
-    pub fn exclude(&self, fields: &Set) -> Comparison {
+    pub fn exclude(self, fields: &Set) -> Comparison {
         if fields.is_empty() {
-            return self.clone();
+            return self;
         }
         Comparison {
             added: self.added.recursive_difference(fields),

@@ -10,6 +10,7 @@
 //!   (structured-merge-diff's `typed`).
 //! - [`managed`]: `metadata.managedFields` entries decoded, validated and encoded
 //!   (apimachinery's `util/managedfields/internal`).
+//! - [`scale`]: the managed fields of `/scale` (apimachinery's `ScaleHandler`).
 //! - [`fieldmanager`]: the Update and Apply operations with ownership, pruning and conflicts
 //!   (structured-merge-diff's `merge`), wrapped in the apiserver's field manager layers
 //!   ([`FieldManager`]: the calls the server makes).
@@ -23,6 +24,7 @@ pub mod fieldmanager;
 pub mod fieldpath;
 mod gojson;
 pub mod managed;
+pub mod scale;
 pub mod schema;
 pub mod typed;
 

@@ -243,13 +243,13 @@ fn update_others(
     }
     for (id, c) in &conflicts {
         if let Some(e) = managers.entries.get_mut(id) {
-            e.set.subtract(c);
+            e.subtract(c);
         }
     }
     if !cmp.removed.is_empty() {
         for (id, e) in managers.entries.iter_mut() {
             if Some(id) != except {
-                e.set.subtract(&cmp.removed);
+                e.subtract(&cmp.removed);
             }
         }
     }
@@ -310,11 +310,7 @@ pub fn update(
     };
     managers.entries.insert(
         manager.clone(),
-        Entry {
-            set,
-            api_version: manager.api_version.clone(),
-            time: Some(now.to_string()),
-        },
+        Entry::new(set, &manager.api_version, Some(now.to_string())),
     );
     Ok(())
 }
@@ -348,14 +344,9 @@ pub fn apply(
         set = set.recursive_difference(i);
     }
     // The applier's entry is replaced; it is put back should the apply fail.
-    let previous = managers.entries.insert(
-        manager.clone(),
-        Entry {
-            set,
-            api_version: api_version.to_string(),
-            time: None,
-        },
-    );
+    let previous = managers
+        .entries
+        .insert(manager.clone(), Entry::new(set, api_version, None));
     let last = previous.as_ref().map(|e| &e.set);
     let (merged, pruned) = prune(schema, merged, managers, manager, last);
     if pruned {
@@ -378,14 +369,19 @@ pub fn apply(
         }
         changed |= !cmp.is_same();
     }
-    let previous_time = previous.and_then(|e| e.time);
     let work = managers;
     if let Some(e) = work.entries.get_mut(manager) {
-        e.set.subtract(strip_set());
+        e.subtract(strip_set());
+        if let Some(p) = &previous {
+            // The same fields as before: their FieldsV1 text is reused.
+            if p.set == e.set && p.api_version == e.api_version {
+                e.raw = p.raw.clone();
+            }
+        }
         e.time = if changed {
             Some(now.to_string())
         } else {
-            previous_time
+            previous.and_then(|p| p.time)
         };
     }
     work.entries.retain(|_, e| !e.set.is_empty());
@@ -493,7 +489,7 @@ pub fn cap_update_managers(managers: &mut ManagedFields, max: usize) {
                     }
                 }
                 if let Some(b) = managers.entries.get_mut(&bucket) {
-                    b.set = e.set.union(&b.set);
+                    *b.set_mut() = e.set.union(&b.set);
                     b.api_version = e.api_version.clone();
                     b.time = e.time.clone();
                 }
@@ -568,7 +564,10 @@ impl FieldManager<'_> {
             ManagedFields::default()
         } else {
             match ManagedFields::decode(managed_fields_of(new)) {
-                Ok(m) if !m.is_empty() => m,
+                Ok(mut m) if !m.is_empty() => {
+                    m.forget_raw();
+                    m
+                }
                 _ => ManagedFields::decode(live_mf).unwrap_or_default(),
             }
         };

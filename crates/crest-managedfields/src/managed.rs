@@ -116,13 +116,52 @@ impl fmt::Display for ManagerId {
 }
 
 /// The fields a manager owns and when it last changed them.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Entry {
-    pub set: Set,
+    pub(crate) set: Set,
     /// The apiVersion the fields are expressed in.
     pub api_version: String,
     /// RFC 3339 time of the last change (`None`: unset).
     pub time: Option<String>,
+    /// The FieldsV1 this entry was decoded from, while its set is unchanged (encoding then
+    /// reuses it).
+    pub(crate) raw: Option<Value>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.set == other.set && self.api_version == other.api_version && self.time == other.time
+    }
+}
+
+impl Entry {
+    /// An entry owning `set`.
+    pub fn new(set: Set, api_version: &str, time: Option<String>) -> Self {
+        Entry {
+            set,
+            api_version: api_version.to_string(),
+            time,
+            raw: None,
+        }
+    }
+
+    /// The fields owned.
+    pub fn set(&self) -> &Set {
+        &self.set
+    }
+
+    /// The fields owned, to change them.
+    pub fn set_mut(&mut self) -> &mut Set {
+        self.raw = None;
+        &mut self.set
+    }
+
+    /// Removes `paths` from the fields owned.
+    pub fn subtract(&mut self, paths: &Set) {
+        if self.set.intersects(paths) {
+            self.set_mut().subtract(paths);
+        }
+    }
 }
 
 /// All managers of an object.
@@ -189,6 +228,14 @@ pub(crate) fn unix_seconds(t: Option<&str>) -> i64 {
 }
 
 impl ManagedFields {
+    /// Forgets the FieldsV1 texts the entries were decoded from, so that encoding writes
+    /// them anew (for managed fields a client sent, which may not be in canonical form).
+    pub fn forget_raw(&mut self) {
+        for e in self.entries.values_mut() {
+            e.raw = None;
+        }
+    }
+
     /// Whether no manager owns anything.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -263,6 +310,7 @@ impl ManagedFields {
                     set,
                     api_version: api_version.to_string(),
                     time: (!time.is_empty()).then(|| normalize_time(time)),
+                    raw: e.get("fieldsV1").filter(|v| v.is_object()).cloned(),
                 },
             );
         }
@@ -299,7 +347,11 @@ impl ManagedFields {
                 let mut m = Map::new();
                 m.insert("apiVersion".into(), Value::from(e.api_version.as_str()));
                 m.insert("fieldsType".into(), Value::from("FieldsV1"));
-                m.insert("fieldsV1".into(), e.set.to_fields_v1());
+                let fields = match &e.raw {
+                    Some(raw) => raw.clone(),
+                    None => e.set.to_fields_v1(),
+                };
+                m.insert("fieldsV1".into(), fields);
                 m.insert("manager".into(), Value::from(id.manager.as_str()));
                 m.insert("operation".into(), Value::from(id.operation.as_str()));
                 if !id.subresource.is_empty() {

@@ -42,11 +42,7 @@ pub fn to_subresource(parent: &ManagedFields, mappings: &ResourcePathMappings) -
         if e.set.has(&path.0) {
             out.entries.insert(
                 rekey(id, SCALE_GROUP_VERSION),
-                Entry {
-                    set: replicas.clone(),
-                    api_version: SCALE_GROUP_VERSION.to_string(),
-                    time: e.time.clone(),
-                },
+                Entry::new(replicas.clone(), SCALE_GROUP_VERSION, e.time.clone()),
             );
         }
     }
@@ -78,17 +74,10 @@ pub fn to_parent(
             // Not taken: kept as it is.
             out.entries.insert(id.clone(), e.clone());
         } else {
-            let mut set = e.set.clone();
-            set.subtract(&Set::from_paths([path.clone()]));
-            if !set.is_empty() {
-                out.entries.insert(
-                    id.clone(),
-                    Entry {
-                        set,
-                        api_version: e.api_version.clone(),
-                        time: e.time.clone(),
-                    },
-                );
+            let mut kept = e.clone();
+            kept.subtract(&Set::from_paths([path.clone()]));
+            if !kept.set().is_empty() {
+                out.entries.insert(id.clone(), kept);
             }
         }
     }
@@ -104,11 +93,7 @@ pub fn to_parent(
         let time = parent.entries.get(&id).and_then(|p| p.time.clone());
         out.entries.insert(
             id,
-            Entry {
-                set: Set::from_paths([path.clone()]),
-                api_version: group_version.to_string(),
-                time,
-            },
+            Entry::new(Set::from_paths([path.clone()]), group_version, time),
         );
     }
     out

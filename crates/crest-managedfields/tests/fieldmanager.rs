@@ -192,7 +192,7 @@ fn apply_creates_and_owns_what_it_applies() {
     );
     // Not the byte form of the JSON value: upstream's own order.
     let mf = ManagedFields::decode(out["metadata"].get("managedFields")).unwrap();
-    let set = &mf.entries.values().next().unwrap().set;
+    let set = mf.entries.values().next().unwrap().set();
     assert_eq!(
         set.to_fields_v1_string(),
         r#"{"f:spec":{"f:containers":{"k:{\"name\":\"a\"}":{".":{},"f:image":{},"f:name":{}}},"f:cronSpec":{}}}"#
@@ -759,7 +759,7 @@ fn builtin_service_ports_keyed_by_port_and_defaulted_protocol() {
     let out = f.apply(None, &cfg, "ctrl", false, T0).unwrap();
     // OwnerReference is an atomic struct: its item is owned whole.
     let mf = ManagedFields::decode(out["metadata"].get("managedFields")).unwrap();
-    let set: &Set = &mf.entries.values().next().unwrap().set;
+    let set: &Set = mf.entries.values().next().unwrap().set();
     assert_eq!(
         set.to_fields_v1_string(),
         r#"{"f:metadata":{"f:finalizers":{"v:\"x\"":{}},"f:labels":{"f:a":{}},"f:ownerReferences":{"k:{\"uid\":\"123\"}":{}}},"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}},"f:selector":{}}}"#
@@ -862,5 +862,22 @@ fn manager_names_from_user_agents_and_patch_options() {
     assert_eq!(
         errs[0].to_string(),
         "fieldManager: Too long: may not be more than 128 bytes"
+    );
+}
+
+#[test]
+fn client_sent_fields_are_written_in_canonical_form() {
+    let s = crontab_schema();
+    let mut live = obj(json!({"image": "i"}));
+    fm(&s).update(None, &mut live, "creator", T0);
+    let live = stored(live);
+    let mut new = live.clone();
+    // `{".": {}}` alone is the member itself: written back as `{}`.
+    new["metadata"]["managedFields"][0]["fieldsV1"] =
+        json!({"f:spec": {".": {}, "f:image": {".": {}}}});
+    fm(&s).update(Some(&live), &mut new, "editor", T1);
+    assert_eq!(
+        new["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {".": {}, "f:image": {}}})
     );
 }

@@ -563,9 +563,18 @@ impl FieldManager<'_> {
         } else if is_reset(managed_fields_of(new)) {
             ManagedFields::default()
         } else {
-            match ManagedFields::decode(managed_fields_of(new)) {
+            let sent = managed_fields_of(new);
+            // Unchanged from the stored object (a patch, or a client sending back what it
+            // read): decoded as the stored ones.
+            let unchanged = match (sent, live_mf) {
+                (Some(a), Some(b)) => crate::fieldpath::values_equal(a, b),
+                _ => false,
+            };
+            match ManagedFields::decode(sent) {
                 Ok(mut m) if !m.is_empty() => {
-                    m.forget_raw();
+                    if !unchanged {
+                        m.forget_raw();
+                    }
                     m
                 }
                 _ => ManagedFields::decode(live_mf).unwrap_or_default(),
@@ -595,7 +604,7 @@ impl FieldManager<'_> {
         ) {
             Ok(()) => {
                 cap_update_managers(&mut managed, MAX_UPDATE_MANAGERS);
-                managed.encode_into(new);
+                managed.encode_into_from(new, live_mf);
             }
             Err(_) => set_managed_fields(new, live_mf.cloned()),
         }
@@ -713,7 +722,7 @@ impl FieldManager<'_> {
         if manager == "kubectl" && has_last_applied(&obj) {
             set_last_applied(&mut obj, build_last_applied(config));
         }
-        managed.encode_into(&mut obj);
+        managed.encode_into_from(&mut obj, live.and_then(managed_fields_of));
         Ok(obj)
     }
 

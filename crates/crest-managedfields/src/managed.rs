@@ -123,9 +123,9 @@ pub struct Entry {
     pub api_version: String,
     /// RFC 3339 time of the last change (`None`: unset).
     pub time: Option<String>,
-    /// The FieldsV1 this entry was decoded from, while its set is unchanged (encoding then
-    /// reuses it).
-    pub(crate) raw: Option<Value>,
+    /// The index of the entry this one was decoded from, while its set is unchanged (encoding
+    /// with that source then reuses its FieldsV1).
+    pub(crate) raw: Option<usize>,
 }
 
 impl PartialEq for Entry {
@@ -310,7 +310,7 @@ impl ManagedFields {
                     set,
                     api_version: api_version.to_string(),
                     time: (!time.is_empty()).then(|| normalize_time(time)),
-                    raw: e.get("fieldsV1").filter(|v| v.is_object()).cloned(),
+                    raw: Some(i),
                 },
             );
         }
@@ -337,6 +337,13 @@ impl ManagedFields {
     /// `metadata.managedFields` for these managers (`None` when there are none: the field is
     /// then omitted, as upstream omits it). `fieldsV1` is the FieldsV1 object.
     pub fn encode(&self) -> Option<Value> {
+        self.encode_from(None)
+    }
+
+    /// [`ManagedFields::encode`], the FieldsV1 of entries unchanged since they were decoded
+    /// from `source` (the `metadata.managedFields` given to [`ManagedFields::decode`]) copied
+    /// from it instead of written anew.
+    pub fn encode_from(&self, source: Option<&Value>) -> Option<Value> {
         if self.entries.is_empty() {
             return None;
         }
@@ -347,7 +354,11 @@ impl ManagedFields {
                 let mut m = Map::new();
                 m.insert("apiVersion".into(), Value::from(e.api_version.as_str()));
                 m.insert("fieldsType".into(), Value::from("FieldsV1"));
-                let fields = match &e.raw {
+                let raw = e
+                    .raw
+                    .and_then(|i| source?.get(i)?.get("fieldsV1"))
+                    .filter(|v| v.is_object());
+                let fields = match raw {
                     Some(raw) => raw.clone(),
                     None => e.set.to_fields_v1(),
                 };
@@ -369,6 +380,11 @@ impl ManagedFields {
     /// Sets (or, when empty, removes) `metadata.managedFields` of `obj`.
     pub fn encode_into(&self, obj: &mut Value) {
         set_managed_fields(obj, self.encode());
+    }
+
+    /// [`ManagedFields::encode_into`] with [`ManagedFields::encode_from`]'s reuse.
+    pub fn encode_into_from(&self, obj: &mut Value, source: Option<&Value>) {
+        set_managed_fields(obj, self.encode_from(source));
     }
 }
 

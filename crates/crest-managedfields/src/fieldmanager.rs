@@ -375,7 +375,7 @@ pub fn apply(
         if let Some(p) = &previous {
             // The same fields as before: their FieldsV1 text is reused.
             if p.set == e.set && p.api_version == e.api_version {
-                e.raw = p.raw.clone();
+                e.raw = p.raw;
             }
         }
         e.time = if changed {

@@ -881,3 +881,52 @@ fn client_sent_fields_are_written_in_canonical_form() {
         json!({"f:spec": {".": {}, "f:image": {}}})
     );
 }
+
+#[test]
+fn every_builtin_definition_compiles() {
+    let mut all = defs();
+    for src in [
+        include_str!("../../crest-openapi/src/builtin/apiextensions_v1.json"),
+        include_str!("../../crest-openapi/src/builtin/coordination_v1.json"),
+        include_str!("../../crest-openapi/src/builtin/discovery_v1.json"),
+        include_str!("../../crest-openapi/src/builtin/events_v1.json"),
+        include_str!("../../crest-openapi/src/builtin/storagemigration_v1alpha1.json"),
+    ] {
+        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(src) {
+            all.extend(m);
+        }
+    }
+    for name in all.keys() {
+        if let Err(e) = Schema::from_definition(name, &all) {
+            panic!("{name}: {e}");
+        }
+    }
+    // A CRD applied server-side (how many tools install them): its schema is recursive.
+    let s = Schema::from_definition(
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+        &all,
+    )
+    .unwrap();
+    let f = FieldManager {
+        schema: &s,
+        api_version: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        subresource: "",
+        reset_fields: None,
+    };
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crontabs.stable.example.com"},
+        "spec": {"group": "stable.example.com", "scope": "Namespaced",
+            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"cronSpec": {"type": "string"}}}}}}}]}});
+    let out = f.apply(None, &crd, "kubectl", false, T0).unwrap();
+    let e = entries(&out);
+    // `versions` is an atomic list in the published definition: owned whole.
+    assert_eq!(
+        e[0].2["f:spec"],
+        json!({"f:group": {}, "f:names": {"f:kind": {}, "f:plural": {}, "f:singular": {}},
+            "f:scope": {}, "f:versions": {}})
+    );
+}

@@ -262,6 +262,16 @@ fn empty_object() -> &'static Value {
     E.get_or_init(|| Value::Object(Map::new()))
 }
 
+/// The managers' sets reconciled with schema changes (upstream's
+/// `reconcileManagedFieldsWithSchemaChanges`).
+fn reconcile(schema: &Schema, managers: &mut ManagedFields) {
+    for e in managers.entries.values_mut() {
+        if let Some(fixed) = typed::reconcile_with_schema(schema, &e.set) {
+            *e.set_mut() = fixed;
+        }
+    }
+}
+
 /// An Update operation (create, update, patch other than apply): the fields that changed from
 /// `live` (`None` on create) to `new` become `manager`'s (an Update entry, its time `now` when
 /// it changed something) and are no one else's; removed fields are no one's. `ignored` are
@@ -280,6 +290,7 @@ pub fn update(
     now: &str,
 ) -> Result<(), ValidationErrors> {
     typed::validate_with(schema, new, true)?;
+    reconcile(schema, managers);
     let cmp = typed::compare(schema, Some(live.unwrap_or(empty_object())), Some(new));
     let cmp = match ignored {
         Some(i) => cmp.exclude(i),
@@ -333,6 +344,7 @@ pub fn apply(
     force: bool,
     now: &str,
 ) -> Result<Option<Value>, Conflicts> {
+    reconcile(schema, managers);
     let live_v = live.unwrap_or(empty_object());
     let mut merged = live_v.clone();
     let mut changed = typed::merge_into(schema, &mut merged, config);

@@ -366,6 +366,13 @@ impl Set {
         }
     }
 
+    /// Drops the child set under `pe`.
+    pub(crate) fn remove_child(&mut self, pe: &PathElement) {
+        if let Ok(i) = self.children.binary_search_by(|(p, _)| p.cmp(pe)) {
+            self.children.remove(i);
+        }
+    }
+
     /// Whether `path` is a member.
     pub fn has(&self, path: &[PathElement]) -> bool {
         match path.split_first() {

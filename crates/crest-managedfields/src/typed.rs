@@ -1018,6 +1018,49 @@ fn ensure_named(schema: &Schema, ty: Option<TypeId>, set: &Set) -> Set {
     out
 }
 
+/// `set` reconciled with a schema that changed since it was written (upstream's
+/// `ReconcileFieldSetWithSchema`): a granular map, struct or list that is now atomic is owned
+/// as a whole. `None` when nothing changes (always for a schema deducing every type).
+pub fn reconcile_with_schema(schema: &Schema, set: &Set) -> Option<Set> {
+    if schema.root() == DEDUCED {
+        return None;
+    }
+    reconcile_node(schema, schema.root(), set)
+}
+
+fn reconcile_node(schema: &Schema, ty: TypeId, set: &Set) -> Option<Set> {
+    let atom = schema.atom(ty);
+    let mut out: Option<Set> = None;
+    for (pe, child) in set.children() {
+        let child_ty = match pe {
+            PathElement::Field(name) => atom
+                .map
+                .as_ref()
+                .and_then(|m| m.field(name).map(|f| f.ty).or(m.elem)),
+            _ => atom.list.as_ref().map(|l| l.elem),
+        };
+        let Some(child_ty) = child_ty else { continue };
+        let a = schema.atom(child_ty);
+        // The form a schema alone picks: map, then scalar, then list.
+        let now_atomic = match (&a.map, a.scalar, &a.list) {
+            (Some(m), _, _) => m.atomic,
+            (None, Some(_), _) => false,
+            (None, None, Some(l)) => l.kind == ListKind::Atomic,
+            _ => false,
+        };
+        if now_atomic {
+            let o = out.get_or_insert_with(|| set.clone());
+            o.remove_child(pe);
+            o.insert_member(pe.clone());
+        } else if let Some(fixed) = reconcile_node(schema, child_ty, child) {
+            let o = out.get_or_insert_with(|| set.clone());
+            o.remove_child(pe);
+            o.put_child(pe.clone(), fixed);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1218,6 +1261,27 @@ mod tests {
                 json!({"inner": {"x": "1"}}),
             ),
         ]);
+    }
+
+    #[test]
+    fn sets_follow_lists_and_maps_made_atomic() {
+        let s = schema();
+        let set = Set::from_fields_v1(&json!({"f:free": {"f:k": {}}, "f:strs": {"v:\"x\"": {}}}))
+            .unwrap();
+        assert_eq!(reconcile_with_schema(&s, &set), None);
+        let atomic = Schema::from_crd(
+            Some(&json!({"type": "object", "properties": {
+                "strs": {"type": "array", "items": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-map-type": "atomic",
+                    "additionalProperties": {"type": "string"}}}})),
+            &Map::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            reconcile_with_schema(&atomic, &set).map(|s| s.to_fields_v1()),
+            Some(json!({"f:free": {}, "f:strs": {}}))
+        );
+        assert_eq!(reconcile_with_schema(&Schema::deduced(), &set), None);
     }
 
     #[test]

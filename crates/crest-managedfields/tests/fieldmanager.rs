@@ -555,6 +555,18 @@ fn invalid_configurations_fail_as_upstream() {
         err.to_string(),
         "failed to create typed patch object (default/c; stable.example.com/v1, Kind=CronTab): errors:\n  .spec.replicas: expected numeric (int or float), got string\n  .spec.tags: duplicate entries for key [=\"a\"]"
     );
+    for (v, got) in [
+        (json!(1), "1"),
+        (json!(true), "true"),
+        (json!(2026.01), "2026.01"),
+        (json!([]), "[]interface {}{}"),
+    ] {
+        let err = apply(&fm(&s), None, obj(json!({"image": v})), "m", false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("failed to create typed patch object (default/c; stable.example.com/v1, Kind=CronTab): .spec.image: expected string, got &value.valueUnstructured{{Value:{got}}}")
+        );
+    }
     let mut wrong = obj(json!({}));
     wrong["apiVersion"] = json!("stable.example.com/v2");
     let err = apply(&fm(&s), None, wrong, "m", false).unwrap_err();

@@ -379,17 +379,24 @@ fn field_set(schema: &Schema, ty: TypeId, v: &Value, out: &mut Set) -> bool {
                 let i = sorted.partition_point(|x| *x < pe);
                 sorted.get(i + 1).is_some_and(|x| *x == pe)
             };
+            let mut found: Vec<(PathElement, Set)> = Vec::with_capacity(items.len());
             for (item, pe) in items.iter().zip(pes.iter()) {
                 let Some(pe) = pe else { continue };
-                if dup(pe) {
-                    out.insert_member(pe.clone());
-                    continue;
-                }
                 let mut child = Set::new();
-                field_set(schema, t.elem, item, &mut child);
-                out.insert_member(pe.clone());
-                if !child.is_empty() {
-                    out.put_child(pe.clone(), child);
+                // Duplicated items are members as a whole.
+                if !dup(pe) {
+                    field_set(schema, t.elem, item, &mut child);
+                }
+                found.push((pe.clone(), child));
+            }
+            // In element order, so that the set grows by appending.
+            found.sort_by(|a, b| a.0.cmp(&b.0));
+            for (pe, child) in found {
+                if child.is_empty() {
+                    out.push_member(pe);
+                } else {
+                    out.push_member(pe.clone());
+                    out.put_child(pe, child);
                 }
             }
             false
@@ -678,13 +685,35 @@ fn cmp_list(
             c.put(pe.clone(), mark, sub);
         }
     };
-    for (pe, lv) in &li {
-        let rv = ri.get(pe).map(Vec::as_slice).unwrap_or(&[]);
-        visit(pe, lv, rv);
-    }
-    for (pe, rv) in &ri {
-        if !li.contains_key(pe) {
-            visit(pe, &[], rv);
+    // Both sides in element order, so that the sets grow by appending.
+    let mut a = li.iter().peekable();
+    let mut b = ri.iter().peekable();
+    loop {
+        match (a.peek(), b.peek()) {
+            (None, None) => break,
+            (Some((pe, lv)), None) => {
+                visit(pe, lv, &[]);
+                a.next();
+            }
+            (None, Some((pe, rv))) => {
+                visit(pe, &[], rv);
+                b.next();
+            }
+            (Some((pl, lv)), Some((pr, rv))) => match pl.cmp(pr) {
+                std::cmp::Ordering::Less => {
+                    visit(pl, lv, &[]);
+                    a.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    visit(pr, &[], rv);
+                    b.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    visit(pl, lv, rv);
+                    a.next();
+                    b.next();
+                }
+            },
         }
     }
 }

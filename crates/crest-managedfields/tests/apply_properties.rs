@@ -232,3 +232,52 @@ fn apply_properties_with_lists() {
         }
     }
 }
+
+#[test]
+fn large_lists() {
+    let s = schema();
+    let fm = FieldManager {
+        schema: &s,
+        api_version: "example.com/v1",
+        kind: "Thing",
+        subresource: "",
+        reset_fields: None,
+    };
+    // Items in descending key order (the worst case for sets built by insertion).
+    let items: Vec<Value> = (0..3000)
+        .rev()
+        .map(|i| json!({"name": format!("n{i:05}"), "v": i}))
+        .collect();
+    let set: Vec<Value> = (0..3000).rev().map(|i| json!(i)).collect();
+    let mut spec = Map::new();
+    spec.insert("items".into(), Value::Array(items.clone()));
+    spec.insert("set".into(), Value::Array(set));
+    let start = std::time::Instant::now();
+    let mut live = fm
+        .apply(None, &config(&spec), "one", false, "2024-01-01T00:00:00Z")
+        .unwrap();
+    live["metadata"]["uid"] = json!("u");
+    spec.insert("items".into(), Value::Array(items[..1500].to_vec()));
+    let out = fm
+        .apply(
+            Some(&live),
+            &config(&spec),
+            "one",
+            false,
+            "2024-01-01T00:00:01Z",
+        )
+        .unwrap();
+    assert_eq!(out["spec"]["items"].as_array().map(Vec::len), Some(1500));
+    let mut edited = out.clone();
+    edited["spec"]["items"][0]["v"] = json!(-1);
+    fm.update(Some(&out), &mut edited, "editor", "2024-01-01T00:00:02Z");
+    assert_eq!(
+        edited["metadata"]["managedFields"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}

@@ -54,3 +54,15 @@ pub use fieldmanager::{
 pub use fieldpath::{Path, PathElement, Set};
 pub use managed::{ManagedFields, ManagerId, Operation};
 pub use schema::Schema;
+
+#[cfg(test)]
+mod tests {
+    /// The server caches schemas and shares them across request threads.
+    #[test]
+    fn schemas_are_shareable() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<crate::Schema>();
+        assert_send_sync::<crate::ManagedFields>();
+        assert_send_sync::<crate::ApplyError>();
+    }
+}

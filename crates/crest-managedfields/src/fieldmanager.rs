@@ -641,40 +641,27 @@ impl FieldManager<'_> {
             .and_then(Value::as_str)
             .unwrap_or("");
         let cfg_kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
+        // In upstream's order: the stored managed fields, the kind, the first apply's
+        // `before-first-apply`, then the configuration and the live object as typed values.
+        let mut managed = ManagedFields::decode(live.and_then(managed_fields_of))
+            .map_err(|e| ApplyError::Internal(format!("failed to decode managed fields: {e}")))?;
         if cfg_av != self.api_version || cfg_kind != self.kind {
             return Err(ApplyError::BadRequest(format!(
                 "invalid object type: {}",
                 gvk_string(cfg_av, cfg_kind)
             )));
         }
-        let mut managed = ManagedFields::decode(live.and_then(managed_fields_of))
-            .map_err(|e| ApplyError::Internal(format!("failed to decode managed fields: {e}")))?;
-        if managed_fields_of(config).is_some_and(|m| !m.is_null()) {
-            return Err(ApplyError::BadRequest(
-                "metadata.managedFields must be nil".into(),
-            ));
-        }
-        typed::validate(self.schema, config).map_err(|errs| {
-            ApplyError::Internal(format!(
-                "failed to create typed patch object ({}/{}; {}): {errs}",
-                meta_str(config, "namespace"),
-                meta_str(config, "name"),
-                gvk_string(cfg_av, cfg_kind)
-            ))
-        })?;
-        if let Some(l) = live {
-            typed::validate_with(self.schema, l, true).map_err(|errs| {
-                ApplyError::Internal(format!(
-                    "failed to create typed live object ({}/{}; {}): {errs}",
-                    meta_str(l, "namespace"),
-                    meta_str(l, "name"),
-                    gvk_string(
-                        l.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
-                        l.get("kind").and_then(Value::as_str).unwrap_or("")
-                    )
-                ))
-            })?;
-        }
+        let gvknn = |o: &Value| {
+            format!(
+                "{}/{}; {}",
+                meta_str(o, "namespace"),
+                meta_str(o, "name"),
+                gvk_string(
+                    o.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                    o.get("kind").and_then(Value::as_str).unwrap_or("")
+                )
+            )
+        };
         if managed.is_empty() {
             if let Some(l) = live {
                 let id = ManagerId::update(BEFORE_FIRST_APPLY, self.api_version, self.subresource);
@@ -689,11 +676,31 @@ impl FieldManager<'_> {
                 )
                 .map_err(|e| {
                     ApplyError::Internal(format!(
-                        "failed to create manager for existing fields: {e}"
+                        "failed to create manager for existing fields: failed to convert new object ({}) to smd typed: {e}",
+                        gvknn(l)
                     ))
                 })?;
                 cap_update_managers(&mut managed, MAX_UPDATE_MANAGERS);
             }
+        }
+        if managed_fields_of(config).is_some_and(|m| !m.is_null()) {
+            return Err(ApplyError::BadRequest(
+                "metadata.managedFields must be nil".into(),
+            ));
+        }
+        typed::validate(self.schema, config).map_err(|errs| {
+            ApplyError::Internal(format!(
+                "failed to create typed patch object ({}): {errs}",
+                gvknn(config)
+            ))
+        })?;
+        if let Some(l) = live {
+            typed::validate_with(self.schema, l, true).map_err(|errs| {
+                ApplyError::Internal(format!(
+                    "failed to create typed live object ({}): {errs}",
+                    gvknn(l)
+                ))
+            })?;
         }
         let id = ManagerId::apply(Self::name_or_unknown(manager), self.subresource);
         let run = |managed: &mut ManagedFields, force: bool| {

@@ -783,14 +783,20 @@ fn live_objects_that_do_not_fit_the_schema() {
     let s = crontab_schema();
     let mut live = stored(obj(json!({"image": "i"})));
     live["spec"]["undeclared"] = json!(1);
+    // Without managed fields, the first apply types the live object for before-first-apply.
+    let err = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "m", false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "failed to create manager for existing fields: failed to convert new object (default/c; stable.example.com/v1, Kind=CronTab) to smd typed: .spec.undeclared: field not declared in schema"
+    );
+    live["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Update",
+        "apiVersion": AV, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:image": {}}}}]);
     let err = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "m", false).unwrap_err();
     assert_eq!(
         err.to_string(),
         "failed to create typed live object (default/c; stable.example.com/v1, Kind=CronTab): .spec.undeclared: field not declared in schema"
     );
     // An update keeps the stored managed fields.
-    live["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Update",
-        "apiVersion": AV, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:image": {}}}}]);
     let mut new = live.clone();
     new["spec"]["image"] = json!("k");
     fm(&s).update(Some(&live), &mut new, "editor", T1);

@@ -154,6 +154,36 @@ pub enum ApplyError {
 }
 
 impl ApplyError {
+    /// The answer as kube-apiserver gives it: 409 `Conflict` with the causes and no other
+    /// details (`NewApplyConflict`), 400 `BadRequest`, or 500 with no reason.
+    pub fn to_api_error(&self) -> crest_api::error::ApiError {
+        use crest_api::error::ApiError;
+        match self {
+            ApplyError::Conflicts(c) => {
+                let causes: Vec<Value> = c
+                    .causes()
+                    .into_iter()
+                    .map(|k| {
+                        serde_json::json!({"reason": k.reason, "message": k.message, "field": k.field})
+                    })
+                    .collect();
+                let mut details = Map::new();
+                details.insert("causes".into(), Value::Array(causes));
+                let mut e = ApiError::new(409, crest_api::error::Reason::Conflict, c.to_string());
+                e.details = Some(details);
+                e
+            }
+            ApplyError::BadRequest(m) => ApiError::bad_request(m.clone()),
+            ApplyError::Internal(m) => ApiError {
+                code: 500,
+                reason: None,
+                message: m.clone(),
+                details: None,
+                list_continue: None,
+            },
+        }
+    }
+
     /// The HTTP status code.
     pub fn code(&self) -> u16 {
         match self {

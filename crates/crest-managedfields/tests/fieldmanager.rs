@@ -261,6 +261,14 @@ fn conflicts_with_another_applier_and_force() {
     assert_eq!(causes[0].reason, "FieldManagerConflict");
     assert_eq!(causes[0].message, "conflict with \"one\"");
     assert_eq!(causes[0].field, ".spec.image");
+    assert_eq!(
+        err.to_api_error().to_status(),
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Apply failed with 1 conflict: conflict with \"one\": .spec.image",
+            "reason": "Conflict", "code": 409,
+            "details": {"causes": [{"reason": "FieldManagerConflict",
+                "message": "conflict with \"one\"", "field": ".spec.image"}]}})
+    );
     // Forced: "two" takes image, "one" is left with nothing and disappears.
     let out = apply(
         &fm(&s),

@@ -82,9 +82,15 @@ fn bench(c: &mut Criterion) {
     live["metadata"]["uid"] = json!("e14d79e7-91f9-11e7-a598-f0761cb232d1");
     live["metadata"]["resourceVersion"] = json!("12345");
     live["metadata"]["creationTimestamp"] = json!("2017-09-05T05:20:07Z");
+    let size = |v: &Value| serde_json::to_string(v).map(|t| t.len()).unwrap_or(0);
+    let mut bare = live.clone();
+    if let Some(m) = bare["metadata"].as_object_mut() {
+        m.remove("managedFields");
+    }
     eprintln!(
-        "object size: {} bytes",
-        serde_json::to_string(&live).map(|t| t.len()).unwrap_or(0)
+        "object size: {} bytes, {} without managedFields",
+        size(&live),
+        size(&bare)
     );
     let cfg = config("v1.2.4");
     c.bench_function("crontab apply (one manager)", |b| {
@@ -94,6 +100,14 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut o = black_box(&live).clone();
             json_patch::merge(&mut o, black_box(&cfg));
+            black_box(o)
+        })
+    });
+    c.bench_function("crontab merge patch + update bookkeeping", |b| {
+        b.iter(|| {
+            let mut o = black_box(&live).clone();
+            json_patch::merge(&mut o, black_box(&cfg));
+            fm.update(Some(&live), &mut o, "kubectl-patch", now);
             black_box(o)
         })
     });

@@ -154,6 +154,36 @@ pub enum ApplyError {
 }
 
 impl ApplyError {
+    /// The answer as kube-apiserver gives it: 409 `Conflict` with the causes and no other
+    /// details (`NewApplyConflict`), 400 `BadRequest`, or 500 with no reason.
+    pub fn to_api_error(&self) -> crest_api::error::ApiError {
+        use crest_api::error::ApiError;
+        match self {
+            ApplyError::Conflicts(c) => {
+                let causes: Vec<Value> = c
+                    .causes()
+                    .into_iter()
+                    .map(|k| {
+                        serde_json::json!({"reason": k.reason, "message": k.message, "field": k.field})
+                    })
+                    .collect();
+                let mut details = Map::new();
+                details.insert("causes".into(), Value::Array(causes));
+                let mut e = ApiError::new(409, crest_api::error::Reason::Conflict, c.to_string());
+                e.details = Some(details);
+                e
+            }
+            ApplyError::BadRequest(m) => ApiError::bad_request(m.clone()),
+            ApplyError::Internal(m) => ApiError {
+                code: 500,
+                reason: None,
+                message: m.clone(),
+                details: None,
+                list_continue: None,
+            },
+        }
+    }
+
     /// The HTTP status code.
     pub fn code(&self) -> u16 {
         match self {
@@ -206,11 +236,21 @@ fn update_others(
     except: Option<&ManagerId>,
     force: bool,
 ) -> Result<(), Conflicts> {
-    let changed = cmp.modified.union(&cmp.added);
+    if managers.entries.keys().all(|id| Some(id) == except) {
+        return Ok(());
+    }
+    let changed = if cmp.modified.is_empty() {
+        std::borrow::Cow::Borrowed(&cmp.added)
+    } else {
+        std::borrow::Cow::Owned(cmp.modified.union(&cmp.added))
+    };
     let mut conflicts: Vec<(ManagerId, Set)> = Vec::new();
     if !changed.is_empty() {
         for (id, e) in &managers.entries {
             if Some(id) == except {
+                continue;
+            }
+            if !e.set.intersects(&changed) {
                 continue;
             }
             let c = e.set.intersection(&changed);
@@ -233,13 +273,13 @@ fn update_others(
     }
     for (id, c) in &conflicts {
         if let Some(e) = managers.entries.get_mut(id) {
-            e.set = e.set.difference(c);
+            e.subtract(c);
         }
     }
     if !cmp.removed.is_empty() {
         for (id, e) in managers.entries.iter_mut() {
             if Some(id) != except {
-                e.set = e.set.difference(&cmp.removed);
+                e.subtract(&cmp.removed);
             }
         }
     }
@@ -250,6 +290,16 @@ fn update_others(
 fn empty_object() -> &'static Value {
     static E: OnceLock<Value> = OnceLock::new();
     E.get_or_init(|| Value::Object(Map::new()))
+}
+
+/// The managers' sets reconciled with schema changes (upstream's
+/// `reconcileManagedFieldsWithSchemaChanges`).
+fn reconcile(schema: &Schema, managers: &mut ManagedFields) {
+    for e in managers.entries.values_mut() {
+        if let Some(fixed) = typed::reconcile_with_schema(schema, &e.set) {
+            *e.set_mut() = fixed;
+        }
+    }
 }
 
 /// An Update operation (create, update, patch other than apply): the fields that changed from
@@ -270,17 +320,28 @@ pub fn update(
     now: &str,
 ) -> Result<(), ValidationErrors> {
     typed::validate_with(schema, new, true)?;
+    reconcile(schema, managers);
     let cmp = typed::compare(schema, Some(live.unwrap_or(empty_object())), Some(new));
     let cmp = match ignored {
         Some(i) => cmp.exclude(i),
         None => cmp,
     };
     let _ = update_others(&cmp, managers, None, true);
-    let mut set = cmp.modified.union(&cmp.added).difference(&cmp.removed);
+    let Comparison {
+        added,
+        modified,
+        removed,
+    } = cmp;
+    let mut set = if modified.is_empty() {
+        added
+    } else {
+        added.union(&modified)
+    };
+    set.subtract(&removed);
     if let Some(i) = ignored {
         set = set.recursive_difference(i);
     }
-    set = set.difference(strip_set());
+    set.subtract(strip_set());
     if set.is_empty() {
         return Ok(());
     }
@@ -290,11 +351,7 @@ pub fn update(
     };
     managers.entries.insert(
         manager.clone(),
-        Entry {
-            set,
-            api_version: manager.api_version.clone(),
-            time: Some(now.to_string()),
-        },
+        Entry::new(set, &manager.api_version, Some(now.to_string())),
     );
     Ok(())
 }
@@ -317,6 +374,7 @@ pub fn apply(
     force: bool,
     now: &str,
 ) -> Result<Option<Value>, Conflicts> {
+    reconcile(schema, managers);
     let live_v = live.unwrap_or(empty_object());
     let mut merged = live_v.clone();
     let mut changed = typed::merge_into(schema, &mut merged, config);
@@ -328,14 +386,9 @@ pub fn apply(
         set = set.recursive_difference(i);
     }
     // The applier's entry is replaced; it is put back should the apply fail.
-    let previous = managers.entries.insert(
-        manager.clone(),
-        Entry {
-            set,
-            api_version: api_version.to_string(),
-            time: None,
-        },
-    );
+    let previous = managers
+        .entries
+        .insert(manager.clone(), Entry::new(set, api_version, None));
     let last = previous.as_ref().map(|e| &e.set);
     let (merged, pruned) = prune(schema, merged, managers, manager, last);
     if pruned {
@@ -358,14 +411,19 @@ pub fn apply(
         }
         changed |= !cmp.is_same();
     }
-    let previous_time = previous.and_then(|e| e.time);
     let work = managers;
     if let Some(e) = work.entries.get_mut(manager) {
-        e.set = e.set.difference(strip_set());
+        e.subtract(strip_set());
+        if let Some(p) = &previous {
+            // The same fields as before: their FieldsV1 text is reused.
+            if p.set == e.set && p.api_version == e.api_version {
+                e.raw = p.raw;
+            }
+        }
         e.time = if changed {
             Some(now.to_string())
         } else {
-            previous_time
+            previous.and_then(|p| p.time)
         };
     }
     work.entries.retain(|_, e| !e.set.is_empty());
@@ -397,18 +455,16 @@ fn prune(
     // Everything applied before is still owned (typically: the same fields applied again):
     // nothing can be removed, as no path of `last` is then unowned.
     let gone = match managers.entries.get(manager) {
+        Some(e) if last.is_subset(&e.set) => return (merged, false),
         Some(e) => last.difference(&e.set),
         None => last.clone(),
     };
-    if gone.is_empty() {
-        return (merged, false);
-    }
-    let mut still_owned = gone.clone();
+    let mut still_owned = gone;
     for e in managers.entries.values() {
-        still_owned = still_owned.difference(&e.set);
-        if still_owned.is_empty() {
+        if still_owned.is_subset(&e.set) {
             return (merged, false);
         }
+        still_owned = still_owned.difference(&e.set);
     }
     let ensure = |s: &Set| typed::ensure_named_fields_are_members(schema, s);
     let l = ensure(last);
@@ -475,7 +531,7 @@ pub fn cap_update_managers(managers: &mut ManagedFields, max: usize) {
                     }
                 }
                 if let Some(b) = managers.entries.get_mut(&bucket) {
-                    b.set = e.set.union(&b.set);
+                    *b.set_mut() = e.set.union(&b.set);
                     b.api_version = e.api_version.clone();
                     b.time = e.time.clone();
                 }
@@ -549,13 +605,29 @@ impl FieldManager<'_> {
         } else if is_reset(managed_fields_of(new)) {
             ManagedFields::default()
         } else {
-            match ManagedFields::decode(managed_fields_of(new)) {
-                Ok(m) if !m.is_empty() => m,
+            let sent = managed_fields_of(new);
+            // Unchanged from the stored object (a patch, or a client sending back what it
+            // read): decoded as the stored ones.
+            let unchanged = match (sent, live_mf) {
+                (Some(a), Some(b)) => crate::fieldpath::values_equal(a, b),
+                _ => false,
+            };
+            match ManagedFields::decode(sent) {
+                Ok(mut m) if !m.is_empty() => {
+                    if !unchanged {
+                        m.forget_raw();
+                    }
+                    m
+                }
                 _ => ManagedFields::decode(live_mf).unwrap_or_default(),
             }
         };
         set_managed_fields(new, None);
         if managed.is_empty() && live.is_some_and(|l| !meta_str(l, "uid").is_empty()) {
+            return;
+        }
+        if live.is_some_and(|l| typed::validate_with(self.schema, l, true).is_err()) {
+            set_managed_fields(new, live_mf.cloned());
             return;
         }
         let id = ManagerId::update(
@@ -574,7 +646,7 @@ impl FieldManager<'_> {
         ) {
             Ok(()) => {
                 cap_update_managers(&mut managed, MAX_UPDATE_MANAGERS);
-                managed.encode_into(new);
+                managed.encode_into_from(new, live_mf);
             }
             Err(_) => set_managed_fields(new, live_mf.cloned()),
         }
@@ -599,27 +671,27 @@ impl FieldManager<'_> {
             .and_then(Value::as_str)
             .unwrap_or("");
         let cfg_kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
+        // In upstream's order: the stored managed fields, the kind, the first apply's
+        // `before-first-apply`, then the configuration and the live object as typed values.
+        let mut managed = ManagedFields::decode(live.and_then(managed_fields_of))
+            .map_err(|e| ApplyError::Internal(format!("failed to decode managed fields: {e}")))?;
         if cfg_av != self.api_version || cfg_kind != self.kind {
             return Err(ApplyError::BadRequest(format!(
                 "invalid object type: {}",
                 gvk_string(cfg_av, cfg_kind)
             )));
         }
-        let mut managed = ManagedFields::decode(live.and_then(managed_fields_of))
-            .map_err(|e| ApplyError::Internal(format!("failed to decode managed fields: {e}")))?;
-        if managed_fields_of(config).is_some_and(|m| !m.is_null()) {
-            return Err(ApplyError::BadRequest(
-                "metadata.managedFields must be nil".into(),
-            ));
-        }
-        typed::validate(self.schema, config).map_err(|errs| {
-            ApplyError::Internal(format!(
-                "failed to create typed patch object ({}/{}; {}): {errs}",
-                meta_str(config, "namespace"),
-                meta_str(config, "name"),
-                gvk_string(cfg_av, cfg_kind)
-            ))
-        })?;
+        let gvknn = |o: &Value| {
+            format!(
+                "{}/{}; {}",
+                meta_str(o, "namespace"),
+                meta_str(o, "name"),
+                gvk_string(
+                    o.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                    o.get("kind").and_then(Value::as_str).unwrap_or("")
+                )
+            )
+        };
         if managed.is_empty() {
             if let Some(l) = live {
                 let id = ManagerId::update(BEFORE_FIRST_APPLY, self.api_version, self.subresource);
@@ -634,11 +706,31 @@ impl FieldManager<'_> {
                 )
                 .map_err(|e| {
                     ApplyError::Internal(format!(
-                        "failed to create manager for existing fields: {e}"
+                        "failed to create manager for existing fields: failed to convert new object ({}) to smd typed: {e}",
+                        gvknn(l)
                     ))
                 })?;
                 cap_update_managers(&mut managed, MAX_UPDATE_MANAGERS);
             }
+        }
+        if managed_fields_of(config).is_some_and(|m| !m.is_null()) {
+            return Err(ApplyError::BadRequest(
+                "metadata.managedFields must be nil".into(),
+            ));
+        }
+        typed::validate(self.schema, config).map_err(|errs| {
+            ApplyError::Internal(format!(
+                "failed to create typed patch object ({}): {errs}",
+                gvknn(config)
+            ))
+        })?;
+        if let Some(l) = live {
+            typed::validate_with(self.schema, l, true).map_err(|errs| {
+                ApplyError::Internal(format!(
+                    "failed to create typed live object ({}): {errs}",
+                    gvknn(l)
+                ))
+            })?;
         }
         let id = ManagerId::apply(Self::name_or_unknown(manager), self.subresource);
         let run = |managed: &mut ManagedFields, force: bool| {
@@ -679,7 +771,7 @@ impl FieldManager<'_> {
         if manager == "kubectl" && has_last_applied(&obj) {
             set_last_applied(&mut obj, build_last_applied(config));
         }
-        managed.encode_into(&mut obj);
+        managed.encode_into_from(&mut obj, live.and_then(managed_fields_of));
         Ok(obj)
     }
 

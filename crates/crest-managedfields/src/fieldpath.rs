@@ -366,6 +366,13 @@ impl Set {
         }
     }
 
+    /// Drops the child set under `pe`.
+    pub(crate) fn remove_child(&mut self, pe: &PathElement) {
+        if let Ok(i) = self.children.binary_search_by(|(p, _)| p.cmp(pe)) {
+            self.children.remove(i);
+        }
+    }
+
     /// Whether `path` is a member.
     pub fn has(&self, path: &[PathElement]) -> bool {
         match path.split_first() {
@@ -391,6 +398,31 @@ impl Set {
     /// The paths below `pe`, relative to it (upstream's `WithPrefix`).
     pub fn with_prefix(&self, pe: &PathElement) -> Set {
         self.child(pe).cloned().unwrap_or_default()
+    }
+
+    /// Whether every path of `self` is in `other` (no allocation).
+    pub fn is_subset(&self, other: &Set) -> bool {
+        let mut j = 0;
+        for m in &self.members {
+            while j < other.members.len() && other.members[j] < *m {
+                j += 1;
+            }
+            if j >= other.members.len() || other.members[j] != *m {
+                return false;
+            }
+        }
+        self.children
+            .iter()
+            .all(|(pe, c)| other.child(pe).is_some_and(|o| c.is_subset(o)))
+    }
+
+    /// Whether the sets share a path (no allocation).
+    pub fn intersects(&self, other: &Set) -> bool {
+        self.members.iter().any(|m| other.has_member(m))
+            || self
+                .children
+                .iter()
+                .any(|(pe, c)| other.child(pe).is_some_and(|o| c.intersects(o)))
     }
 
     /// Every path of either set.
@@ -455,6 +487,24 @@ impl Set {
             }
         }
         Set { members, children }
+    }
+
+    /// Removes the paths of `other` (in place [`Set::difference`]).
+    pub fn subtract(&mut self, other: &Set) {
+        if other.is_empty() {
+            return;
+        }
+        if !other.members.is_empty() {
+            self.members.retain(|m| !other.has_member(m));
+        }
+        if !other.children.is_empty() {
+            self.children.retain_mut(|(pe, c)| {
+                if let Some(o) = other.child(pe) {
+                    c.subtract(o);
+                }
+                !c.is_empty()
+            });
+        }
     }
 
     /// The paths of `self` that are neither in `other` nor below a member of `other`.
@@ -785,6 +835,9 @@ mod tests {
         );
         let prefix = Set::from_paths([Path(p(&[f("b")]))]);
         assert_eq!(a.difference(&prefix), a);
+        let mut d = a.clone();
+        d.subtract(&b);
+        assert_eq!(d, a.difference(&b));
         assert_eq!(
             a.recursive_difference(&prefix).paths(),
             vec![Path(p(&[f("a")]))]

@@ -10,19 +10,41 @@
 //!   (structured-merge-diff's `typed`).
 //! - [`managed`]: `metadata.managedFields` entries decoded, validated and encoded
 //!   (apimachinery's `util/managedfields/internal`).
+//! - [`scale`]: the managed fields of `/scale` (apimachinery's `ScaleHandler`).
 //! - [`fieldmanager`]: the Update and Apply operations with ownership, pruning and conflicts
 //!   (structured-merge-diff's `merge`), wrapped in the apiserver's field manager layers
 //!   ([`FieldManager`]: the calls the server makes).
 //!
-//! The server calls, per write, with the [`Schema`] of the resource version (compiled once):
-//! `FieldManager { schema, api_version, kind, subresource, reset_fields }` then
-//! [`FieldManager::update`] for create / update / non-apply patch (on the object about to be
-//! stored) or [`FieldManager::apply`] for `application/apply-patch+yaml`.
+//! # How the server uses it
+//!
+//! Once per resource version (cached): [`Schema::from_crd`] with the version's
+//! `openAPIV3Schema` (or `None`), or [`Schema::from_definition`] with the built-in kind's
+//! definition name, both with the published built-in definitions by name (for ObjectMeta).
+//! Per request: a [`FieldManager`] with the request's `group/version`, kind, subresource (`""`,
+//! `"status"`, `"scale"`) and the strategy's reset fields (e.g. `status` on the main resource
+//! of a kind with a status subresource, `spec` on a custom resource's /status; see
+//! [`fieldmanager::reset_fields`]); the manager is [`manager_or_user_agent`] of the
+//! `fieldManager` query parameter and the User-Agent; `now` is [`managed::format_time`].
+//!
+//! - create, update, and patches other than apply: [`FieldManager::update`] on the object
+//!   about to be stored (`live`: `None` on create, else the stored object); it sets
+//!   `metadata.managedFields`.
+//! - `application/apply-patch+yaml`: [`FieldManager::apply`] with the decoded body (`live`:
+//!   `None` when the object does not exist; the server then creates it); the result is the
+//!   object to default, validate and store; [`ApplyError`] carries the HTTP status, and
+//!   [`Conflicts::causes`] the 409's `causes`. PATCH options are checked first with
+//!   [`fieldmanager::validate_patch_options`] (422, `PatchOptions.meta.k8s.io "" is invalid`).
+//! - `/scale`: [`scale::to_subresource`] gives a Scale's managed fields from the parent's;
+//!   after the Scale went through its own field manager (Scale schema, subresource `scale`),
+//!   [`scale::to_parent`] gives the parent's.
+//! - `metadata.managedFields` of a request is validated with
+//!   [`managed::validate_managed_fields`] as part of ObjectMeta.
 
 pub mod fieldmanager;
 pub mod fieldpath;
 mod gojson;
 pub mod managed;
+pub mod scale;
 pub mod schema;
 pub mod typed;
 
@@ -32,3 +54,15 @@ pub use fieldmanager::{
 pub use fieldpath::{Path, PathElement, Set};
 pub use managed::{ManagedFields, ManagerId, Operation};
 pub use schema::Schema;
+
+#[cfg(test)]
+mod tests {
+    /// The server caches schemas and shares them across request threads.
+    #[test]
+    fn schemas_are_shareable() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<crate::Schema>();
+        assert_send_sync::<crate::ManagedFields>();
+        assert_send_sync::<crate::ApplyError>();
+    }
+}

@@ -116,13 +116,52 @@ impl fmt::Display for ManagerId {
 }
 
 /// The fields a manager owns and when it last changed them.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Entry {
-    pub set: Set,
+    pub(crate) set: Set,
     /// The apiVersion the fields are expressed in.
     pub api_version: String,
     /// RFC 3339 time of the last change (`None`: unset).
     pub time: Option<String>,
+    /// The index of the entry this one was decoded from, while its set is unchanged (encoding
+    /// with that source then reuses its FieldsV1).
+    pub(crate) raw: Option<usize>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.set == other.set && self.api_version == other.api_version && self.time == other.time
+    }
+}
+
+impl Entry {
+    /// An entry owning `set`.
+    pub fn new(set: Set, api_version: &str, time: Option<String>) -> Self {
+        Entry {
+            set,
+            api_version: api_version.to_string(),
+            time,
+            raw: None,
+        }
+    }
+
+    /// The fields owned.
+    pub fn set(&self) -> &Set {
+        &self.set
+    }
+
+    /// The fields owned, to change them.
+    pub fn set_mut(&mut self) -> &mut Set {
+        self.raw = None;
+        &mut self.set
+    }
+
+    /// Removes `paths` from the fields owned.
+    pub fn subtract(&mut self, paths: &Set) {
+        if self.set.intersects(paths) {
+            self.set_mut().subtract(paths);
+        }
+    }
 }
 
 /// All managers of an object.
@@ -160,9 +199,24 @@ pub fn is_reset(managed_fields: Option<&Value>) -> bool {
     match managed_fields {
         Some(Value::Array(a)) if a.is_empty() => true,
         Some(Value::Array(a)) if a.len() == 1 => {
-            matches!(&a[0], Value::Object(m) if m.values().all(|v| v.is_null()))
+            // The zero entry: nothing set but empty strings.
+            matches!(&a[0], Value::Object(m) if m.values().all(|v| v.is_null() || v.as_str() == Some("")))
         }
         _ => false,
+    }
+}
+
+/// A time as `metav1.Time` encodes it (RFC 3339, UTC, whole seconds): what to pass as `now`.
+pub fn format_time(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// A client-sent time as kube-apiserver stores it (decoded, then encoded in UTC seconds);
+/// left as it is when not RFC 3339.
+fn normalize_time(t: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(t) {
+        Ok(d) => format_time(d.with_timezone(&chrono::Utc)),
+        Err(_) => t.to_string(),
     }
 }
 
@@ -174,6 +228,14 @@ pub(crate) fn unix_seconds(t: Option<&str>) -> i64 {
 }
 
 impl ManagedFields {
+    /// Forgets the FieldsV1 texts the entries were decoded from, so that encoding writes
+    /// them anew (for managed fields a client sent, which may not be in canonical form).
+    pub fn forget_raw(&mut self) {
+        for e in self.entries.values_mut() {
+            e.raw = None;
+        }
+    }
+
     /// Whether no manager owns anything.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -247,7 +309,8 @@ impl ManagedFields {
                 Entry {
                     set,
                     api_version: api_version.to_string(),
-                    time: (!time.is_empty()).then(|| time.to_string()),
+                    time: (!time.is_empty()).then(|| normalize_time(time)),
+                    raw: Some(i),
                 },
             );
         }
@@ -274,6 +337,13 @@ impl ManagedFields {
     /// `metadata.managedFields` for these managers (`None` when there are none: the field is
     /// then omitted, as upstream omits it). `fieldsV1` is the FieldsV1 object.
     pub fn encode(&self) -> Option<Value> {
+        self.encode_from(None)
+    }
+
+    /// [`ManagedFields::encode`], the FieldsV1 of entries unchanged since they were decoded
+    /// from `source` (the `metadata.managedFields` given to [`ManagedFields::decode`]) copied
+    /// from it instead of written anew.
+    pub fn encode_from(&self, source: Option<&Value>) -> Option<Value> {
         if self.entries.is_empty() {
             return None;
         }
@@ -284,7 +354,15 @@ impl ManagedFields {
                 let mut m = Map::new();
                 m.insert("apiVersion".into(), Value::from(e.api_version.as_str()));
                 m.insert("fieldsType".into(), Value::from("FieldsV1"));
-                m.insert("fieldsV1".into(), e.set.to_fields_v1());
+                let raw = e
+                    .raw
+                    .and_then(|i| source?.get(i)?.get("fieldsV1"))
+                    .filter(|v| v.is_object());
+                let fields = match raw {
+                    Some(raw) => raw.clone(),
+                    None => e.set.to_fields_v1(),
+                };
+                m.insert("fieldsV1".into(), fields);
                 m.insert("manager".into(), Value::from(id.manager.as_str()));
                 m.insert("operation".into(), Value::from(id.operation.as_str()));
                 if !id.subresource.is_empty() {
@@ -302,6 +380,11 @@ impl ManagedFields {
     /// Sets (or, when empty, removes) `metadata.managedFields` of `obj`.
     pub fn encode_into(&self, obj: &mut Value) {
         set_managed_fields(obj, self.encode());
+    }
+
+    /// [`ManagedFields::encode_into`] with [`ManagedFields::encode_from`]'s reuse.
+    pub fn encode_into_from(&self, obj: &mut Value, source: Option<&Value>) {
+        set_managed_fields(obj, self.encode_from(source));
     }
 }
 
@@ -434,6 +517,14 @@ mod tests {
     }
 
     #[test]
+    fn times_in_utc_seconds() {
+        let mf = json!([{"manager": "m", "operation": "Update", "apiVersion": "v1",
+            "time": "2024-01-01T10:00:00.5+02:00", "fieldsType": "FieldsV1", "fieldsV1": {}}]);
+        let m = ManagedFields::decode(Some(&mf)).unwrap();
+        assert_eq!(m.encode().unwrap()[0]["time"], "2024-01-01T08:00:00Z");
+    }
+
+    #[test]
     fn decode_errors_as_upstream() {
         let e = |v: Value| ManagedFields::decode(Some(&v)).unwrap_err();
         assert_eq!(
@@ -465,6 +556,8 @@ mod tests {
         assert!(!is_reset(None));
         assert!(!is_reset(Some(&Value::Null)));
         assert!(!is_reset(Some(&json!([{"manager": "x"}]))));
+        assert!(is_reset(Some(&json!([{"manager": ""}]))));
+        assert!(!is_reset(Some(&json!([{"fieldsV1": {}}]))));
         let u = ManagerId::update("kubectl-client-side-apply", "stable.example.com/v1", "");
         assert_eq!(
             u.to_string(),

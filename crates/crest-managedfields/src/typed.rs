@@ -379,17 +379,24 @@ fn field_set(schema: &Schema, ty: TypeId, v: &Value, out: &mut Set) -> bool {
                 let i = sorted.partition_point(|x| *x < pe);
                 sorted.get(i + 1).is_some_and(|x| *x == pe)
             };
+            let mut found: Vec<(PathElement, Set)> = Vec::with_capacity(items.len());
             for (item, pe) in items.iter().zip(pes.iter()) {
                 let Some(pe) = pe else { continue };
-                if dup(pe) {
-                    out.insert_member(pe.clone());
-                    continue;
-                }
                 let mut child = Set::new();
-                field_set(schema, t.elem, item, &mut child);
-                out.insert_member(pe.clone());
-                if !child.is_empty() {
-                    out.put_child(pe.clone(), child);
+                // Duplicated items are members as a whole.
+                if !dup(pe) {
+                    field_set(schema, t.elem, item, &mut child);
+                }
+                found.push((pe.clone(), child));
+            }
+            // In element order, so that the set grows by appending.
+            found.sort_by(|a, b| a.0.cmp(&b.0));
+            for (pe, child) in found {
+                if child.is_empty() {
+                    out.push_member(pe);
+                } else {
+                    out.push_member(pe.clone());
+                    out.put_child(pe, child);
                 }
             }
             false
@@ -408,8 +415,8 @@ fn field_set(schema: &Schema, ty: TypeId, v: &Value, out: &mut Set) -> bool {
                 let mut child = Set::new();
                 let leaf = field_set(schema, ty, val, &mut child);
                 let pe = PathElement::Field(k.clone());
-                let empty = matches!(val, Value::Null)
-                    || matches!(val, Value::Object(o) if o.is_empty());
+                let empty =
+                    matches!(val, Value::Null) || matches!(val, Value::Object(o) if o.is_empty());
                 if child.is_empty() {
                     if leaf || empty || field.is_none() {
                         out.push_member(pe);
@@ -444,9 +451,9 @@ impl Comparison {
     }
 
     /// The comparison without the paths in or below `fields` (upstream's `ExcludeFields`).
-    pub fn exclude(&self, fields: &Set) -> Comparison {
+    pub fn exclude(self, fields: &Set) -> Comparison {
         if fields.is_empty() {
-            return self.clone();
+            return self;
         }
         Comparison {
             added: self.added.recursive_difference(fields),
@@ -462,89 +469,114 @@ pub fn compare(schema: &Schema, lhs: Option<&Value>, rhs: Option<&Value>) -> Com
     if lhs.is_none() && rhs.is_none() {
         return c;
     }
-    let mut path = Vec::new();
-    cmp_node(schema, schema.root(), lhs, rhs, &mut path, &mut c);
+    cmp_node(schema, schema.root(), lhs, rhs, &mut c);
     c
 }
 
-fn cmp_leaf(lhs: Option<&Value>, rhs: Option<&Value>, path: &[PathElement], c: &mut Comparison) {
+/// How a node itself compares (besides what its children hold).
+#[derive(Clone, Copy, PartialEq)]
+enum Mark {
+    Same,
+    Added,
+    Modified,
+    Removed,
+}
+
+fn leaf_mark(lhs: Option<&Value>, rhs: Option<&Value>) -> Mark {
     match (lhs, rhs) {
-        (None, _) => c.added.insert(path),
-        (_, None) => c.removed.insert(path),
-        (Some(l), Some(r)) => {
-            if !values_equal(l, r) {
-                c.modified.insert(path)
-            }
+        (None, _) => Mark::Added,
+        (_, None) => Mark::Removed,
+        (Some(l), Some(r)) if !values_equal(l, r) => Mark::Modified,
+        _ => Mark::Same,
+    }
+}
+
+impl Comparison {
+    /// Records the comparison of the child `pe`: its mark and its own sets.
+    fn put(&mut self, pe: PathElement, mark: Mark, sub: Comparison) {
+        match mark {
+            Mark::Same => {}
+            Mark::Added => self.added.push_member(pe.clone()),
+            Mark::Modified => self.modified.push_member(pe.clone()),
+            Mark::Removed => self.removed.push_member(pe.clone()),
+        }
+        if !sub.added.is_empty() {
+            self.added.put_child(pe.clone(), sub.added);
+        }
+        if !sub.modified.is_empty() {
+            self.modified.put_child(pe.clone(), sub.modified);
+        }
+        if !sub.removed.is_empty() {
+            self.removed.put_child(pe, sub.removed);
         }
     }
 }
 
+/// Compares a node; `c` receives the paths below it, the node's own mark is returned.
 fn cmp_node(
     schema: &Schema,
     ty: TypeId,
     lhs: Option<&Value>,
     rhs: Option<&Value>,
-    path: &mut Vec<PathElement>,
     c: &mut Comparison,
-) {
+) -> Mark {
     let atom = schema.atom(ty);
     let fl = deduce(atom, lhs);
     let fr = deduce(atom, rhs);
     let leaf = if rhs.is_none() {
-        cmp_form(schema, fl, lhs, rhs, path, c)
+        cmp_form(schema, fl, lhs, rhs, c)
     } else if lhs.is_none() || fl.same(&fr) {
-        cmp_form(schema, fr, lhs, rhs, path, c)
+        cmp_form(schema, fr, lhs, rhs, c)
     } else {
-        cmp_form(schema, fl, lhs, rhs, path, c);
-        cmp_form(schema, fr, lhs, rhs, path, c)
-    };
-    if !leaf {
-        if lhs.is_none() {
-            c.added.insert(path);
-        } else if rhs.is_none() {
-            c.removed.insert(path);
+        let first = cmp_form(schema, fl, lhs, rhs, c);
+        let second = cmp_form(schema, fr, lhs, rhs, c);
+        match (first, second) {
+            (Some(m), _) | (None, Some(m)) => Some(m),
+            _ => None,
         }
+    };
+    match leaf {
+        Some(m) => m,
+        None if lhs.is_none() => Mark::Added,
+        None if rhs.is_none() => Mark::Removed,
+        None => Mark::Same,
     }
 }
 
-/// Returns whether the node was a leaf.
+/// The node's mark when it is a leaf, `None` when its children were compared.
 fn cmp_form(
     schema: &Schema,
     form: Form<'_>,
     lhs: Option<&Value>,
     rhs: Option<&Value>,
-    path: &mut Vec<PathElement>,
     c: &mut Comparison,
-) -> bool {
+) -> Option<Mark> {
     match form {
-        Form::Scalar(_) | Form::Invalid => {
-            cmp_leaf(lhs, rhs, path, c);
-            true
-        }
+        Form::Scalar(_) | Form::Invalid => Some(leaf_mark(lhs, rhs)),
         Form::List(t) => {
             let (l, r) = (as_list(lhs), as_list(rhs));
             let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
             if t.kind == ListKind::Atomic || empty {
-                cmp_leaf(lhs, rhs, path, c);
-                return true;
+                return Some(leaf_mark(lhs, rhs));
             }
-            cmp_list(schema, t, l, r, path, c);
-            false
+            cmp_list(schema, t, l, r, c);
+            None
         }
         Form::Map(t) => {
             let (l, r) = (as_map(lhs), as_map(rhs));
             let empty = l.is_none_or(|x| x.is_empty()) && r.is_none_or(|x| x.is_empty());
             if t.atomic || empty {
-                cmp_leaf(lhs, rhs, path, c);
-                return true;
+                return Some(leaf_mark(lhs, rhs));
             }
             let mut cur = t.cursor();
             zip_maps(l, r, |k, lv, rv| {
-                path.push(PathElement::Field(k.to_string()));
-                cmp_node(schema, cur.type_of(k).unwrap_or(DEDUCED), lv, rv, path, c);
-                path.pop();
+                let mut sub = Comparison::default();
+                let mark = cmp_node(schema, cur.type_of(k).unwrap_or(DEDUCED), lv, rv, &mut sub);
+                if mark != Mark::Same || !sub.is_same() {
+                    c.put(PathElement::Field(k.to_string()), mark, sub);
+                }
             });
-            false
+            None
         }
     }
 }
@@ -611,48 +643,77 @@ fn cmp_list(
     t: &ListType,
     l: Option<&Vec<Value>>,
     r: Option<&Vec<Value>>,
-    path: &mut Vec<PathElement>,
     c: &mut Comparison,
 ) {
     let li = index_items(schema, t, l);
     let ri = index_items(schema, t, r);
     let mut visit = |pe: &PathElement, lv: &[&Value], rv: &[&Value]| {
-        path.push(pe.clone());
-        match (lv, rv) {
-            ([], []) => {}
-            ([a], [b]) => cmp_node(schema, t.elem, Some(a), Some(b), path, c),
-            ([a], []) => cmp_node(schema, t.elem, Some(a), None, path, c),
-            ([], [b]) => cmp_node(schema, t.elem, None, Some(b), path, c),
+        let mut sub = Comparison::default();
+        let mark = match (lv, rv) {
+            ([], []) => Mark::Same,
+            ([a], [b]) => cmp_node(schema, t.elem, Some(a), Some(b), &mut sub),
+            ([a], []) => cmp_node(schema, t.elem, Some(a), None, &mut sub),
+            ([], [b]) => cmp_node(schema, t.elem, None, Some(b), &mut sub),
             // Duplicates before and after: compared as a whole.
             (a, b) if a.len() >= 2 && b.len() >= 2 => {
                 if a.len() != b.len() || a.iter().zip(b).any(|(x, y)| !values_equal(x, y)) {
-                    c.modified.insert(path)
+                    Mark::Modified
+                } else {
+                    Mark::Same
                 }
             }
-            // Duplicates no more: the item is new, the duplicate marker removed.
+            // Duplicates no more: the item compared as new, the duplicate marker removed.
             (a, b) if a.len() >= 2 => {
                 if let Some(r) = b.first() {
-                    cmp_node(schema, t.elem, None, Some(r), path, c);
+                    let mut inner = Comparison::default();
+                    let m = cmp_node(schema, t.elem, None, Some(r), &mut inner);
+                    c.put(pe.clone(), m, inner);
                 }
-                c.removed.insert(path);
+                Mark::Removed
             }
-            // New duplicates: the old item removed, the duplicate marker added.
+            // New duplicates: the old item compared as removed, the duplicate marker added.
             (a, _) => {
                 if let Some(l) = a.first() {
-                    cmp_node(schema, t.elem, Some(l), None, path, c);
+                    let mut inner = Comparison::default();
+                    let m = cmp_node(schema, t.elem, Some(l), None, &mut inner);
+                    c.put(pe.clone(), m, inner);
                 }
-                c.added.insert(path);
+                Mark::Added
             }
+        };
+        if mark != Mark::Same || !sub.is_same() {
+            c.put(pe.clone(), mark, sub);
         }
-        path.pop();
     };
-    for (pe, lv) in &li {
-        let rv = ri.get(pe).map(Vec::as_slice).unwrap_or(&[]);
-        visit(pe, lv, rv);
-    }
-    for (pe, rv) in &ri {
-        if !li.contains_key(pe) {
-            visit(pe, &[], rv);
+    // Both sides in element order, so that the sets grow by appending.
+    let mut a = li.iter().peekable();
+    let mut b = ri.iter().peekable();
+    loop {
+        match (a.peek(), b.peek()) {
+            (None, None) => break,
+            (Some((pe, lv)), None) => {
+                visit(pe, lv, &[]);
+                a.next();
+            }
+            (None, Some((pe, rv))) => {
+                visit(pe, &[], rv);
+                b.next();
+            }
+            (Some((pl, lv)), Some((pr, rv))) => match pl.cmp(pr) {
+                std::cmp::Ordering::Less => {
+                    visit(pl, lv, &[]);
+                    a.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    visit(pr, &[], rv);
+                    b.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    visit(pl, lv, rv);
+                    a.next();
+                    b.next();
+                }
+            },
         }
     }
 }
@@ -774,72 +835,105 @@ fn merge_in(schema: &Schema, ty: TypeId, target: &mut Value, rhs: &Value) -> boo
     }
 }
 
-type Order<'v> = (Vec<PathElement>, BTreeMap<PathElement, &'v Value>);
-
-/// The distinct items of a list, in order (a repeated item counts once).
-fn item_order<'v>(schema: &Schema, t: &ListType, items: Option<&'v Vec<Value>>) -> Order<'v> {
-    let mut pes: Vec<PathElement> = Vec::new();
-    let mut seen: BTreeMap<PathElement, &'v Value> = BTreeMap::new();
-    for (i, item) in items.into_iter().flatten().enumerate() {
-        if let Ok(pe) = list_item_pe(schema, t, i, item) {
-            if !seen.contains_key(&pe) {
-                seen.insert(pe.clone(), item);
-                pes.push(pe);
-            }
-        }
-    }
-    (pes, seen)
+/// The items of a list with their path elements, in order; unidentifiable items skipped.
+fn identified<'v>(
+    schema: &Schema,
+    t: &ListType,
+    items: Option<&'v Vec<Value>>,
+) -> Vec<(PathElement, &'v Value)> {
+    items
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, item)| list_item_pe(schema, t, i, item).ok().map(|pe| (pe, item)))
+        .collect()
 }
 
-/// Upstream's item order: the items of `lhs`, the configuration's items (new or shared) where
-/// the configuration puts them relative to the shared ones.
+/// Upstream's item order: the live items in their order, the configuration's items (new or
+/// shared) where the configuration puts them relative to the shared ones. A live item present
+/// several times (duplicates, allowed in stored objects) is kept as it is where the
+/// configuration does not mention it, else replaced by the configuration's item, once.
 fn merge_list(
     schema: &Schema,
     t: &ListType,
     l: Option<&Vec<Value>>,
     r: Option<&Vec<Value>>,
 ) -> Vec<Value> {
-    let (lo, lseen) = item_order(schema, t, l);
-    let (ro, rseen) = item_order(schema, t, r);
-    let mut shared = ro.iter().filter(|pe| lseen.contains_key(*pe));
+    let lhs = identified(schema, t, l);
+    let mut rhs = identified(schema, t, r);
+    // The configuration has no duplicates (validated); should it have, the first counts.
+    {
+        let mut seen: Vec<&PathElement> = Vec::with_capacity(rhs.len());
+        let mut keep = vec![true; rhs.len()];
+        for (i, (pe, _)) in rhs.iter().enumerate() {
+            match seen.binary_search(&pe) {
+                Ok(_) => keep[i] = false,
+                Err(at) => seen.insert(at, pe),
+            }
+        }
+        let mut k = keep.iter();
+        rhs.retain(|_| *k.next().unwrap_or(&true));
+    }
+    // Live items by element: the value when it occurs once, None when duplicated.
+    let mut live: BTreeMap<&PathElement, Option<&Value>> = BTreeMap::new();
+    for (pe, v) in &lhs {
+        live.entry(pe).and_modify(|x| *x = None).or_insert(Some(*v));
+    }
+    let in_rhs: BTreeMap<&PathElement, &Value> = rhs.iter().map(|(pe, v)| (pe, *v)).collect();
+    let mut shared = rhs
+        .iter()
+        .map(|(pe, _)| pe)
+        .filter(|pe| live.contains_key(pe));
     let mut next_shared = shared.next();
-    let mut out = Vec::with_capacity(lo.len().max(ro.len()));
-    let item = |_pe: &PathElement, lv: Option<&Value>, rv: Option<&Value>| {
-        merge_node(schema, t.elem, lv, rv)
+    let mut merged: std::collections::BTreeSet<&PathElement> = Default::default();
+    let mut out = Vec::with_capacity(lhs.len().max(rhs.len()));
+    let item = |pe: &PathElement, rv: Option<&Value>| {
+        let lv = live.get(pe).copied().flatten();
+        match (lv, rv) {
+            (None, None) => None,
+            _ => merge_node(schema, t.elem, lv, rv),
+        }
     };
     let (mut li, mut ri) = (0, 0);
-    while li < lo.len() || ri < ro.len() {
-        if li < lo.len() && ri < ro.len() {
-            let pe = &lo[li];
-            if *pe == ro[ri] {
-                out.extend(item(pe, lseen.get(pe).copied(), rseen.get(pe).copied()));
+    while li < lhs.len() || ri < rhs.len() {
+        if li < lhs.len() && ri < rhs.len() {
+            let pe = &lhs[li].0;
+            if *pe == rhs[ri].0 {
+                merged.insert(pe);
+                out.extend(item(pe, Some(rhs[ri].1)));
                 li += 1;
                 ri += 1;
                 next_shared = shared.next();
                 continue;
             }
-            if rseen.contains_key(pe) && next_shared.is_some_and(|n| n != pe) {
+            if in_rhs.contains_key(pe) && next_shared.is_some_and(|n| n != pe) {
                 li += 1;
                 continue;
             }
         }
-        if li < lo.len() {
-            let pe = &lo[li];
-            if !rseen.contains_key(pe) {
-                out.extend(item(pe, lseen.get(pe).copied(), None));
+        if li < lhs.len() {
+            let (pe, v) = &lhs[li];
+            if !in_rhs.contains_key(pe) {
+                // Each occurrence as it is.
+                out.extend(merge_node(schema, t.elem, Some(v), None));
+                li += 1;
+                continue;
+            }
+            if merged.contains(pe) {
                 li += 1;
                 continue;
             }
         }
-        if ri < ro.len() {
-            let pe = &ro[ri];
-            out.extend(item(pe, lseen.get(pe).copied(), rseen.get(pe).copied()));
+        if ri < rhs.len() {
+            let (pe, rv) = &rhs[ri];
+            merged.insert(pe);
+            out.extend(item(pe, Some(rv)));
             ri += 1;
             if next_shared == Some(pe) {
                 next_shared = shared.next();
             }
         } else {
-            // Unreachable by construction; never loop forever.
+            // Only reachable for an item already merged; never loop forever.
             li += 1;
         }
     }
@@ -951,4 +1045,308 @@ fn ensure_named(schema: &Schema, ty: Option<TypeId>, set: &Set) -> Set {
         out.put_child(pe.clone(), ensure_named(schema, child_ty, child));
     }
     out
+}
+
+/// `set` reconciled with a schema that changed since it was written (upstream's
+/// `ReconcileFieldSetWithSchema`): a granular map, struct or list that is now atomic is owned
+/// as a whole. `None` when nothing changes (always for a schema deducing every type).
+pub fn reconcile_with_schema(schema: &Schema, set: &Set) -> Option<Set> {
+    if schema.root() == DEDUCED {
+        return None;
+    }
+    reconcile_node(schema, schema.root(), set)
+}
+
+fn reconcile_node(schema: &Schema, ty: TypeId, set: &Set) -> Option<Set> {
+    let atom = schema.atom(ty);
+    let mut out: Option<Set> = None;
+    for (pe, child) in set.children() {
+        let child_ty = match pe {
+            PathElement::Field(name) => atom
+                .map
+                .as_ref()
+                .and_then(|m| m.field(name).map(|f| f.ty).or(m.elem)),
+            _ => atom.list.as_ref().map(|l| l.elem),
+        };
+        let Some(child_ty) = child_ty else { continue };
+        let a = schema.atom(child_ty);
+        // The form a schema alone picks: map, then scalar, then list.
+        let now_atomic = match (&a.map, a.scalar, &a.list) {
+            (Some(m), _, _) => m.atomic,
+            (None, Some(_), _) => false,
+            (None, None, Some(l)) => l.kind == ListKind::Atomic,
+            _ => false,
+        };
+        if now_atomic {
+            let o = out.get_or_insert_with(|| set.clone());
+            o.remove_child(pe);
+            o.insert_member(pe.clone());
+        } else if let Some(fixed) = reconcile_node(schema, child_ty, child) {
+            let o = out.get_or_insert_with(|| set.clone());
+            o.remove_child(pe);
+            o.put_child(pe.clone(), fixed);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Schema {
+        Schema::from_crd(
+            Some(&json!({"type": "object", "properties": {
+                "strs": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "bools": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "boolean"}},
+                "nums": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "number"}},
+                "atomic": {"type": "array", "items": {"type": "string"}},
+                "items": {"type": "array", "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name", "n"],
+                    "items": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "n": {"type": "integer"},
+                        "flag": {"type": "boolean"}, "v": {"type": "integer"},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}},
+                "inner": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "free": {"type": "object", "additionalProperties": {"type": "string"}},
+            }})),
+            &Map::new(),
+        )
+        .unwrap()
+    }
+
+    fn check(cases: &[(Value, Value, Value)]) {
+        let s = schema();
+        for (l, r, want) in cases {
+            let got = merge(&s, Some(l), Some(r)).unwrap_or(Value::Null);
+            assert_eq!(&got, want, "merge {l} <- {r}");
+            let mut inplace = l.clone();
+            merge_into(&s, &mut inplace, r);
+            assert_eq!(&inplace, want, "merge_into {l} <- {r}");
+        }
+    }
+
+    #[test]
+    fn merge_of_sets_keeps_live_order_around_shared_items() {
+        let c = |l: &[&str], r: &[&str], o: &[&str]| {
+            (json!({"strs": l}), json!({"strs": r}), json!({"strs": o}))
+        };
+        check(&[
+            c(&["x", "y", "z"], &["x", "y"], &["x", "y", "z"]),
+            c(&["x", "y"], &["x", "y", "z"], &["x", "y", "z"]),
+            c(&["x", "y"], &["y", "x"], &["y", "x"]),
+            c(&["p", "q", "r"], &["s", "t"], &["p", "q", "r", "s", "t"]),
+            c(
+                &["p", "q", "r"],
+                &["r", "s", "t"],
+                &["p", "q", "r", "s", "t"],
+            ),
+            c(
+                &["p", "q", "r", "w", "v"],
+                &["r", "s", "t", "v"],
+                &["p", "q", "r", "w", "s", "t", "v"],
+            ),
+            c(
+                &["r", "s", "t", "v"],
+                &["p", "r", "t"],
+                &["p", "r", "s", "t", "v"],
+            ),
+            c(
+                &["r", "p", "w", "v"],
+                &["r", "v", "p", "w"],
+                &["r", "v", "p", "w"],
+            ),
+            c(
+                &["p", "q", "r", "s"],
+                &["s", "t", "u", "p"],
+                &["q", "r", "s", "t", "u", "p"],
+            ),
+            // Live duplicates: kept where untouched, once where applied.
+            c(&["p", "q", "q"], &["r"], &["p", "q", "q", "r"]),
+            c(&["p", "q", "q"], &["q"], &["p", "q"]),
+            c(&["p", "q", "q"], &["p"], &["p", "q", "q"]),
+            c(
+                &["p", "q", "r", "s", "t", "r"],
+                &["1", "q", "2", "t", "s"],
+                &["p", "1", "q", "r", "2", "t", "r", "s"],
+            ),
+            c(
+                &["p", "p", "q", "q"],
+                &["q", "r", "s"],
+                &["p", "p", "q", "r", "s"],
+            ),
+            c(
+                &["r", "p", "w", "v", "r", "p"],
+                &["r", "v", "p", "w"],
+                &["r", "v", "p", "w"],
+            ),
+        ]);
+        check(&[
+            (
+                json!({"bools": [true]}),
+                json!({"bools": [false]}),
+                json!({"bools": [true, false]}),
+            ),
+            (
+                json!({"bools": [true, false, true]}),
+                json!({"bools": [true]}),
+                json!({"bools": [true, false]}),
+            ),
+            (
+                json!({"nums": [1, 2, 3.5]}),
+                json!({"nums": [1, 2, 3]}),
+                json!({"nums": [1, 2, 3.5, 3]}),
+            ),
+            (
+                json!({"strs": ["x"]}),
+                json!({"strs": []}),
+                json!({"strs": ["x"]}),
+            ),
+            (
+                json!({"strs": []}),
+                json!({"strs": ["x"]}),
+                json!({"strs": ["x"]}),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn merge_of_keyed_lists_atomic_lists_and_empty_values() {
+        let i = |name: &str, n: i64| json!({"name": name, "n": n});
+        check(&[
+            (
+                json!({"items": [i("a", 1)]}),
+                json!({"items": [i("a", 2)]}),
+                json!({"items": [i("a", 1), i("a", 2)]}),
+            ),
+            (
+                json!({"items": [i("a", 1), i("b", 1)]}),
+                json!({"items": [i("a", 1), i("a", 2)]}),
+                json!({"items": [i("a", 1), i("b", 1), i("a", 2)]}),
+            ),
+            (
+                json!({"items": [i("b", 2)]}),
+                json!({"items": [i("a", 1), i("b", 2), i("c", 3)]}),
+                json!({"items": [i("a", 1), i("b", 2), i("c", 3)]}),
+            ),
+            (
+                json!({"items": [i("a", 1), i("b", 2), i("c", 3)]}),
+                json!({"items": [i("c", 3), i("a", 1)]}),
+                json!({"items": [i("b", 2), i("c", 3), i("a", 1)]}),
+            ),
+            // A duplicated live item is replaced by the configuration's, not merged.
+            (
+                json!({"items": [{"name": "a", "n": 1, "flag": true}, i("b", 2), {"name": "a", "n": 1, "v": 2}]}),
+                json!({"items": [{"name": "a", "n": 1, "v": 3}, i("c", 3), i("b", 2)]}),
+                json!({"items": [{"name": "a", "n": 1, "v": 3}, i("c", 3), i("b", 2)]}),
+            ),
+            (
+                json!({"items": [{"name": "a", "n": 1, "v": 1}, {"name": "a", "n": 1, "v": 2}]}),
+                json!({"items": []}),
+                json!({"items": [{"name": "a", "n": 1, "v": 1}, {"name": "a", "n": 1, "v": 2}]}),
+            ),
+            // Fields of a shared item merge.
+            (
+                json!({"items": [{"name": "a", "n": 1, "flag": true, "labels": {"x": "1"}}]}),
+                json!({"items": [{"name": "a", "n": 1, "v": 5, "labels": {"y": "2"}}]}),
+                json!({"items": [{"name": "a", "n": 1, "flag": true, "v": 5, "labels": {"x": "1", "y": "2"}}]}),
+            ),
+            (
+                json!({"atomic": ["a", "a", "a"]}),
+                json!({"atomic": null}),
+                json!({"atomic": null}),
+            ),
+            (
+                json!({"atomic": ["a", "b"]}),
+                json!({"atomic": []}),
+                json!({"atomic": []}),
+            ),
+            (
+                json!({"atomic": ["a", "a", "a"]}),
+                json!({"atomic": ["a", "a"]}),
+                json!({"atomic": ["a", "a"]}),
+            ),
+            (json!({}), json!({"free": {}}), json!({"free": {}})),
+            (json!({}), json!({"free": null}), json!({"free": null})),
+            (
+                json!({"free": null}),
+                json!({"free": {}}),
+                json!({"free": {}}),
+            ),
+            (
+                json!({"free": {}}),
+                json!({"free": null}),
+                json!({"free": null}),
+            ),
+            (
+                json!({"inner": {}}),
+                json!({"inner": null}),
+                json!({"inner": null}),
+            ),
+            (
+                json!({"inner": {"x": "1"}}),
+                json!({"inner": null}),
+                json!({"inner": {"x": "1"}}),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn sets_follow_lists_and_maps_made_atomic() {
+        let s = schema();
+        let set = Set::from_fields_v1(&json!({"f:free": {"f:k": {}}, "f:strs": {"v:\"x\"": {}}}))
+            .unwrap();
+        assert_eq!(reconcile_with_schema(&s, &set), None);
+        let atomic = Schema::from_crd(
+            Some(&json!({"type": "object", "properties": {
+                "strs": {"type": "array", "items": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-map-type": "atomic",
+                    "additionalProperties": {"type": "string"}}}})),
+            &Map::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            reconcile_with_schema(&atomic, &set).map(|s| s.to_fields_v1()),
+            Some(json!({"f:free": {}, "f:strs": {}}))
+        );
+        assert_eq!(reconcile_with_schema(&Schema::deduced(), &set), None);
+    }
+
+    #[test]
+    fn field_sets_compare_and_remove() {
+        let s = schema();
+        let v = json!({"strs": ["x"], "inner": {}, "free": {"k": "v"}, "atomic": ["a"],
+            "items": [{"name": "a", "n": 1, "v": 2}]});
+        assert_eq!(
+            to_field_set(&s, &v).to_fields_v1_string(),
+            r#"{"f:atomic":{},"f:free":{"f:k":{}},"f:inner":{},"f:items":{"k:{\"n\":1,\"name\":\"a\"}":{".":{},"f:n":{},"f:name":{},"f:v":{}}},"f:strs":{"v:\"x\"":{}}}"#
+        );
+        let c = compare(
+            &s,
+            Some(&json!({"inner": {"x": "1"}, "strs": ["x"]})),
+            Some(&json!({"inner": {"x": "2"}, "free": {"k": "v"}})),
+        );
+        assert_eq!(
+            c.modified.to_fields_v1_string(),
+            r#"{"f:inner":{"f:x":{}}}"#
+        );
+        assert_eq!(
+            c.added.to_fields_v1_string(),
+            r#"{"f:free":{".":{},"f:k":{}}}"#
+        );
+        assert_eq!(
+            c.removed.to_fields_v1_string(),
+            r#"{"f:strs":{".":{},"v:\"x\"":{}}}"#
+        );
+        // Removing every field of a map leaves null, as upstream.
+        let mut rm = Set::new();
+        rm.insert(&[PathElement::field("free"), PathElement::field("k")]);
+        assert_eq!(remove_items(&s, &v, &rm)["free"], Value::Null);
+        let ensured = ensure_named_fields_are_members(&s, &rm);
+        assert_eq!(
+            ensured.to_fields_v1_string(),
+            r#"{"f:free":{".":{},"f:k":{}}}"#
+        );
+    }
 }

@@ -192,7 +192,7 @@ fn apply_creates_and_owns_what_it_applies() {
     );
     // Not the byte form of the JSON value: upstream's own order.
     let mf = ManagedFields::decode(out["metadata"].get("managedFields")).unwrap();
-    let set = &mf.entries.values().next().unwrap().set;
+    let set = mf.entries.values().next().unwrap().set();
     assert_eq!(
         set.to_fields_v1_string(),
         r#"{"f:spec":{"f:containers":{"k:{\"name\":\"a\"}":{".":{},"f:image":{},"f:name":{}}},"f:cronSpec":{}}}"#
@@ -261,6 +261,14 @@ fn conflicts_with_another_applier_and_force() {
     assert_eq!(causes[0].reason, "FieldManagerConflict");
     assert_eq!(causes[0].message, "conflict with \"one\"");
     assert_eq!(causes[0].field, ".spec.image");
+    assert_eq!(
+        err.to_api_error().to_status(),
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Apply failed with 1 conflict: conflict with \"one\": .spec.image",
+            "reason": "Conflict", "code": 409,
+            "details": {"causes": [{"reason": "FieldManagerConflict",
+                "message": "conflict with \"one\"", "field": ".spec.image"}]}})
+    );
     // Forced: "two" takes image, "one" is left with nothing and disappears.
     let out = apply(
         &fm(&s),
@@ -555,6 +563,18 @@ fn invalid_configurations_fail_as_upstream() {
         err.to_string(),
         "failed to create typed patch object (default/c; stable.example.com/v1, Kind=CronTab): errors:\n  .spec.replicas: expected numeric (int or float), got string\n  .spec.tags: duplicate entries for key [=\"a\"]"
     );
+    for (v, got) in [
+        (json!(1), "1"),
+        (json!(true), "true"),
+        (json!(2026.01), "2026.01"),
+        (json!([]), "[]interface {}{}"),
+    ] {
+        let err = apply(&fm(&s), None, obj(json!({"image": v})), "m", false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("failed to create typed patch object (default/c; stable.example.com/v1, Kind=CronTab): .spec.image: expected string, got &value.valueUnstructured{{Value:{got}}}")
+        );
+    }
     let mut wrong = obj(json!({}));
     wrong["apiVersion"] = json!("stable.example.com/v2");
     let err = apply(&fm(&s), None, wrong, "m", false).unwrap_err();
@@ -759,9 +779,180 @@ fn builtin_service_ports_keyed_by_port_and_defaulted_protocol() {
     let out = f.apply(None, &cfg, "ctrl", false, T0).unwrap();
     // OwnerReference is an atomic struct: its item is owned whole.
     let mf = ManagedFields::decode(out["metadata"].get("managedFields")).unwrap();
-    let set: &Set = &mf.entries.values().next().unwrap().set;
+    let set: &Set = mf.entries.values().next().unwrap().set();
     assert_eq!(
         set.to_fields_v1_string(),
         r#"{"f:metadata":{"f:finalizers":{"v:\"x\"":{}},"f:labels":{"f:a":{}},"f:ownerReferences":{"k:{\"uid\":\"123\"}":{}}},"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}},"f:selector":{}}}"#
+    );
+}
+
+#[test]
+fn live_objects_that_do_not_fit_the_schema() {
+    let s = crontab_schema();
+    let mut live = stored(obj(json!({"image": "i"})));
+    live["spec"]["undeclared"] = json!(1);
+    // Without managed fields, the first apply types the live object for before-first-apply.
+    let err = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "m", false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "failed to create manager for existing fields: failed to convert new object (default/c; stable.example.com/v1, Kind=CronTab) to smd typed: .spec.undeclared: field not declared in schema"
+    );
+    live["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Update",
+        "apiVersion": AV, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:image": {}}}}]);
+    let err = apply(&fm(&s), Some(&live), obj(json!({"image": "j"})), "m", false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "failed to create typed live object (default/c; stable.example.com/v1, Kind=CronTab): .spec.undeclared: field not declared in schema"
+    );
+    // An update keeps the stored managed fields.
+    let mut new = live.clone();
+    new["spec"]["image"] = json!("k");
+    fm(&s).update(Some(&live), &mut new, "editor", T1);
+    assert_eq!(
+        new["metadata"]["managedFields"],
+        live["metadata"]["managedFields"]
+    );
+}
+
+#[test]
+fn configmap_applied_by_kubectl_as_the_documentation_shows() {
+    // The server-side apply documentation's ConfigMap: a label and a data key, applied by
+    // kubectl, then another manager changing the data key conflicts unless forced.
+    let d = defs();
+    let s = Schema::from_definition("io.k8s.api.core.v1.ConfigMap", &d).unwrap();
+    let f = FieldManager {
+        schema: &s,
+        api_version: "v1",
+        kind: "ConfigMap",
+        subresource: "",
+        reset_fields: None,
+    };
+    let cfg = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "test-cm", "namespace": "default", "labels": {"test-label": "test"}},
+        "data": {"key": "some value"}});
+    let live = stored(f.apply(None, &cfg, "kubectl", false, T0).unwrap());
+    assert_eq!(
+        live["metadata"]["managedFields"],
+        json!([{"apiVersion": "v1", "fieldsType": "FieldsV1", "manager": "kubectl",
+            "operation": "Apply", "time": T0,
+            "fieldsV1": {"f:data": {"f:key": {}}, "f:metadata": {"f:labels": {"f:test-label": {}}}}}])
+    );
+    let mut other = cfg.clone();
+    other["data"]["key"] = json!("new value");
+    let err = f
+        .apply(Some(&live), &other, "other", false, T1)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Apply failed with 1 conflict: conflict with \"kubectl\": .data.key"
+    );
+    // An Update (e.g. kubectl edit) takes the field without conflict.
+    let mut edited = live.clone();
+    edited["data"]["key"] = json!("edited");
+    f.update(Some(&live), &mut edited, "kubectl-edit", T2);
+    let mf = &edited["metadata"]["managedFields"];
+    assert_eq!(
+        mf[0]["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {"f:test-label": {}}}})
+    );
+    assert_eq!(mf[1]["manager"], "kubectl-edit");
+    assert_eq!(mf[1]["fieldsV1"], json!({"f:data": {"f:key": {}}}));
+}
+
+#[test]
+fn manager_names_from_user_agents_and_patch_options() {
+    use crest_managedfields::fieldmanager::validate_patch_options;
+    use crest_managedfields::manager_or_user_agent;
+    assert_eq!(
+        manager_or_user_agent(None, "kubectl/v1.32.0 (linux/amd64) kubernetes/70d3cc9"),
+        "kubectl"
+    );
+    assert_eq!(
+        manager_or_user_agent(Some("mine"), "kubectl/v1.32.0"),
+        "mine"
+    );
+    assert_eq!(manager_or_user_agent(Some(""), "kube-rs/0.98"), "kube-rs");
+    assert_eq!(manager_or_user_agent(None, "a\u{7}b/1"), "ab");
+    let errs = validate_patch_options(true, "", false);
+    assert_eq!(
+        errs[0].to_string(),
+        "fieldManager: Required value: is required for apply patch"
+    );
+    let errs = validate_patch_options(false, "x", true);
+    assert_eq!(
+        errs[0].to_string(),
+        "force: Forbidden: may not be specified for non-apply patch"
+    );
+    let long = "x".repeat(129);
+    let errs = validate_patch_options(false, &long, false);
+    assert_eq!(
+        errs[0].to_string(),
+        "fieldManager: Too long: may not be more than 128 bytes"
+    );
+}
+
+#[test]
+fn client_sent_fields_are_written_in_canonical_form() {
+    let s = crontab_schema();
+    let mut live = obj(json!({"image": "i"}));
+    fm(&s).update(None, &mut live, "creator", T0);
+    let live = stored(live);
+    let mut new = live.clone();
+    // `{".": {}}` alone is the member itself: written back as `{}`.
+    new["metadata"]["managedFields"][0]["fieldsV1"] =
+        json!({"f:spec": {".": {}, "f:image": {".": {}}}});
+    fm(&s).update(Some(&live), &mut new, "editor", T1);
+    assert_eq!(
+        new["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {".": {}, "f:image": {}}})
+    );
+}
+
+#[test]
+fn every_builtin_definition_compiles() {
+    let mut all = defs();
+    for src in [
+        include_str!("../../crest-openapi/src/builtin/apiextensions_v1.json"),
+        include_str!("../../crest-openapi/src/builtin/coordination_v1.json"),
+        include_str!("../../crest-openapi/src/builtin/discovery_v1.json"),
+        include_str!("../../crest-openapi/src/builtin/events_v1.json"),
+        include_str!("../../crest-openapi/src/builtin/storagemigration_v1alpha1.json"),
+    ] {
+        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(src) {
+            all.extend(m);
+        }
+    }
+    for name in all.keys() {
+        if let Err(e) = Schema::from_definition(name, &all) {
+            panic!("{name}: {e}");
+        }
+    }
+    // A CRD applied server-side (how many tools install them): its schema is recursive.
+    let s = Schema::from_definition(
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+        &all,
+    )
+    .unwrap();
+    let f = FieldManager {
+        schema: &s,
+        api_version: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        subresource: "",
+        reset_fields: None,
+    };
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crontabs.stable.example.com"},
+        "spec": {"group": "stable.example.com", "scope": "Namespaced",
+            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"cronSpec": {"type": "string"}}}}}}}]}});
+    let out = f.apply(None, &crd, "kubectl", false, T0).unwrap();
+    let e = entries(&out);
+    // `versions` is an atomic list in the published definition: owned whole.
+    assert_eq!(
+        e[0].2["f:spec"],
+        json!({"f:group": {}, "f:names": {"f:kind": {}, "f:plural": {}, "f:singular": {}},
+            "f:scope": {}, "f:versions": {}})
     );
 }

@@ -274,8 +274,8 @@ async fn options_conflict_status_and_status_subresource() {
 
 /// kubectl create records an Update by kubectl-create; a built-in kind's apply removes the
 /// keys its applier stops applying.
-#[test]
-fn builtin_kinds_apply_and_record_updates() {
+#[tokio::test]
+async fn builtin_kinds_apply_and_record_updates() {
     let s = Server::start();
     s.kubectl_ok(&["create", "configmap", "made", "--from-literal=a=b"]);
     let v: Value = serde_json::from_str(&s.kubectl_ok(&[
@@ -289,6 +289,32 @@ fn builtin_kinds_apply_and_record_updates() {
     .unwrap();
     let e = entry(&v, "kubectl-create", "Update").expect("kubectl-create's Update entry");
     assert_eq!(e["fieldsV1"], json!({"f:data": {".": {}, "f:a": {}}}));
+    // Defaults come before the field manager, as the decoder's: the namespace label, a
+    // Service port's protocol (a list-map key), as kube-apiserver records them.
+    s.kubectl_ok(&["create", "namespace", "made"]);
+    let (_, ns) = s
+        .http_json("GET", "/api/v1/namespaces/made", "application/json", None)
+        .await;
+    let e = entry(&ns, "kubectl-create", "Update").expect("namespace entry");
+    assert_eq!(
+        e["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}})
+    );
+    s.kubectl_ok(&["create", "service", "clusterip", "web", "--tcp=80:8080"]);
+    let (_, svc) = s
+        .http_json(
+            "GET",
+            "/api/v1/namespaces/default/services/web",
+            "application/json",
+            None,
+        )
+        .await;
+    let e = entry(&svc, "kubectl-create", "Update").expect("service entry");
+    let ports = &e["fieldsV1"]["f:spec"]["f:ports"];
+    assert!(
+        ports.get(r#"k:{"port":80,"protocol":"TCP"}"#).is_some(),
+        "{e}"
+    );
     let cm = |keys: &str| {
         format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n{keys}")
     };

@@ -212,6 +212,15 @@ pub fn encodable(api_version: &str, kind: &str) -> bool {
     Messages::get().for_kind(api_version, kind).is_some()
 }
 
+/// Go's JSON encoding of the zero value of a built-in kind's struct (struct fields `{}`, a zero
+/// Time `null`, fields without omitempty zero): what kube-apiserver's field manager compares a
+/// created object against. `None` for kinds without a message (custom resources).
+pub fn zero_object(api_version: &str, kind: &str) -> Option<Value> {
+    let msgs = Messages::get();
+    let m = msgs.for_kind(api_version, kind)?;
+    decode::message(msgs, m, &[], 0).ok()
+}
+
 /// `obj` (with its `apiVersion` and `kind`) in the envelope, as kube-apiserver's protobuf
 /// serializer writes a response body; `None` when the kind has no message.
 pub fn encode_object(obj: &Value) -> Option<Vec<u8>> {

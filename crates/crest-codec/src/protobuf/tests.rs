@@ -711,3 +711,21 @@ fn watch_frames_are_length_prefixed_watch_events() {
     let expected = [str_field(1, "ADDED"), len_field(2, &len_field(1, &obj))].concat();
     assert_eq!(&out[4..], expected.as_slice());
 }
+
+#[test]
+fn zero_objects_are_gos_json_of_the_zero_struct() {
+    assert_eq!(
+        zero_object("v1", "Namespace").unwrap(),
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}, "status": {}})
+    );
+    assert_eq!(
+        zero_object("v1", "Service").unwrap(),
+        json!({"metadata": {"creationTimestamp": null}, "spec": {},
+               "status": {"loadBalancer": {}}})
+    );
+    assert_eq!(
+        zero_object("v1", "ConfigMap").unwrap(),
+        json!({"metadata": {"creationTimestamp": null}})
+    );
+    assert!(zero_object("stable.example.com/v1", "CronTab").is_none());
+}

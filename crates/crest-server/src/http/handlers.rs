@@ -801,7 +801,7 @@ impl Ctx<'_> {
         let applied = |live: Option<&Value>| -> Result<Value, ApiError> {
             let mut doc = fm
                 .apply(live, &config, &manager, force, &meta::now_rfc3339())
-                .map_err(apply_error)?;
+                .map_err(|e| e.to_api_error())?;
             self.coerce(&mut doc, true, &dups, None)?;
             Ok(doc)
         };
@@ -1151,29 +1151,6 @@ fn apply_patch(
         }
     }
     Ok(doc)
-}
-
-/// An apply failure as the apiserver answers it: 409 with a cause per conflicting field, 400,
-/// or 500 for merge errors upstream does not type.
-fn apply_error(e: crest_managedfields::ApplyError) -> ApiError {
-    use crest_managedfields::ApplyError;
-    match e {
-        ApplyError::Conflicts(c) => {
-            // errors.NewApplyConflict: details hold only the causes.
-            let mut err = ApiError::new(409, crest_api::Reason::Conflict, c.to_string());
-            let causes: Vec<Value> = c
-                .causes()
-                .into_iter()
-                .map(|cause| json!({"reason": cause.reason, "message": cause.message, "field": cause.field}))
-                .collect();
-            let mut details = serde_json::Map::new();
-            details.insert("causes".into(), Value::Array(causes));
-            err.details = Some(details);
-            err
-        }
-        ApplyError::BadRequest(m) => ApiError::bad_request(m),
-        ApplyError::Internal(m) => ApiError::internal(m),
-    }
 }
 
 fn json_str(s: &str) -> String {

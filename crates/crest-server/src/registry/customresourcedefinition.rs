@@ -32,8 +32,10 @@ impl Strategy for CrdStrategy {
     fn status_subresource(&self) -> bool {
         true
     }
-    fn prepare_create(&self, obj: &mut Value) {
+    fn defaults(&self, obj: &mut Value) {
         crest_apiextensions::set_defaults(obj);
+    }
+    fn prepare_create(&self, obj: &mut Value) {
         if let Some(o) = obj.as_object_mut() {
             o.insert("status".into(), json!({}));
         }
@@ -47,7 +49,6 @@ impl Strategy for CrdStrategy {
         crest_apiextensions::validate_create(obj)
     }
     fn prepare_update(&self, new: &mut Value, old: &Value) {
-        crest_apiextensions::set_defaults(new);
         copy_field(new, old, "status");
         crest_apiextensions::add_stored_version(new);
         // A schema that was stored before the structural rules applied is reported, not refused.

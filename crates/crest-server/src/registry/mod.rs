@@ -534,7 +534,13 @@ impl Registry {
         }
         self.admit_namespace(def, ns, meta::name(&obj))?;
         opts.warn(dedup_owner_references(&mut obj, false));
-        record_update(def, None, &mut obj, "", opts);
+        // A built-in kind is compared against its Go zero value (upstream's `New()` object),
+        // a custom resource against nothing.
+        let zero = def
+            .typed
+            .and_then(|_| crest_codec::protobuf::zero_object(&def.api.api_version(), &def.api.kind));
+        def.strategy.defaults(&mut obj);
+        record_update(def, zero.as_ref(), &mut obj, "", opts);
         let strategy = def.strategy.as_ref();
         if let Some(m) = meta::meta_mut(&mut obj) {
             for f in [
@@ -844,6 +850,9 @@ impl Registry {
             UpdateMode::Status => "status",
             UpdateMode::Finalize => "finalize",
         };
+        if mode != UpdateMode::Finalize {
+            strategy.defaults(&mut obj);
+        }
         record_update(def, Some(&old), &mut obj, subresource, opts);
         match mode {
             UpdateMode::Main => {

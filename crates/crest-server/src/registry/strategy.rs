@@ -45,6 +45,12 @@ pub(crate) trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// The kind's scheme defaults (upstream's `SetDefaults_*`, run by the decoder): applied to
+    /// every written object before the field manager records the write, so managedFields
+    /// show defaulted fields as kube-apiserver's do. Custom resources are defaulted by their
+    /// schema when decoded.
+    fn defaults(&self, _obj: &mut Value) {}
+
     /// Resets fields the client may not set on create (after generic metadata handling).
     fn prepare_create(&self, _obj: &mut Value) {}
 

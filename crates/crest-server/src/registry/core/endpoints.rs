@@ -35,11 +35,8 @@ impl Strategy for EndpointsStrategy {
     fn uses_generation(&self) -> bool {
         false
     }
-    fn prepare_create(&self, obj: &mut Value) {
+    fn defaults(&self, obj: &mut Value) {
         crest_core_api::endpoints::set_defaults(obj);
-    }
-    fn prepare_update(&self, new: &mut Value, _old: &Value) {
-        crest_core_api::endpoints::set_defaults(new);
     }
     fn canonicalize(&self, obj: &mut Value) {
         crest_core_api::endpoints::repack_subsets(obj);

@@ -62,6 +62,10 @@ impl Strategy for NamespaceStrategy {
     fn status_subresource(&self) -> bool {
         true
     }
+    fn defaults(&self, obj: &mut Value) {
+        // SetDefaults_Namespace: the kubernetes.io/metadata.name label.
+        canonicalize_namespace(obj);
+    }
     fn prepare_create(&self, obj: &mut Value) {
         if let Some(o) = obj.as_object_mut() {
             o.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));

@@ -40,11 +40,10 @@ impl Strategy for SecretStrategy {
     fn uses_generation(&self) -> bool {
         false
     }
-    fn prepare_create(&self, obj: &mut Value) {
+    fn defaults(&self, obj: &mut Value) {
+        // The type default, and stringData merged into data as the v1 -> internal conversion
+        // does: both before the field manager, which sees the data keys.
         secret::default_and_convert(obj);
-    }
-    fn prepare_update(&self, new: &mut Value, _old: &Value) {
-        secret::default_and_convert(new);
     }
     fn validate_create(&self, obj: &Value, warnings: &mut Vec<String>) -> FieldErrors {
         warnings.extend(secret::warnings(obj));

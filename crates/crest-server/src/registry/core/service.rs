@@ -55,6 +55,9 @@ impl Strategy for ServiceStrategy {
     }
     // The REST storage's BeginCreate / BeginUpdate (storage.go, alloc.go): defaults, cluster
     // IPs kept in step and carried over, IP family fields, without allocating.
+    fn defaults(&self, obj: &mut Value) {
+        crest_core_api::service::set_defaults(obj);
+    }
     fn begin_create(&self, obj: &mut Value) -> FieldErrors {
         crest_core_api::service::begin_create(obj)
     }

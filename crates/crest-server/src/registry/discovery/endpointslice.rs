@@ -35,12 +35,13 @@ impl Strategy for EndpointSliceStrategy {
     fn allow_unconditional_update(&self) -> bool {
         true
     }
-    fn prepare_create(&self, obj: &mut Value) {
+    fn defaults(&self, obj: &mut Value) {
         crest_core_api::endpointslice::set_defaults(obj);
+    }
+    fn prepare_create(&self, obj: &mut Value) {
         crest_core_api::endpointslice::drop_topology_on_v1(obj, None);
     }
     fn prepare_update(&self, new: &mut Value, old: &Value) {
-        crest_core_api::endpointslice::set_defaults(new);
         crest_core_api::endpointslice::drop_topology_on_v1(new, Some(old));
     }
     fn generation_counts_labels(&self) -> bool {

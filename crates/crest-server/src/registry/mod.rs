@@ -536,9 +536,9 @@ impl Registry {
         opts.warn(dedup_owner_references(&mut obj, false));
         // A built-in kind is compared against its Go zero value (upstream's `New()` object),
         // a custom resource against nothing.
-        let zero = def
-            .typed
-            .and_then(|_| crest_codec::protobuf::zero_object(&def.api.api_version(), &def.api.kind));
+        let zero = def.typed.and_then(|_| {
+            crest_codec::protobuf::zero_object(&def.api.api_version(), &def.api.kind)
+        });
         def.strategy.defaults(&mut obj);
         record_update(def, zero.as_ref(), &mut obj, "", opts);
         let strategy = def.strategy.as_ref();

@@ -370,3 +370,36 @@ fn scale_writes_are_recorded_under_the_scale_subresource() {
     assert_eq!(scale["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
     s.stop();
 }
+
+/// An object made with client-side `kubectl apply` moves to server-side apply without
+/// conflicts: kubectl rewrites the client-side manager's entry, the server takes the
+/// last-applied annotation into account.
+#[test]
+fn client_side_apply_upgrades_to_server_side() {
+    let s = Server::start();
+    s.install_crd(CRONTAB_CRD);
+    s.apply_yaml(MY_CRONTAB);
+    let changed = MY_CRONTAB.replace("my-awesome-cron-image", "ssa-image");
+    let (ok, out, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(&changed));
+    assert!(ok, "{out}{err}");
+    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
+        "get",
+        "crontab",
+        "my-new-cron-object",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    assert_eq!(v["spec"]["image"], "ssa-image");
+    let e = entry(&v, "kubectl", "Apply").expect("kubectl's Apply entry");
+    assert_eq!(
+        e["fieldsV1"],
+        json!({"f:spec": {"f:cronSpec": {}, "f:image": {}}})
+    );
+    assert!(
+        entry(&v, "kubectl-client-side-apply", "Update").is_none(),
+        "{v}"
+    );
+    s.stop();
+}

@@ -368,6 +368,48 @@ fn scale_writes_are_recorded_under_the_scale_subresource() {
     assert_eq!(scale["manager"], "kubectl");
     assert_eq!(scale["apiVersion"], "stable.example.com/v1");
     assert_eq!(scale["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+
+    // Apply through /scale: an autoscaler owning the replicas.
+    let body = r#"{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"my-new-cron-object","namespace":"default"},"spec":{"replicas":5}}"#;
+    let out = s
+        .curl(&[
+            "-s",
+            "-X",
+            "PATCH",
+            "-H",
+            "Content-Type: application/apply-patch+yaml",
+            "--data",
+            body,
+            &format!(
+                "{}/apis/stable.example.com/v1/namespaces/default/crontabs/my-new-cron-object/scale?fieldManager=hpa&force=true",
+                s.base
+            ),
+        ])
+        .expect("curl");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["kind"], "Scale", "{answer}");
+    assert_eq!(answer["spec"]["replicas"], 5, "{answer}");
+    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
+        "get",
+        "crontab",
+        "my-new-cron-object",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]))
+    .unwrap();
+    assert_eq!(v["spec"]["replicas"], 5);
+    let hpa = entry(&v, "hpa", "Apply").unwrap_or_else(|| panic!("no hpa entry: {v}"));
+    assert_eq!(hpa["subresource"], "scale");
+    assert_eq!(hpa["apiVersion"], "stable.example.com/v1");
+    assert_eq!(hpa["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    // The replicas changed hands: kubectl's scale entry no longer owns them.
+    assert!(
+        managed(&v)
+            .iter()
+            .all(|e| e["manager"] != "kubectl" || e["subresource"] != "scale"),
+        "{v}"
+    );
     s.stop();
 }
 

@@ -980,6 +980,9 @@ impl Ctx<'_> {
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
         let paths = self.scale_paths(name)?;
+        if fmt == BodyFormat::ApplyPatch {
+            return self.apply_scale(ns, name, &paths, &body, out).await;
+        }
         let mut opts = self.write_options_for("PatchOptions", Some(false))?;
         // Recorded on the object as the change of its replicas field, under subresource
         // "scale" (as upstream's scale field manager converts the Scale's fields).
@@ -1004,6 +1007,67 @@ impl Ctx<'_> {
         .await
     }
 
+    /// Server-side apply through /scale, as upstream's ScaleHandler: the Scale shows the
+    /// object's entries that own its replicas path (as owning `.spec.replicas`), the apply
+    /// merges into that Scale, and the Scale's entries go back into the object's with the path
+    /// translated back; the replicas are then written as any /scale write.
+    async fn apply_scale(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        paths: &ScalePaths,
+        body: &[u8],
+        out: Output,
+    ) -> Result<Response<Body>, ApiError> {
+        use crest_managedfields::{scale as mfscale, FieldManager, ManagedFields, Schema};
+        let mut opts = self.write_options_for("PatchOptions", Some(true))?;
+        let force = self.query.bool("force")?;
+        let manager = opts.manager.take().unwrap_or_default();
+        let config: Value = serde_yaml_ng::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        let dups = self.duplicates(body, BodyFormat::Yaml)?;
+        let scale_schema = Schema::from_definition(
+            "io.k8s.api.autoscaling.v1.Scale",
+            crest_openapi::builtin_definitions(),
+        )
+        .map_err(ApiError::internal)?;
+        let api_version = self.def.api.api_version();
+        let replicas = crest_managedfields::Path::fields(
+            &paths
+                .spec_replicas
+                .trim_start_matches('.')
+                .split('.')
+                .collect::<Vec<_>>(),
+        );
+        let mappings: mfscale::ResourcePathMappings =
+            [(api_version.clone(), Some(replicas))].into_iter().collect();
+        let fm = FieldManager {
+            schema: &scale_schema,
+            api_version: "autoscaling/v1",
+            kind: "Scale",
+            subresource: "scale",
+            reset_fields: None,
+        };
+        self.write_scale_with(ns, name, paths, &opts, out, |cur| {
+            let parent = ManagedFields::decode(cur.pointer("/metadata/managedFields"))
+                .unwrap_or_default();
+            let (mut live, _) = paths.scale_of(cur).map_err(ApiError::bad_request)?;
+            mfscale::to_subresource(&parent, &mappings).encode_into(&mut live);
+            let applied = fm
+                .apply(Some(&live), &config, &manager, force, &meta::now_rfc3339())
+                .map_err(|e| e.to_api_error())?;
+            self.scale_field_validation(&applied, &dups, true)?;
+            let requested = scale::decode(&applied).map_err(ApiError::bad_request)?;
+            let scale_mf = ManagedFields::decode(applied.pointer("/metadata/managedFields"))
+                .unwrap_or_default();
+            let mut cr = cur.clone();
+            paths.apply(&requested, &mut cr)?;
+            mfscale::to_parent(&parent, &scale_mf, &api_version, &mappings).encode_into(&mut cr);
+            Ok(cr)
+        })
+        .await
+    }
+
     /// Writes the Scale `requested` computes from the current object into that object, as an
     /// update of the object (strategy, validation, conflicts), and answers the resulting Scale.
     async fn write_scale(
@@ -1015,15 +1079,30 @@ impl Ctx<'_> {
         out: Output,
         requested: impl Fn(&Value) -> Result<scale::RequestedScale, ApiError>,
     ) -> Result<Response<Body>, ApiError> {
+        self.write_scale_with(ns, name, paths, opts, out, |cur| {
+            let requested = requested(cur)?;
+            let mut cr = cur.clone();
+            paths.apply(&requested, &mut cr)?;
+            Ok(cr)
+        })
+        .await
+    }
+
+    /// Writes the object `write` makes of the current one, as an update of the object, and
+    /// answers the resulting Scale.
+    async fn write_scale_with(
+        &self,
+        ns: Option<&str>,
+        name: &str,
+        paths: &ScalePaths,
+        opts: &WriteOptions,
+        out: Output,
+        write: impl Fn(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Response<Body>, ApiError> {
         let updated = self
             .app
             .registry
-            .patch(&self.def, ns, name, UpdateMode::Main, opts, |cur| {
-                let requested = requested(cur)?;
-                let mut cr = cur.clone();
-                paths.apply(&requested, &mut cr)?;
-                Ok(cr)
-            })
+            .patch(&self.def, ns, name, UpdateMode::Main, opts, write)
             .await?;
         self.add_warnings(opts);
         self.scale_response(paths, &updated, out)

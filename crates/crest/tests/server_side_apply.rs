@@ -445,3 +445,51 @@ fn client_side_apply_upgrades_to_server_side() {
     );
     s.stop();
 }
+
+/// Events are written in one version and stored in the other: their writes are recorded in
+/// the request's version, and read the same through both.
+#[tokio::test]
+async fn events_record_managed_fields_in_the_request_version() {
+    let s = Server::start();
+    let ev = json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "e1", "namespace": "default"},
+        "involvedObject": {"kind": "ConfigMap", "name": "x", "namespace": "default", "apiVersion": "v1"},
+        "reason": "Made", "message": "hello", "type": "Normal", "source": {"component": "me"},
+        "count": 1, "firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:00:00Z"});
+    let (code, v) = s
+        .http_json(
+            "POST",
+            "/api/v1/namespaces/default/events?fieldManager=recorder",
+            "application/json",
+            Some(&ev),
+        )
+        .await;
+    assert_eq!(code, 201, "{v}");
+    let e = entry(&v, "recorder", "Update").expect("recorder entry");
+    assert_eq!(e["apiVersion"], "v1");
+    assert_eq!(e["fieldsV1"]["f:message"], json!({}));
+    let (code, modern) = s
+        .http_json(
+            "GET",
+            "/apis/events.k8s.io/v1/namespaces/default/events/e1",
+            "application/json",
+            None,
+        )
+        .await;
+    assert_eq!(code, 200);
+    assert_eq!(managed(&modern), managed(&v));
+    let (code, v) = s
+        .http_json(
+            "PATCH",
+            "/api/v1/namespaces/default/events/e1?fieldManager=editor",
+            "application/merge-patch+json",
+            Some(&json!({"message": "changed"})),
+        )
+        .await;
+    assert_eq!(code, 200, "{v}");
+    let e = entry(&v, "editor", "Update").expect("editor entry");
+    assert_eq!(e["fieldsV1"], json!({"f:message": {}}));
+    let r = entry(&v, "recorder", "Update").expect("recorder entry");
+    assert!(r["fieldsV1"].get("f:message").is_none(), "{v}");
+    s.stop();
+}

@@ -778,7 +778,13 @@ impl Registry {
         // A custom resource's update is prepared and validated in the request's version (the
         // stored object converted to it) and converted to the storage version only to be
         // written; a built-in kind's in its internal (stored) form, as upstream decodes it.
-        let old = if def.conversion.is_some() {
+        let old = if let Some(c) = &def.conversion {
+            // The field manager sees the write in the request's version, as upstream's does.
+            if mode == UpdateMode::Main {
+                let old_served = c.to_served(current.value()?);
+                def.strategy.defaults(&mut obj);
+                record_update(def, Some(&old_served), &mut obj, "", opts);
+            }
             self.to_storage_version(def, &mut obj)
                 .await
                 .map_err(Attempt::Failed)?;
@@ -850,10 +856,12 @@ impl Registry {
             UpdateMode::Status => "status",
             UpdateMode::Finalize => "finalize",
         };
-        if mode != UpdateMode::Finalize {
-            strategy.defaults(&mut obj);
+        if def.conversion.is_none() {
+            if mode != UpdateMode::Finalize {
+                strategy.defaults(&mut obj);
+            }
+            record_update(def, Some(&old), &mut obj, subresource, opts);
         }
-        record_update(def, Some(&old), &mut obj, subresource, opts);
         match mode {
             UpdateMode::Main => {
                 let begun = strategy.begin_update(&mut obj, &old);

@@ -83,15 +83,12 @@ impl ResourceDef {
     }
 
     /// The merge type of this resource version: the built-in kind's published definition, or
-    /// the custom resource version's structural schema (deduced when it has none). `None` when
-    /// it does not compile, or for a built-in kind stored in another version than it is served
-    /// in (its writes are prepared in the stored form): no managedFields are recorded then.
+    /// the custom resource version's structural schema (deduced when it has none); writes are
+    /// recorded against it in the request's version. `None` when it does not compile: no
+    /// managedFields are recorded then.
     pub(crate) fn managed_schema(&self) -> Option<&crest_managedfields::Schema> {
         self.managed_schema
             .get_or_init(|| {
-                if self.conversion.is_some() {
-                    return None;
-                }
                 let defs = crest_openapi::builtin_definitions();
                 let compiled = match self.typed {
                     Some(name) => crest_managedfields::Schema::from_definition(name, defs),

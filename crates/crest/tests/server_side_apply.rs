@@ -31,6 +31,17 @@ fn kubectl_server_side_apply_conflicts_and_force() {
     assert!(ok, "{out}{err}");
     assert!(out.contains("serverside-applied"), "{out}");
     s.wait_established("crontabs.stable.example.com");
+    let (ok, out, err) = s.kubectl_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=deployer",
+            "-f",
+            "-",
+        ],
+        Some(MY_CRONTAB),
+    );
+    assert!(ok, "{out}{err}");
     let (ok, out, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(MY_CRONTAB));
     assert!(ok, "{out}{err}");
     let v: Value = serde_json::from_str(&s.kubectl_ok(&[
@@ -43,6 +54,9 @@ fn kubectl_server_side_apply_conflicts_and_force() {
     ]))
     .unwrap();
     let e = entry(&v, "kubectl", "Apply").expect("an Apply entry for kubectl");
+    // The same values applied by two managers: both own them.
+    let d = entry(&v, "deployer", "Apply").expect("an Apply entry for deployer");
+    assert_eq!(d["fieldsV1"], e["fieldsV1"]);
     assert_eq!(e["apiVersion"], "stable.example.com/v1");
     assert_eq!(e["fieldsType"], "FieldsV1");
     assert_eq!(
@@ -251,6 +265,17 @@ async fn options_conflict_status_and_status_subresource() {
         m[0]["fieldsV1"],
         json!({"f:spec": {".": {}, "f:image": {}}})
     );
+    // A client clears managedFields with [{}] (an empty entry), as the docs describe.
+    let (code, v) = s
+        .http_json(
+            "PATCH",
+            &format!("{CRONTABS}/b"),
+            "application/merge-patch+json",
+            Some(&json!({"metadata": {"managedFields": [{}]}})),
+        )
+        .await;
+    assert_eq!(code, 200, "{v}");
+    assert!(managed(&v).is_empty(), "{v}");
     // 415 lists apply among the patch types.
     let (code, _, bytes) = s
         .http(

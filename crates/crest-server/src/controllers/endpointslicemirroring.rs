@@ -6,6 +6,7 @@
 //! garbage collector removes the slices with their Endpoints; this controller updates them and
 //! removes them when the Service goes or gets a selector.
 
+use crate::controllers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::{Preconditions, Registry, WriteOptions};
 use crate::store::keys::{self, ENDPOINTSLICE_PREFIX, ENDPOINTS_PREFIX, SERVICE_PREFIX};
 use crest_api::meta;
@@ -125,7 +126,7 @@ async fn reconcile(registry: &Registry, ns: &str, name: &str) -> Result<(), cres
             label(s, MANAGED_BY) == Some(CONTROLLER) && label(s, SERVICE_NAME) == Some(name)
         })
         .collect();
-    let opts = WriteOptions::default();
+    let opts = WriteOptions::by(KUBE_CONTROLLER_MANAGER);
     for want in &desired {
         let slice_name = meta::name(want);
         match existing.iter().find(|s| meta::name(s) == slice_name) {

@@ -13,6 +13,7 @@
 //! it does no work for objects without owner references beyond a byte search; it acts through
 //! the registry like any client (uid preconditions, so it never deletes a recreated object).
 
+use crate::controllers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::resources::{ResourceDef, Resources};
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
 use crate::store::cache::{CacheEvent, CachedObject};
@@ -488,7 +489,7 @@ impl Collector {
         } else {
             Propagation::Background
         };
-        let mut opts = WriteOptions::new(false);
+        let mut opts = WriteOptions::by(KUBE_CONTROLLER_MANAGER);
         opts.cascade = Cascade {
             orphan_dependents: None,
             propagation: Some(propagation),
@@ -596,11 +597,18 @@ impl Collector {
     ) -> Result<(), crest_api::ApiError> {
         match self
             .registry
-            .update_with(def, ns, name, UpdateMode::Main, move |obj| {
-                if meta::uid(obj) == uid {
-                    f(obj)
-                }
-            })
+            .update_with(
+                def,
+                ns,
+                name,
+                UpdateMode::Main,
+                KUBE_CONTROLLER_MANAGER,
+                move |obj| {
+                    if meta::uid(obj) == uid {
+                        f(obj)
+                    }
+                },
+            )
             .await
         {
             Ok(_) => Ok(()),

@@ -10,6 +10,11 @@ pub(crate) mod namespace;
 pub(crate) mod serviceaccounts;
 pub(crate) mod storageversionmigration;
 
+/// The field managers the server's own writes are recorded for, as upstream's components'
+/// clients name them (their User-Agents' product).
+pub(crate) const KUBE_APISERVER: &str = "kube-apiserver";
+pub(crate) const KUBE_CONTROLLER_MANAGER: &str = "kube-controller-manager";
+
 use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
 use crate::registry::resources::ResourceDef;
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
@@ -108,11 +113,18 @@ async fn reconcile(registry: &Registry) -> Result<bool, crest_api::ApiError> {
         if updated.get("status") != crd.get("status") {
             let status = updated.get("status").cloned().unwrap_or(json!({}));
             registry
-                .update_with(&crd_def, None, &name, UpdateMode::Status, move |v| {
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert("status".into(), status.clone());
-                    }
-                })
+                .update_with(
+                    &crd_def,
+                    None,
+                    &name,
+                    UpdateMode::Status,
+                    KUBE_APISERVER,
+                    move |v| {
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert("status".into(), status.clone());
+                        }
+                    },
+                )
                 .await?;
         }
     }
@@ -148,15 +160,22 @@ async fn finalize_crd(
         });
     if !in_progress {
         registry
-            .update_with(crd_def, None, name, UpdateMode::Status, |v| {
-                crest_apiextensions::set_condition(
-                    v,
-                    "Terminating",
-                    "True",
-                    "InstanceDeletionInProgress",
-                    "CustomResource deletion is in progress",
-                );
-            })
+            .update_with(
+                crd_def,
+                None,
+                name,
+                UpdateMode::Status,
+                KUBE_APISERVER,
+                |v| {
+                    crest_apiextensions::set_condition(
+                        v,
+                        "Terminating",
+                        "True",
+                        "InstanceDeletionInProgress",
+                        "CustomResource deletion is in progress",
+                    );
+                },
+            )
             .await?;
     }
     let defs: Vec<Arc<ResourceDef>> = registry
@@ -186,7 +205,7 @@ async fn finalize_crd(
                     ns,
                     meta::name(&v),
                     &Preconditions::default(),
-                    &WriteOptions::default(),
+                    &WriteOptions::by(KUBE_APISERVER),
                 )
                 .await
             {
@@ -201,7 +220,7 @@ async fn finalize_crd(
         return Ok(());
     }
     registry
-        .update_with(crd_def, None, name, UpdateMode::Main, |v| {
+        .update_with(crd_def, None, name, UpdateMode::Main, KUBE_APISERVER, |v| {
             let fins: Vec<String> = meta::finalizers(v)
                 .into_iter()
                 .filter(|f| f != CRD_CLEANUP_FINALIZER)

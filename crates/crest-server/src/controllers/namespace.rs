@@ -2,6 +2,7 @@
 //! what remains, then its `kubernetes` finalizer is dropped. Also the default namespaces every
 //! cluster has.
 
+use crate::controllers::{KUBE_APISERVER, KUBE_CONTROLLER_MANAGER};
 use crate::registry::{self, Preconditions, Registry, UpdateMode, WriteOptions};
 use crest_api::meta;
 use serde_json::{json, Value};
@@ -20,7 +21,7 @@ pub(crate) async fn ensure_default_namespaces(
         }
         let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         match registry
-            .create(&def, None, obj, &registry::WriteOptions::default())
+            .create(&def, None, obj, &registry::WriteOptions::by(KUBE_APISERVER))
             .await
         {
             Ok(_) => {}
@@ -101,7 +102,7 @@ pub(crate) async fn finalize_namespace(
                         Some(&name),
                         meta::name(&v),
                         &Preconditions::default(),
-                        &WriteOptions::default(),
+                        &WriteOptions::by(KUBE_CONTROLLER_MANAGER),
                     )
                     .await
                 {
@@ -135,13 +136,20 @@ pub(crate) async fn finalize_namespace(
         .unwrap_or(json!([]));
     if update_namespace_conditions(&mut current.clone(), &failing) {
         registry
-            .update_with(&ns_def, None, &name, UpdateMode::Status, |v| {
-                if let Some(status) = v.get_mut("status").and_then(Value::as_object_mut) {
-                    let mut conds = status.get("conditions").cloned().unwrap_or(json!([]));
-                    update_namespace_conditions(&mut conds, &failing);
-                    status.insert("conditions".into(), conds);
-                }
-            })
+            .update_with(
+                &ns_def,
+                None,
+                &name,
+                UpdateMode::Status,
+                KUBE_CONTROLLER_MANAGER,
+                |v| {
+                    if let Some(status) = v.get_mut("status").and_then(Value::as_object_mut) {
+                        let mut conds = status.get("conditions").cloned().unwrap_or(json!([]));
+                        update_namespace_conditions(&mut conds, &failing);
+                        status.insert("conditions".into(), conds);
+                    }
+                },
+            )
             .await
             .map(|_| ())
             .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })?;
@@ -150,21 +158,28 @@ pub(crate) async fn finalize_namespace(
         return Ok(());
     }
     registry
-        .update_with(&ns_def, None, &name, UpdateMode::Finalize, |v| {
-            if let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut) {
-                let left: Vec<Value> = spec
-                    .get("finalizers")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter(|f| *f != NAMESPACE_FINALIZER)
-                            .cloned()
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                spec.insert("finalizers".into(), Value::Array(left));
-            }
-        })
+        .update_with(
+            &ns_def,
+            None,
+            &name,
+            UpdateMode::Finalize,
+            KUBE_CONTROLLER_MANAGER,
+            |v| {
+                if let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut) {
+                    let left: Vec<Value> = spec
+                        .get("finalizers")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter(|f| *f != NAMESPACE_FINALIZER)
+                                .cloned()
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    spec.insert("finalizers".into(), Value::Array(left));
+                }
+            },
+        )
         .await
         .map(|_| ())
         .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })

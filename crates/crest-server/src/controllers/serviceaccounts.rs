@@ -2,6 +2,7 @@
 //! every active namespace has a `default` ServiceAccount, created again when deleted. Tokens
 //! are not issued.
 
+use crate::controllers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::{Registry, WriteOptions};
 use crate::store::keys::NAMESPACE_PREFIX;
 use crest_api::meta;
@@ -40,7 +41,12 @@ pub(crate) async fn ensure_default_service_accounts(
         let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
                         "metadata": {"name": DEFAULT_SERVICE_ACCOUNT, "namespace": name}});
         match registry
-            .create(&def, Some(name), sa, &WriteOptions::default())
+            .create(
+                &def,
+                Some(name),
+                sa,
+                &WriteOptions::by(KUBE_CONTROLLER_MANAGER),
+            )
             .await
         {
             Ok(_) => {}

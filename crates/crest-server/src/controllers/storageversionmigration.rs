@@ -7,6 +7,7 @@
 //! stored the object in the current version itself). A migration interrupted by a restart runs
 //! again from the start: objects already in the storage version are not written again.
 
+use crate::controllers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::storagemigration::storageversionmigration::{GROUP, PLURAL, VERSION};
 use crate::registry::{Registry, UpdateMode};
 use crate::store::keys::STORAGEVERSIONMIGRATION_PREFIX;
@@ -74,15 +75,22 @@ async fn migrate(registry: &Registry, svm: &Value) -> Result<(), ApiError> {
     if !condition_true(svm, RUNNING) {
         let rv = registry.cache.revision().to_string();
         registry
-            .update_with(&svm_def, None, &name, UpdateMode::Status, move |v| {
-                if v.pointer("/status/resourceVersion")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-                {
-                    set_status_field(v, "resourceVersion", json!(rv));
-                }
-                set_condition(v, RUNNING, RUNNING_REASON, "");
-            })
+            .update_with(
+                &svm_def,
+                None,
+                &name,
+                UpdateMode::Status,
+                KUBE_CONTROLLER_MANAGER,
+                move |v| {
+                    if v.pointer("/status/resourceVersion")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                    {
+                        set_status_field(v, "resourceVersion", json!(rv));
+                    }
+                    set_condition(v, RUNNING, RUNNING_REASON, "");
+                },
+            )
             .await?;
     }
     let field = |f: &str| {
@@ -93,14 +101,21 @@ async fn migrate(registry: &Registry, svm: &Value) -> Result<(), ApiError> {
     };
     let Some(def) = res.lookup(&field("group"), &field("version"), &field("resource")) else {
         registry
-            .update_with(&svm_def, None, &name, UpdateMode::Status, |v| {
-                set_condition(
-                    v,
-                    FAILED,
-                    FAILED_REASON,
-                    "resource does not exist in discovery",
-                );
-            })
+            .update_with(
+                &svm_def,
+                None,
+                &name,
+                UpdateMode::Status,
+                KUBE_CONTROLLER_MANAGER,
+                |v| {
+                    set_condition(
+                        v,
+                        FAILED,
+                        FAILED_REASON,
+                        "resource does not exist in discovery",
+                    );
+                },
+            )
             .await?;
         return Ok(());
     };
@@ -115,9 +130,16 @@ async fn migrate(registry: &Registry, svm: &Value) -> Result<(), ApiError> {
     }
     tracing::info!(migration = %name, resource = %def.api.group_resource(), rewritten, raced, "storage version migration done");
     registry
-        .update_with(&svm_def, None, &name, UpdateMode::Status, |v| {
-            set_condition(v, SUCCEEDED, SUCCEEDED_REASON, "");
-        })
+        .update_with(
+            &svm_def,
+            None,
+            &name,
+            UpdateMode::Status,
+            KUBE_CONTROLLER_MANAGER,
+            |v| {
+                set_condition(v, SUCCEEDED, SUCCEEDED_REASON, "");
+            },
+        )
         .await?;
     Ok(())
 }

@@ -1039,8 +1039,9 @@ impl Ctx<'_> {
                 .split('.')
                 .collect::<Vec<_>>(),
         );
-        let mappings: mfscale::ResourcePathMappings =
-            [(api_version.clone(), Some(replicas))].into_iter().collect();
+        let mappings: mfscale::ResourcePathMappings = [(api_version.clone(), Some(replicas))]
+            .into_iter()
+            .collect();
         let fm = FieldManager {
             schema: &scale_schema,
             api_version: "autoscaling/v1",
@@ -1049,8 +1050,8 @@ impl Ctx<'_> {
             reset_fields: None,
         };
         self.write_scale_with(ns, name, paths, &opts, out, |cur| {
-            let parent = ManagedFields::decode(cur.pointer("/metadata/managedFields"))
-                .unwrap_or_default();
+            let parent =
+                ManagedFields::decode(cur.pointer("/metadata/managedFields")).unwrap_or_default();
             let (mut live, _) = paths.scale_of(cur).map_err(ApiError::bad_request)?;
             mfscale::to_subresource(&parent, &mappings).encode_into(&mut live);
             let applied = fm

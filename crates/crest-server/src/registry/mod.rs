@@ -93,6 +93,15 @@ pub(crate) struct WriteOptions {
 }
 
 impl WriteOptions {
+    /// The options of a write the server makes itself, recorded in managedFields for
+    /// `manager` as upstream's components are (`kube-apiserver` for its own controllers,
+    /// `kube-controller-manager` for the controllers kube-controller-manager runs).
+    pub(crate) fn by(manager: &str) -> Self {
+        let mut o = Self::new(false);
+        o.manager = Some(manager.to_string());
+        o
+    }
+
     pub(crate) fn new(dry_run: bool) -> Self {
         WriteOptions {
             dry_run,
@@ -1035,19 +1044,21 @@ impl Registry {
         Err(ApiError::stale(&gr, name))
     }
 
-    /// Reads, changes and writes an object, retrying on races (controllers' updates).
+    /// Reads, changes and writes an object, retrying on races (controllers' updates, recorded
+    /// in managedFields for `manager`).
     pub(crate) async fn update_with<F>(
         &self,
         def: &ResourceDef,
         ns: Option<&str>,
         name: &str,
         mode: UpdateMode,
+        manager: &str,
         f: F,
     ) -> Result<Value, ApiError>
     where
         F: Fn(&mut Value),
     {
-        self.patch(def, ns, name, mode, &WriteOptions::default(), |cur| {
+        self.patch(def, ns, name, mode, &WriteOptions::by(manager), |cur| {
             let mut v = cur.clone();
             f(&mut v);
             Ok(v)

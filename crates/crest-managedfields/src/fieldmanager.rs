@@ -218,7 +218,8 @@ pub fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &str) -> S
         if !is_go_printable(c) {
             continue;
         }
-        if out.len() >= 128 {
+        // At most 128 bytes, a character never cut (prefixFromUserAgent).
+        if out.len() + c.len_utf8() > 128 {
             break;
         }
         out.push(c);

@@ -32,7 +32,15 @@ pub(crate) fn message(msgs: &Messages, m: &Msg, v: &Value, out: &mut Vec<u8>, de
             Card::Repeated => {
                 if let Value::Array(items) = x {
                     for item in items {
-                        value(msgs, f.tag, f.ty, item, out, depth);
+                        // A null element is Go's zero value (it keeps its place).
+                        match (item, f.ty) {
+                            (Value::Null, Ty::String | Ty::Bytes) => put_bytes(f.tag, b"", out),
+                            (Value::Null, Ty::Bool | Ty::Int32 | Ty::Int64) => {
+                                put_key(f.tag, VARINT, out);
+                                put_varint(0, out);
+                            }
+                            _ => value(msgs, f.tag, f.ty, item, out, depth),
+                        }
                     }
                 }
             }

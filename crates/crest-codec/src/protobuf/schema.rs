@@ -169,7 +169,12 @@ impl Messages {
             }
             g => format!("k8s.io.api.{}.{version}", g.split('.').next().unwrap_or(g)),
         };
-        self.by_name(&format!("{package}.{kind}"))
+        self.by_name(&format!("{package}.{kind}")).or_else(|| {
+            // meta.k8s.io/v1beta1 registers v1's PartialObjectMetadata as its own.
+            (group == "meta.k8s.io" && version == "v1beta1")
+                .then(|| self.by_name(&format!("{META}.{kind}")))
+                .flatten()
+        })
     }
 }
 
@@ -267,6 +272,11 @@ mod tests {
                 "k8s.io.api.storagemigration.v1alpha1.StorageVersionMigration",
             ),
             ("autoscaling/v1", "Scale", "k8s.io.api.autoscaling.v1.Scale"),
+            (
+                "meta.k8s.io/v1beta1",
+                "PartialObjectMetadata",
+                "k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata",
+            ),
         ] {
             assert_eq!(m.for_kind(av, kind).map(|m| m.name.as_str()), Some(want));
         }

@@ -115,6 +115,7 @@ impl<'de> DeserializeSeed<'de> for FieldSeed<'_, '_> {
                 ty: self.ty,
                 out: self.out,
                 depth: self.depth,
+                in_list: false,
             }
             .deserialize(d),
             _ => d.deserialize_any(self),
@@ -135,6 +136,7 @@ impl<'de> Visitor<'de> for FieldSeed<'_, '_> {
                 ty: self.ty,
                 out: &mut *self.out,
                 depth: self.depth,
+                in_list: true,
             };
             if seq.next_element_seed(seed)?.is_none() {
                 return Ok(());
@@ -151,6 +153,7 @@ impl<'de> Visitor<'de> for FieldSeed<'_, '_> {
                 ty: self.ty,
                 out: &mut *self.out,
                 depth: self.depth,
+                in_list: false,
             })?;
             end_len(start, self.out);
         }
@@ -177,13 +180,15 @@ impl<'de> Visitor<'de> for FieldSeed<'_, '_> {
     }
 }
 
-/// One value of type `ty`, written as field `tag`.
+/// One value of type `ty`, written as field `tag`; `in_list`: an element of a repeated field,
+/// where a null is Go's zero value rather than an absent field.
 struct ValueSeed<'a, 'o> {
     msgs: &'a Messages,
     tag: u32,
     ty: Ty,
     out: &'o mut Vec<u8>,
     depth: usize,
+    in_list: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
@@ -199,7 +204,7 @@ impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
             ) || self.depth >= MAX_DEPTH
             {
                 let v = Value::deserialize(d)?;
-                if !v.is_null() && self.depth < MAX_DEPTH {
+                if (!v.is_null() || self.in_list) && self.depth < MAX_DEPTH {
                     let start = begin_len(self.tag, self.out);
                     encode::message(self.msgs, m, &v, self.out, self.depth + 1);
                     end_len(start, self.out);
@@ -273,6 +278,24 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
         f.write_str("a value")
     }
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        // A null element of a list keeps its place as Go's zero value.
+        if self.in_list {
+            match self.ty {
+                Ty::String | Ty::Bytes => put_bytes(self.tag, b"", self.out),
+                Ty::Bool | Ty::Int32 | Ty::Int64 => {
+                    put_key(self.tag, VARINT, self.out);
+                    put_varint(0, self.out);
+                }
+                Ty::Double => {
+                    put_key(self.tag, FIXED64, self.out);
+                    self.out.extend_from_slice(&0f64.to_le_bytes());
+                }
+                Ty::Message(_) => {
+                    let start = begin_len(self.tag, self.out);
+                    end_len(start, self.out);
+                }
+            }
+        }
         Ok(())
     }
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {

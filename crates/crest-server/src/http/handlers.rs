@@ -818,10 +818,19 @@ impl Ctx<'_> {
             Ok(v) => (200, Payload::Value(v)),
             // Apply creates what does not exist (not through a subresource).
             Err(e) if e.code == 404 && sub.is_none() => {
-                let mut obj = applied(None)?;
-                if meta::name(&obj).is_empty() {
-                    meta::set(&mut obj, "name", name);
+                // As upstream's applyPatcher: a uid names an object that must exist.
+                let uid = config
+                    .pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !uid.is_empty() {
+                    return Err(ApiError::new(
+                        409,
+                        crest_api::Reason::Conflict,
+                        format!("uid mismatch: the provided object specified uid {uid}, and no existing object was found"),
+                    ));
                 }
+                let obj = applied(None)?;
                 check_identity(&self.def, ns, name, &obj)?;
                 match self.app.registry.create(&self.def, ns, obj, &opts).await? {
                     Served::Tree(v) => (201, Payload::Value(v)),

@@ -125,10 +125,9 @@ impl Encoder {
             if let Ok(b) = served {
                 if self.out == Output::Protobuf {
                     let api = &self.def.api;
-                    if let Some(pb) =
-                        crest_codec::protobuf::encode_json(&api.api_version(), &api.kind, &b)
-                    {
-                        crest_codec::protobuf::watch_frame(kind, &pb, buf);
+                    match crest_codec::protobuf::encode_json(&api.api_version(), &api.kind, &b) {
+                        Some(pb) => crest_codec::protobuf::watch_frame(kind, &pb, buf),
+                        None => push_unencodable(buf),
                     }
                     return;
                 }
@@ -206,12 +205,22 @@ fn push_line(buf: &mut Vec<u8>, v: &Value) {
 /// whose object is the enveloped message (upstream's protobuf stream serializer).
 fn push_event(out: Output, buf: &mut Vec<u8>, kind: &str, object: &Value) {
     if out.is_protobuf() {
-        if let Some(obj) = crest_codec::protobuf::encode_object(object) {
-            crest_codec::protobuf::watch_frame(kind, &obj, buf);
-            return;
+        match crest_codec::protobuf::encode_object(object) {
+            Some(obj) => crest_codec::protobuf::watch_frame(kind, &obj, buf),
+            None => push_unencodable(buf),
         }
+        return;
     }
     push_line(buf, &json!({"type": kind, "object": object}));
+}
+
+/// An object a protobuf stream cannot carry: an ERROR event (a Status always encodes) instead
+/// of a silent gap or a JSON line in a protobuf stream, so the client re-lists.
+fn push_unencodable(buf: &mut Vec<u8>) {
+    let e = ApiError::internal("unable to encode the watch event object as protobuf");
+    if let Some(obj) = crest_codec::protobuf::encode_object(&e.to_status()) {
+        crest_codec::protobuf::watch_frame("ERROR", &obj, buf);
+    }
 }
 
 fn error_line(e: &ApiError, out: Output) -> Bytes {

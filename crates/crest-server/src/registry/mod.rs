@@ -545,7 +545,7 @@ impl Registry {
         opts.warn(dedup_owner_references(&mut obj, false));
         // A built-in kind is compared against its Go zero value (upstream's `New()` object),
         // a custom resource against nothing.
-        let zero = def.typed.and_then(|_| {
+        let zero = def.typed.filter(|_| opts.manager.is_some()).and_then(|_| {
             crest_codec::protobuf::zero_object(&def.api.api_version(), &def.api.kind)
         });
         def.strategy.defaults(&mut obj);
@@ -789,7 +789,7 @@ impl Registry {
         // written; a built-in kind's in its internal (stored) form, as upstream decodes it.
         let old = if let Some(c) = &def.conversion {
             // The field manager sees the write in the request's version, as upstream's does.
-            if mode == UpdateMode::Main {
+            if mode == UpdateMode::Main && opts.manager.is_some() {
                 let old_served = c.to_served(current.value()?);
                 def.strategy.defaults(&mut obj);
                 record_update(def, Some(&old_served), &mut obj, "", opts);
@@ -1300,7 +1300,10 @@ fn validate_metadata(def: &ResourceDef, obj: &Value) -> Vec<FieldError> {
     let path = FieldPath::new("metadata");
     match obj.get("metadata").and_then(Value::as_object) {
         Some(m) => {
-            validate_object_meta(m, def.api.namespaced, def.strategy.name_validator(), &path)
+            let mut errs =
+                validate_object_meta(m, def.api.namespaced, def.strategy.name_validator(), &path);
+            errs.extend(managed_fields_errors(m, &path));
+            errs
         }
         None => vec![FieldError::required(
             &path.child("name"),
@@ -1325,6 +1328,7 @@ fn validate_update(
     let new_meta = meta::meta(new).unwrap_or(&empty);
     let old_meta = meta::meta(old).unwrap_or(&empty);
     let mut errs = validate_object_meta(new_meta, def.api.namespaced, name_is_path_segment, &path);
+    errs.extend(managed_fields_errors(new_meta, &path));
     let update_errs = validate_object_meta_update(new_meta, old_meta, &path);
     errs.extend(update_errs.iter().cloned());
     errs.extend(update_errs);
@@ -1336,6 +1340,20 @@ fn validate_update(
         _ => def.strategy.validate_update(new, old, warnings),
     });
     errs
+}
+
+/// `ValidateManagedFields`, part of upstream's ObjectMeta validation (client-sent entries the
+/// field manager kept: manager names, operations, fieldsType, subresources).
+fn managed_fields_errors(
+    meta: &serde_json::Map<String, Value>,
+    path: &FieldPath,
+) -> Vec<FieldError> {
+    match meta.get("managedFields") {
+        Some(m) => {
+            crest_managedfields::managed::validate_managed_fields(m, &path.child("managedFields"))
+        }
+        None => Vec::new(),
+    }
 }
 
 /// Drops owner references equal to an earlier one (same uid and all else), as the API server

@@ -1,0 +1,35 @@
+//! RBAC for Crest: the pure core of `rbac.authorization.k8s.io/v1` authorization, with
+//! Kubernetes 1.32's semantics and wording. No I/O: the server feeds it Roles, ClusterRoles,
+//! RoleBindings and ClusterRoleBindings as `serde_json::Value` objects and asks it questions.
+//!
+//! - [`authorizer`]: [`Attributes`], [`Decision`] and the [`RbacIndex`] (plugin/pkg/auth/
+//!   authorizer/rbac and the rule resolver of pkg/registry/rbac/validation), plus
+//!   [`RbacIndex::rules_review`] for SelfSubjectRulesReview.
+//! - [`rule`]: [`PolicyRule`] and its matching (pkg/apis/rbac/v1 evaluation helpers).
+//! - [`forbidden`]: the 403 (`responsewriters.Forbidden`, `errors.NewForbidden`).
+//! - [`escalation`]: escalation prevention on RBAC writes (pkg/registry/rbac).
+//! - [`aggregation`]: ClusterRole aggregation (pkg/controller/clusterroleaggregation).
+//! - [`bootstrap`]: the default ClusterRoles and ClusterRoleBindings
+//!   (plugin/pkg/auth/authorizer/rbac/bootstrappolicy).
+//! - [`validation`]: validation of the four kinds (pkg/apis/rbac/validation).
+
+pub mod aggregation;
+pub mod authorizer;
+pub mod bootstrap;
+pub mod escalation;
+pub mod forbidden;
+pub mod rule;
+pub mod validation;
+
+pub use aggregation::aggregate;
+pub use authorizer::{Attributes, Decision, Kind, NotFoundWording, RbacIndex, RulesReview};
+pub use bootstrap::{bootstrap_cluster_role_bindings, bootstrap_cluster_roles};
+pub use escalation::{
+    bind_attributes, check_binding_write, check_role_write, confirm_no_escalation,
+    escalate_attributes,
+};
+pub use forbidden::{forbidden_error, forbidden_message};
+pub use rule::{PolicyRule, RoleRef, Subject};
+
+#[cfg(test)]
+mod tests;

@@ -111,12 +111,15 @@ pub fn covers(owner: &[PolicyRule], servant: &[PolicyRule]) -> (bool, Vec<Policy
     (uncovered.is_empty(), uncovered)
 }
 
+/// `simpleResource`: group, resource and the one resourceName of a simple rule.
+type SimpleResource = (String, String, Option<String>);
+
 /// `CompactRules`: rules naming one group and one resource (and at most one resourceName)
 /// merged by (group, resource, resourceName) with their verbs unioned in order; other rules
 /// kept as they are. (Upstream appends the merged ones in map order; its callers sort.)
 pub fn compact_rules(rules: &[PolicyRule]) -> Vec<PolicyRule> {
     let mut compacted: Vec<PolicyRule> = vec![];
-    let mut simple: Vec<((String, String, Option<String>), PolicyRule)> = vec![];
+    let mut simple: Vec<(SimpleResource, PolicyRule)> = vec![];
     for r in rules {
         let is_simple = r.resource_names.len() <= 1
             && r.non_resource_urls.is_empty()

@@ -66,6 +66,9 @@ fn bench(c: &mut Criterion) {
         g.bench_function(format!("allowed/{label}"), |b| {
             b.iter(|| black_box(ix.authorize(black_box(&get))))
         });
+        g.bench_function(format!("allowed-fast/{label}"), |b| {
+            b.iter(|| black_box(ix.authorize_fast(black_box(&get))))
+        });
         g.bench_function(format!("denied/{label}"), |b| {
             b.iter(|| black_box(ix.authorize(black_box(&denied))))
         });

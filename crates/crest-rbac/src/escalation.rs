@@ -11,7 +11,7 @@ use crate::authorizer::{Attributes, Kind, NotFoundWording, RbacIndex};
 use crate::forbidden::new_forbidden;
 use crate::rule::{go_quote_slice, rules_of, PolicyRule, RoleRef, ALL, GROUP};
 use crest_api::user::names;
-use crest_api::{ApiError, UserInfo};
+use crest_api::{ApiError, GroupResource, UserInfo};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -179,9 +179,10 @@ pub fn confirm_no_escalation(
         descriptions.into_iter().collect::<Vec<_>>().join("\n")
     );
     if !resolution_errors.is_empty() {
+        // Go's `%v` of a one-element `[]error` holding the aggregate.
         msg.push_str(&format!(
             "; resolution errors: [{}]",
-            resolution_errors.join(" ")
+            crate::authorizer::aggregate_errors(resolution_errors)
         ));
     }
     Err(msg)
@@ -336,8 +337,8 @@ pub fn check_role_write(
 /// update: allowed for `system:masters`; an update touching only GC fields passes; allowed
 /// when the user may `bind` the referenced role ([`bind_attributes`]); otherwise the user must
 /// hold every rule of the referenced role in the binding's namespace (empty for a
-/// ClusterRoleBinding). A missing role is a 403 too (`... is forbidden: clusterroles.rbac...
-/// "x" not found`).
+/// ClusterRoleBinding). A missing role is the storage's 404 (`clusterroles.rbac.authorization.k8s.io
+/// "x" not found`), as upstream returns the getter's error as it is.
 pub fn check_binding_write(
     index: &RbacIndex,
     user: &UserInfo,
@@ -360,8 +361,28 @@ pub fn check_binding_write(
     }
     let name = name_of(new);
     let resource = kind.resource();
-    let rules = index
-        .role_reference_rules(&role_ref, namespace, NotFoundWording::Storage)
-        .map_err(|e| new_forbidden(GROUP, resource, name, &e))?;
+    // The storage's own error, unwrapped: a 404 for a missing role.
+    let rules = match role_ref.kind.as_str() {
+        "Role" => index.role_rules(namespace, &role_ref.name).ok_or_else(|| {
+            ApiError::not_found(&GroupResource::new(GROUP, "roles"), &role_ref.name)
+        })?,
+        "ClusterRole" => index.cluster_role_rules(&role_ref.name).ok_or_else(|| {
+            ApiError::not_found(&GroupResource::new(GROUP, "clusterroles"), &role_ref.name)
+        })?,
+        other => {
+            // A plain error: the handler answers 500 with no reason (validation, which would
+            // refuse the kind, runs later upstream).
+            return Err(ApiError {
+                code: 500,
+                reason: None,
+                message: format!(
+                    "unsupported role reference kind: {}",
+                    crate::rule::go_quote(other)
+                ),
+                details: None,
+                list_continue: None,
+            });
+        }
+    };
     confirm(index, user, namespace, rules).map_err(|e| new_forbidden(GROUP, resource, name, &e))
 }

@@ -12,12 +12,15 @@
 //! - [`bootstrap`]: the default ClusterRoles and ClusterRoleBindings
 //!   (plugin/pkg/auth/authorizer/rbac/bootstrappolicy).
 //! - [`validation`]: validation of the four kinds (pkg/apis/rbac/validation).
+//! - [`review`]: helpers for the SelfSubjectAccessReview, SubjectAccessReview and
+//!   SelfSubjectRulesReview endpoints (pkg/registry/authorization).
 
 pub mod aggregation;
 pub mod authorizer;
 pub mod bootstrap;
 pub mod escalation;
 pub mod forbidden;
+pub mod review;
 pub mod rule;
 pub mod validation;
 

@@ -13,6 +13,8 @@ use serde_json::{json, Map, Value};
 
 const CLUSTER_ROLES: &str = include_str!("../data/cluster-roles.json");
 const CLUSTER_ROLE_BINDINGS: &str = include_str!("../data/cluster-role-bindings.json");
+const ROLES: &str = include_str!("../data/namespace-roles.json");
+const ROLE_BINDINGS: &str = include_str!("../data/namespace-role-bindings.json");
 
 /// The label every bootstrap object carries.
 pub const BOOTSTRAPPING_LABEL: (&str, &str) = ("kubernetes.io/bootstrapping", "rbac-defaults");
@@ -42,33 +44,31 @@ fn rule(v: &Value) -> PolicyRule {
     }
 }
 
-fn metadata(name: &str, extra_labels: Option<&Value>) -> Value {
+fn metadata(name: &str, namespace: &str, extra_labels: Option<&Value>) -> Value {
     let mut labels = Map::new();
     labels.insert(BOOTSTRAPPING_LABEL.0.into(), BOOTSTRAPPING_LABEL.1.into());
     if let Some(Value::Object(extra)) = extra_labels {
         labels.extend(extra.clone());
     }
-    json!({
+    let mut m = json!({
         "name": name,
         "labels": labels,
         "annotations": {AUTOUPDATE_ANNOTATION.0: AUTOUPDATE_ANNOTATION.1},
-    })
+    });
+    if !namespace.is_empty() {
+        m["namespace"] = namespace.into();
+    }
+    m
 }
 
-fn entries(data: &str, key: &str) -> Vec<Value> {
-    serde_json::from_str::<Value>(data)
-        .ok()
-        .and_then(|v| v.get(key).and_then(Value::as_array).cloned())
-        .unwrap_or_default()
+fn str_of<'v>(e: &'v Value, k: &str) -> &'v str {
+    e.get(k).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// The default ClusterRoles as full objects ready to store, in name order, with the
-/// aggregated roles (admin, edit, view) already carrying their aggregated rules.
-pub fn bootstrap_cluster_roles() -> Vec<Value> {
-    let mut roles: Vec<Value> = entries(CLUSTER_ROLES, "roles")
+fn role_objects(data: &str, kind: &str) -> Vec<Value> {
+    entries(data, "roles")
         .iter()
         .map(|e| {
-            let name = e.get("name").and_then(Value::as_str).unwrap_or_default();
             let rules: Vec<Value> = e
                 .get("rules")
                 .and_then(Value::as_array)
@@ -76,8 +76,8 @@ pub fn bootstrap_cluster_roles() -> Vec<Value> {
                 .unwrap_or_default();
             let mut o = json!({
                 "apiVersion": format!("{GROUP}/v1"),
-                "kind": "ClusterRole",
-                "metadata": metadata(name, e.get("labels")),
+                "kind": kind,
+                "metadata": metadata(str_of(e, "name"), str_of(e, "namespace"), e.get("labels")),
                 "rules": rules,
             });
             if let Some(to) = e.get("aggregate").and_then(Value::as_str) {
@@ -87,17 +87,18 @@ pub fn bootstrap_cluster_roles() -> Vec<Value> {
             }
             o
         })
-        .collect();
-    aggregate_in_place(&mut roles);
-    roles
+        .collect()
 }
 
-/// The default ClusterRoleBindings as full objects ready to store, in name order.
-pub fn bootstrap_cluster_role_bindings() -> Vec<Value> {
-    entries(CLUSTER_ROLE_BINDINGS, "bindings")
+fn binding_objects(data: &str, kind: &str, role_kind: &str) -> Vec<Value> {
+    entries(data, "bindings")
         .iter()
         .map(|e| {
-            let name = e.get("name").and_then(Value::as_str).unwrap_or_default();
+            let name = str_of(e, "name");
+            let role = match str_of(e, "role") {
+                "" => name,
+                r => r,
+            };
             let subjects: Vec<Value> = e
                 .get("subjects")
                 .and_then(Value::as_array)
@@ -119,9 +120,9 @@ pub fn bootstrap_cluster_role_bindings() -> Vec<Value> {
                 .unwrap_or_default();
             let mut o = json!({
                 "apiVersion": format!("{GROUP}/v1"),
-                "kind": "ClusterRoleBinding",
-                "metadata": metadata(name, None),
-                "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": name},
+                "kind": kind,
+                "metadata": metadata(name, str_of(e, "namespace"), None),
+                "roleRef": {"apiGroup": GROUP, "kind": role_kind, "name": role},
             });
             if !subjects.is_empty() {
                 o["subjects"] = Value::Array(subjects);
@@ -129,6 +130,37 @@ pub fn bootstrap_cluster_role_bindings() -> Vec<Value> {
             o
         })
         .collect()
+}
+
+fn entries(data: &str, key: &str) -> Vec<Value> {
+    serde_json::from_str::<Value>(data)
+        .ok()
+        .and_then(|v| v.get(key).and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+}
+
+/// The default ClusterRoles as full objects ready to store, in name order, with the
+/// aggregated roles (admin, edit, view) already carrying their aggregated rules.
+pub fn bootstrap_cluster_roles() -> Vec<Value> {
+    let mut roles = role_objects(CLUSTER_ROLES, "ClusterRole");
+    aggregate_in_place(&mut roles);
+    roles
+}
+
+/// The default ClusterRoleBindings as full objects ready to store, in name order.
+pub fn bootstrap_cluster_role_bindings() -> Vec<Value> {
+    binding_objects(CLUSTER_ROLE_BINDINGS, "ClusterRoleBinding", "ClusterRole")
+}
+
+/// The default Roles (in kube-system and kube-public) as full objects ready to store, once
+/// their namespace exists.
+pub fn bootstrap_roles() -> Vec<Value> {
+    role_objects(ROLES, "Role")
+}
+
+/// The default RoleBindings (in kube-system and kube-public) as full objects ready to store.
+pub fn bootstrap_role_bindings() -> Vec<Value> {
+    binding_objects(ROLE_BINDINGS, "RoleBinding", "Role")
 }
 
 #[cfg(test)]
@@ -200,6 +232,36 @@ mod tests {
     }
 
     #[test]
+    fn namespaced() {
+        let roles = bootstrap_roles();
+        assert_eq!(roles.len(), 7);
+        assert_eq!(roles[1]["metadata"]["namespace"], "kube-system");
+        assert_eq!(
+            roles[1]["rules"],
+            json!([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["extension-apiserver-authentication"], "verbs": ["get", "list", "watch"]}])
+        );
+        let b = bootstrap_role_bindings();
+        assert_eq!(b.len(), 7);
+        assert_eq!(b[0]["metadata"]["namespace"], "kube-public");
+        assert_eq!(
+            b[1]["roleRef"],
+            json!({"apiGroup": GROUP, "kind": "Role", "name": "extension-apiserver-authentication-reader"})
+        );
+        assert_eq!(
+            b[2]["subjects"][1],
+            json!({"kind": "ServiceAccount", "name": "kube-controller-manager", "namespace": "kube-system"})
+        );
+        for o in roles.iter().chain(&b) {
+            assert!(crate::validation::validate(
+                crate::Kind::from_kind(o["kind"].as_str().unwrap()).unwrap(),
+                o,
+                None
+            )
+            .is_empty());
+        }
+    }
+
+    #[test]
     fn bindings() {
         let b = bootstrap_cluster_role_bindings();
         assert_eq!(b.len(), 12);
@@ -224,5 +286,10 @@ mod tests {
             2
         );
         assert!(find(&b, "system:node").get("subjects").is_none());
+        for o in bootstrap_cluster_roles().iter().chain(&b) {
+            let kind = crate::Kind::from_kind(o["kind"].as_str().unwrap()).unwrap();
+            let errs = crate::validation::validate(kind, o, None);
+            assert!(errs.is_empty(), "{}: {errs:?}", o["metadata"]["name"]);
+        }
     }
 }

@@ -26,7 +26,10 @@ pub mod validation;
 
 pub use aggregation::aggregate;
 pub use authorizer::{Attributes, Decision, Kind, NotFoundWording, RbacIndex, RulesReview};
-pub use bootstrap::{bootstrap_cluster_role_bindings, bootstrap_cluster_roles};
+pub use bootstrap::{
+    bootstrap_cluster_role_bindings, bootstrap_cluster_roles, bootstrap_role_bindings,
+    bootstrap_roles,
+};
 pub use escalation::{
     bind_attributes, check_binding_write, check_role_write, confirm_no_escalation,
     escalate_attributes,

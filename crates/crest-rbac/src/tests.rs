@@ -713,6 +713,19 @@ fn validate_bindings() {
         e.message,
         "ClusterRoleBinding.rbac.authorization.k8s.io \"c\" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", Kind:\"ClusterRole\", Name:\"edit\"}: cannot change roleRef"
     );
+    // The strategy validates the new object twice on update: duplicated causes, one message.
+    let mut bad = new.clone();
+    bad["roleRef"]["name"] = "view".into();
+    bad["subjects"] = json!([{"kind": "Robot", "name": "r"}]);
+    let e = validate_to_error(Kind::ClusterRoleBinding, &bad, Some(&old)).unwrap_err();
+    assert_eq!(
+        e.to_status()["details"]["causes"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(
+        e.message,
+        "ClusterRoleBinding.rbac.authorization.k8s.io \"c\" is invalid: subjects[0].kind: Unsupported value: \"Robot\": supported values: \"ServiceAccount\", \"User\", \"Group\""
+    );
     let new_subjects = crb("c", "view", &["User:v"]);
     assert!(validate(Kind::ClusterRoleBinding, &new_subjects, Some(&old)).is_empty());
 }

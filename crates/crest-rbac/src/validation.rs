@@ -426,18 +426,36 @@ pub fn validate_cluster_role_binding_update(new: &Value, old: &Value) -> FieldEr
     validate_binding_update(new, old, false)
 }
 
-/// Create (`old` = None) or update validation of any of the four kinds.
+/// Create (`old` = None) or update validation of any of the four kinds, as the registry's
+/// strategies run it: on update, `Validate*` of the new object followed by `Validate*Update`
+/// (which validates the new object again: upstream reports those errors twice in the Status'
+/// causes; the message drops the duplicates).
 pub fn validate(kind: Kind, new: &Value, old: Option<&Value>) -> FieldErrors {
-    match (kind, old) {
-        (Kind::Role, None) => validate_role(new),
-        (Kind::Role, Some(o)) => validate_role_update(new, o),
-        (Kind::ClusterRole, None) => validate_cluster_role(new, false),
-        (Kind::ClusterRole, Some(o)) => validate_cluster_role_update(new, o),
-        (Kind::RoleBinding, None) => validate_role_binding(new),
-        (Kind::RoleBinding, Some(o)) => validate_role_binding_update(new, o),
-        (Kind::ClusterRoleBinding, None) => validate_cluster_role_binding(new),
-        (Kind::ClusterRoleBinding, Some(o)) => validate_cluster_role_binding_update(new, o),
-    }
+    let Some(o) = old else {
+        return match kind {
+            Kind::Role => validate_role(new),
+            Kind::ClusterRole => validate_cluster_role(new, false),
+            Kind::RoleBinding => validate_role_binding(new),
+            Kind::ClusterRoleBinding => validate_cluster_role_binding(new),
+        };
+    };
+    let (mut errs, update) = match kind {
+        Kind::Role => (validate_role(new), validate_role_update(new, o)),
+        Kind::ClusterRole => (
+            validate_cluster_role(new, has_invalid_label_value_in_selector(o)),
+            validate_cluster_role_update(new, o),
+        ),
+        Kind::RoleBinding => (
+            validate_role_binding(new),
+            validate_role_binding_update(new, o),
+        ),
+        Kind::ClusterRoleBinding => (
+            validate_cluster_role_binding(new),
+            validate_cluster_role_binding_update(new, o),
+        ),
+    };
+    errs.extend(update);
+    errs
 }
 
 /// [`validate`] as the 422 to answer with (`Role.rbac.authorization.k8s.io "x" is invalid:

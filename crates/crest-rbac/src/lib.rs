@@ -14,6 +14,37 @@
 //! - [`validation`]: validation of the four kinds (pkg/apis/rbac/validation).
 //! - [`review`]: helpers for the SelfSubjectAccessReview, SubjectAccessReview and
 //!   SelfSubjectRulesReview endpoints (pkg/registry/authorization).
+//!
+//! # Integration
+//!
+//! ```
+//! use crest_api::UserInfo;
+//! use crest_rbac::{Attributes, Decision, Kind, RbacIndex};
+//! use serde_json::json;
+//!
+//! // At startup: the stored RBAC objects (the bootstrap policy created first if missing).
+//! let mut objects = crest_rbac::bootstrap_cluster_roles();
+//! objects.extend(crest_rbac::bootstrap_cluster_role_bindings());
+//! let mut index = RbacIndex::from_objects(&objects);
+//!
+//! // On every watch event of the four kinds.
+//! index.upsert(Kind::RoleBinding, &json!({
+//!     "kind": "RoleBinding",
+//!     "metadata": {"name": "alice-view", "namespace": "default"},
+//!     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+//!     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
+//! }));
+//!
+//! // Per request.
+//! let alice = UserInfo { name: "alice".into(), groups: vec!["system:authenticated".into()], ..Default::default() };
+//! let get = Attributes::resource(&alice, "get", "default", "", "v1", "pods", "", "web");
+//! assert_eq!(index.authorize_fast(&get).0, Decision::Allow);
+//! let delete = Attributes::resource(&alice, "delete", "default", "", "v1", "pods", "", "web");
+//! let (decision, reason) = index.authorize(&delete);
+//! assert_eq!(decision, Decision::NoOpinion);
+//! let err = crest_rbac::forbidden_error(&delete, &reason);
+//! assert_eq!(err.message, "pods \"web\" is forbidden: User \"alice\" cannot delete resource \"pods\" in API group \"\" in the namespace \"default\"");
+//! ```
 
 pub mod aggregation;
 pub mod authorizer;

@@ -729,3 +729,73 @@ fn validate_bindings() {
     let new_subjects = crb("c", "view", &["User:v"]);
     assert!(validate(Kind::ClusterRoleBinding, &new_subjects, Some(&old)).is_empty());
 }
+
+#[test]
+fn non_resource_url_covers_table() {
+    for (owner, requested, want) in [
+        ("*", "/api", true),
+        ("/api", "/api", true),
+        ("/apis", "/api", false),
+        ("/api/v1", "/api", false),
+        ("/api/v1", "/api/v1", true),
+        ("/api/*", "/api/v1", true),
+        ("/api/*", "/api", false),
+        ("/api/*/*", "/api/v1", false),
+        ("/*/v1/*", "/api/v1", false),
+    ] {
+        let o = vec![pr(url_rule("get", owner))];
+        let r = vec![pr(url_rule("get", requested))];
+        assert_eq!(covers(&o, &r).0, want, "{owner} covers {requested}");
+    }
+}
+
+#[test]
+fn binding_error_fields() {
+    // (binding, field of every error)
+    let base = || crb("master", "valid", &[]);
+    let mut cases: Vec<(Value, bool, &str)> = vec![];
+    let mut b = base();
+    b["roleRef"]["apiGroup"] = "rbac.GroupName".into();
+    cases.push((b, false, "roleRef.apiGroup"));
+    let mut b = base();
+    b["roleRef"]["kind"] = "Type".into();
+    cases.push((b, false, "roleRef.kind"));
+    let mut b = base();
+    b["metadata"] = json!({});
+    cases.push((b, false, "metadata.name"));
+    let mut b = base();
+    b["roleRef"]["name"] = "".into();
+    cases.push((b, false, "roleRef.name"));
+    let mut b = base();
+    b["subjects"] = json!([{"name": "subject"}]);
+    cases.push((b, false, "subjects[0].kind"));
+    let mut b = base();
+    b["subjects"] = json!([{"namespace": "foo", "name": "subject:bad", "kind": "ServiceAccount"}]);
+    cases.push((b.clone(), false, "subjects[0].name"));
+    b["metadata"]["namespace"] = "default".into();
+    b["subjects"] = json!([{"name": "subject:bad", "kind": "ServiceAccount"}]);
+    cases.push((b, true, "subjects[0].name"));
+    let mut b = base();
+    b["subjects"] = json!([{"name": "good", "kind": "ServiceAccount"}]);
+    cases.push((b, false, "subjects[0].namespace"));
+    let mut b = base();
+    b["subjects"] = json!([{"namespace": "foo", "kind": "ServiceAccount"}]);
+    cases.push((b, false, "subjects[0].name"));
+    for (b, namespaced, field) in cases {
+        let errs = if namespaced {
+            validate_role_binding(&b)
+        } else {
+            validate_cluster_role_binding(&b)
+        };
+        assert!(!errs.is_empty(), "{field}");
+        for e in &errs {
+            assert_eq!(e.field.as_str(), field, "{e}");
+        }
+    }
+    let ok = json!({"metadata": {"name": "master"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "valid"},
+        "subjects": [{"name": "validsaname", "namespace": "foo", "kind": "ServiceAccount"},
+                     {"name": "valid@username", "kind": "User", "apiGroup": "rbac.authorization.k8s.io"},
+                     {"name": "valid@groupname", "kind": "Group", "apiGroup": "rbac.authorization.k8s.io"}]});
+    assert!(validate_cluster_role_binding(&ok).is_empty());
+}

@@ -226,19 +226,46 @@ impl SubjectIndex {
     }
 
     /// The names of the bindings naming this user or one of its groups, sorted, deduplicated.
-    fn candidates<'s>(&'s self, user: &UserInfo) -> Vec<&'s str> {
-        let mut out: Vec<&str> = vec![];
-        if let Some(s) = self.users.get(user.name.as_str()) {
-            out.extend(s.iter().map(String::as_str));
-        }
-        for g in &user.groups {
-            if let Some(s) = self.groups.get(g.as_str()) {
-                out.extend(s.iter().map(String::as_str));
+    /// Allocates only when more than one of the user's keys has bindings.
+    fn candidates<'s>(&'s self, user: &UserInfo) -> Candidates<'s> {
+        let mut first: Option<&'s BTreeSet<String>> = None;
+        let mut many: Vec<&'s str> = vec![];
+        let sources = std::iter::once(self.users.get(user.name.as_str()))
+            .chain(user.groups.iter().map(|g| self.groups.get(g.as_str())));
+        for set in sources.flatten() {
+            match first {
+                None if many.is_empty() => first = Some(set),
+                _ => {
+                    if let Some(f) = first.take() {
+                        many.extend(f.iter().map(String::as_str));
+                    }
+                    many.extend(set.iter().map(String::as_str));
+                }
             }
         }
-        out.sort_unstable();
-        out.dedup();
-        out
+        if many.is_empty() {
+            return Candidates::One(first.map(|f| f.iter()));
+        }
+        many.sort_unstable();
+        many.dedup();
+        Candidates::Many(many.into_iter())
+    }
+}
+
+/// The candidate binding names of one scope.
+enum Candidates<'s> {
+    One(Option<std::collections::btree_set::Iter<'s, String>>),
+    Many(std::vec::IntoIter<&'s str>),
+}
+
+impl<'s> Iterator for Candidates<'s> {
+    type Item = &'s str;
+
+    fn next(&mut self) -> Option<&'s str> {
+        match self {
+            Candidates::One(it) => it.as_mut()?.next().map(String::as_str),
+            Candidates::Many(it) => it.next(),
+        }
     }
 }
 

@@ -799,3 +799,20 @@ fn binding_error_fields() {
                      {"name": "valid@groupname", "kind": "Group", "apiGroup": "rbac.authorization.k8s.io"}]});
     assert!(validate_cluster_role_binding(&ok).is_empty());
 }
+
+#[test]
+fn a_binding_naming_the_user_twice_is_visited_once() {
+    let ix = RbacIndex::from_objects(&[
+        cluster_role("r", vec![rule("get", "", "pods")]),
+        crb("b", "r", &["User:u", "Group:g", "Group:h"]),
+        rb("ns", "b", "ClusterRole", "r", &["Group:h", "User:u"]),
+    ]);
+    let u = user("u", &["g", "h"]);
+    assert_eq!(ix.rules_for(&u, "ns", NotFoundWording::Lister).0.len(), 2);
+    // The first matching subject names the source, in the binding's order.
+    let (_, reason) = ix.authorize(&res(&u, "get", "", "", "pods"));
+    assert_eq!(
+        reason,
+        r#"RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to User "u""#
+    );
+}

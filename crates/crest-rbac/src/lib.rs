@@ -11,6 +11,8 @@
 //! - [`aggregation`]: ClusterRole aggregation (pkg/controller/clusterroleaggregation).
 //! - [`bootstrap`]: the default ClusterRoles and ClusterRoleBindings
 //!   (plugin/pkg/auth/authorizer/rbac/bootstrappolicy).
+//! - [`reconcile`]: startup reconciliation of the bootstrap policy
+//!   (pkg/registry/rbac/reconciliation).
 //! - [`validation`]: validation of the four kinds (pkg/apis/rbac/validation).
 //! - [`review`]: helpers for the SelfSubjectAccessReview, SubjectAccessReview and
 //!   SelfSubjectRulesReview endpoints (pkg/registry/authorization).
@@ -51,6 +53,7 @@ pub mod authorizer;
 pub mod bootstrap;
 pub mod escalation;
 pub mod forbidden;
+pub mod reconcile;
 pub mod review;
 pub mod rule;
 pub mod validation;

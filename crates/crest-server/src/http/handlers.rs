@@ -1035,11 +1035,17 @@ impl Ctx<'_> {
         let config: Value = serde_yaml_ng::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
         let dups = self.duplicates(body, BodyFormat::Yaml)?;
-        let scale_schema = Schema::from_definition(
-            "io.k8s.api.autoscaling.v1.Scale",
-            crest_openapi::builtin_definitions(),
-        )
-        .map_err(ApiError::internal)?;
+        // autoscaling/v1 Scale's merge type, compiled once.
+        static SCALE: std::sync::OnceLock<Result<Schema, String>> = std::sync::OnceLock::new();
+        let scale_schema = SCALE
+            .get_or_init(|| {
+                Schema::from_definition(
+                    "io.k8s.api.autoscaling.v1.Scale",
+                    crest_openapi::builtin_definitions(),
+                )
+            })
+            .as_ref()
+            .map_err(|e| ApiError::internal(e.clone()))?;
         let api_version = self.def.api.api_version();
         let replicas = crest_managedfields::Path::fields(
             &paths
@@ -1052,7 +1058,7 @@ impl Ctx<'_> {
             .into_iter()
             .collect();
         let fm = FieldManager {
-            schema: &scale_schema,
+            schema: scale_schema,
             api_version: "autoscaling/v1",
             kind: "Scale",
             subresource: "scale",

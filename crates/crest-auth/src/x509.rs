@@ -1,0 +1,301 @@
+//! Client certificates: the user of a verified leaf certificate, as k8s.io/apiserver
+//! `authentication/request/x509` `CommonNameUserConversion` (subject CN = user name, every O =
+//! a group, in the certificate's order), and issuing client certificates from the server's CA
+//! (the admin kubeconfig's, and `how to create a user`: CN = user, O = groups).
+//!
+//! Chain verification is rustls's job (the server requires certificates signed by its CA);
+//! this reads the leaf rustls verified.
+
+use crate::der;
+use crate::keys::SigningKey;
+use crate::AuthError;
+use crest_api::user::UserInfo;
+use ring::rand::SecureRandom;
+use ring::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+use yasna::Tag;
+
+/// The user a verified client certificate authenticates as: name = the subject's common name
+/// (the last CN, as Go's `pkix.Name`), groups = its organizations in order, no uid or extra.
+/// `Err(NotRecognized)` for a certificate without a common name (upstream: not authenticated by
+/// this authenticator), `Err(Invalid)` for bytes that are not a certificate.
+pub fn user_from_client_cert(leaf_der: &[u8]) -> Result<UserInfo, AuthError> {
+    let parts = der::parse_certificate(leaf_der)
+        .map_err(|e| AuthError::invalid(format!("x509: malformed certificate: {e}")))?;
+    let attrs = der::parse_name(&parts.subject)
+        .map_err(|e| AuthError::invalid(format!("x509: malformed subject: {e}")))?;
+    let cn = der::oid(der::OID_CN);
+    let o = der::oid(der::OID_O);
+    let mut name = String::new();
+    let mut groups = Vec::new();
+    for (id, value) in attrs {
+        if id == cn {
+            name = value;
+        } else if id == o {
+            groups.push(value);
+        }
+    }
+    if name.is_empty() {
+        return Err(AuthError::NotRecognized);
+    }
+    Ok(UserInfo {
+        name,
+        groups,
+        ..UserInfo::default()
+    })
+}
+
+/// A certificate issued by [`issue_client_cert`]: the certificate (PEM and DER) and its new
+/// private key (PKCS#8 PEM).
+#[derive(Clone, Debug)]
+pub struct IssuedCert {
+    pub cert_pem: String,
+    pub cert_der: Vec<u8>,
+    pub key_pem: String,
+}
+
+/// Issues a client certificate for `user` in `groups` (subject `O=<group>…, CN=<user>`, in Go's
+/// `pkix.Name` order), valid from `not_before` to `not_after` (unix seconds), signed by the CA
+/// whose certificate (DER) and key are given. Extensions: key usage digitalSignature and
+/// keyEncipherment (critical), extended key usage clientAuth, basic constraints CA:false
+/// (critical), the CA's key identifier as authority key id.
+///
+/// **Draws from the OS's entropy** for the new ECDSA P-256 key and the serial number.
+pub fn issue_client_cert(
+    ca_cert_der: &[u8],
+    ca_key: &SigningKey,
+    user: &str,
+    groups: &[&str],
+    not_before: i64,
+    not_after: i64,
+) -> Result<IssuedCert, AuthError> {
+    let ca = der::parse_certificate(ca_cert_der)
+        .map_err(|e| AuthError::invalid(format!("x509: malformed CA certificate: {e}")))?;
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+        .map_err(|e| AuthError::invalid(format!("cannot generate a key: {e}")))?;
+    let key = SigningKey::from_pkcs8(pkcs8.as_ref())?;
+    let mut serial = [0u8; 16];
+    rng.fill(&mut serial)
+        .map_err(|e| AuthError::invalid(format!("cannot draw a serial number: {e}")))?;
+    // Positive and minimally encoded: top bit clear, first byte non-zero.
+    serial[0] = (serial[0] & 0x7f) | 0x40;
+
+    let subject = yasna::construct_der(|w| {
+        w.write_sequence_of(|w| {
+            let rdn = |w: yasna::DERWriter<'_>, id: &[u64], value: &str| {
+                w.write_set_of(|w| {
+                    w.next().write_sequence(|w| {
+                        w.next().write_oid(&der::oid(id));
+                        w.next().write_utf8_string(value);
+                    })
+                })
+            };
+            for g in groups {
+                rdn(w.next(), der::OID_O, g);
+            }
+            rdn(w.next(), der::OID_CN, user);
+        })
+    });
+    let sig_oid = ca_key.x509_signature_oid();
+    let sig_alg = yasna::construct_der(|w| {
+        w.write_sequence(|w| {
+            w.next().write_oid(&der::oid(sig_oid));
+            // RSA signature algorithms carry NULL parameters; ECDSA ones none.
+            if sig_oid == der::OID_RSA_SHA256 {
+                w.next().write_null();
+            }
+        })
+    });
+    let ext = |id: &[u64], critical: bool, value: Vec<u8>| {
+        yasna::construct_der(|w| {
+            w.write_sequence(|w| {
+                w.next().write_oid(&der::oid(id));
+                if critical {
+                    w.next().write_bool(true);
+                }
+                w.next().write_bytes(&value);
+            })
+        })
+    };
+    let mut extensions = vec![
+        ext(
+            der::OID_KEY_USAGE,
+            true,
+            // digitalSignature (bit 0) and keyEncipherment (bit 2).
+            yasna::construct_der(|w| w.write_bitvec_bytes(&[0b1010_0000], 3)),
+        ),
+        ext(
+            der::OID_EXT_KEY_USAGE,
+            false,
+            yasna::construct_der(|w| {
+                w.write_sequence(|w| w.next().write_oid(&der::oid(der::OID_CLIENT_AUTH)))
+            }),
+        ),
+        ext(
+            der::OID_BASIC_CONSTRAINTS,
+            true,
+            yasna::construct_der(|w| w.write_sequence(|_| {})),
+        ),
+    ];
+    if let Some(kid) = &ca.subject_key_id {
+        extensions.push(ext(
+            der::OID_AUTHORITY_KEY_ID,
+            false,
+            yasna::construct_der(|w| {
+                w.write_sequence(|w| {
+                    w.next()
+                        .write_tagged_implicit(Tag::context(0), |w| w.write_bytes(kid))
+                })
+            }),
+        ));
+    }
+    let tbs = yasna::construct_der(|w| {
+        w.write_sequence(|w| {
+            w.next().write_tagged(Tag::context(0), |w| w.write_i64(2));
+            w.next().write_bigint_bytes(&serial, true);
+            w.next().write_der(&sig_alg);
+            w.next().write_der(&ca.subject);
+            w.next().write_sequence(|w| {
+                der::write_time(w.next(), not_before);
+                der::write_time(w.next(), not_after);
+            });
+            w.next().write_der(&subject);
+            w.next().write_der(key.public_key().spki_der());
+            w.next().write_tagged(Tag::context(3), |w| {
+                w.write_sequence(|w| {
+                    for e in &extensions {
+                        w.next().write_der(e);
+                    }
+                })
+            });
+        })
+    });
+    let signature = ca_key.sign_x509(&tbs)?;
+    let cert_der = yasna::construct_der(|w| {
+        w.write_sequence(|w| {
+            w.next().write_der(&tbs);
+            w.next().write_der(&sig_alg);
+            w.next().write_bitvec_bytes(&signature, signature.len() * 8);
+        })
+    });
+    Ok(IssuedCert {
+        cert_pem: pem::encode(&pem::Pem::new("CERTIFICATE", cert_der.clone())),
+        cert_der,
+        key_pem: key.to_pem(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+
+    fn ca() -> (rcgen::Certificate, KeyPair) {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::default();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "crest-ca");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        (params.self_signed(&key).unwrap(), key)
+    }
+
+    #[test]
+    fn user_from_rcgen_certificate() {
+        let (ca, ca_key) = ca();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, "system:masters");
+        params.distinguished_name.push(DnType::CommonName, "alice");
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+        let user = user_from_client_cert(cert.der()).unwrap();
+        assert_eq!(user.name, "alice");
+        assert_eq!(user.groups, vec!["system:masters"]);
+        assert!(user.uid.is_empty() && user.extra.is_empty());
+    }
+
+    #[test]
+    fn no_common_name_is_not_recognised() {
+        let (ca, ca_key) = ca();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, "dev");
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+        assert_eq!(
+            user_from_client_cert(cert.der()),
+            Err(AuthError::NotRecognized)
+        );
+        assert!(matches!(
+            user_from_client_cert(b"garbage"),
+            Err(AuthError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn issued_certificate_names_user_and_groups_in_order() {
+        let (ca, ca_key) = ca();
+        let signer = SigningKey::from_pem(&ca_key.serialize_pem()).unwrap();
+        let issued = issue_client_cert(
+            ca.der(),
+            &signer,
+            "bob",
+            &["dev", "system:masters", "ops"],
+            1_700_000_000,
+            2_700_000_000,
+        )
+        .unwrap();
+        assert!(issued.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"));
+        let user = user_from_client_cert(&issued.cert_der).unwrap();
+        assert_eq!(user.name, "bob");
+        assert_eq!(user.groups, vec!["dev", "system:masters", "ops"]);
+        // The key is usable.
+        assert!(SigningKey::from_pem(&issued.key_pem).is_ok());
+    }
+
+    #[test]
+    fn issued_certificate_verifies_as_rustls_verifies_clients() {
+        use rustls_pki_types::{CertificateDer, UnixTime};
+        let (ca, ca_key) = ca();
+        let signer = SigningKey::from_pem(&ca_key.serialize_pem()).unwrap();
+        let now = 1_800_000_000;
+        let issued =
+            issue_client_cert(ca.der(), &signer, "bob", &["dev"], now - 60, now + 3600).unwrap();
+        let ca_der = CertificateDer::from(ca.der().to_vec());
+        let anchor = webpki::anchor_from_trusted_cert(&ca_der).unwrap();
+        let leaf = CertificateDer::from(issued.cert_der.clone());
+        let ee = webpki::EndEntityCert::try_from(&leaf).unwrap();
+        ee.verify_for_usage(
+            webpki::ALL_VERIFICATION_ALGS,
+            &[anchor],
+            &[],
+            UnixTime::since_unix_epoch(std::time::Duration::from_secs(now as u64)),
+            webpki::KeyUsage::client_auth(),
+            None,
+            None,
+        )
+        .unwrap();
+        // Expired certificates do not verify.
+        let late = UnixTime::since_unix_epoch(std::time::Duration::from_secs(now as u64 + 7200));
+        let anchor = webpki::anchor_from_trusted_cert(&ca_der).unwrap();
+        assert!(ee
+            .verify_for_usage(
+                webpki::ALL_VERIFICATION_ALGS,
+                &[anchor],
+                &[],
+                late,
+                webpki::KeyUsage::client_auth(),
+                None,
+                None,
+            )
+            .is_err());
+    }
+}

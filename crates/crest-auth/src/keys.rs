@@ -162,7 +162,7 @@ impl SigningKey {
 
     /// The key as PEM, in the form it was read (`PRIVATE KEY` when generated).
     pub fn to_pem(&self) -> String {
-        pem::encode(&pem::Pem::new(self.label, self.der.clone()))
+        pem_encode(self.label, &self.der)
     }
 
     pub fn public_key(&self) -> &PublicKey {
@@ -317,7 +317,7 @@ impl PublicKey {
 
     /// The key as a `PUBLIC KEY` PEM block.
     pub fn to_pem(&self) -> String {
-        pem::encode(&pem::Pem::new("PUBLIC KEY", self.spki.clone()))
+        pem_encode("PUBLIC KEY", &self.spki)
     }
 
     /// The PKIX DER form (what the key id hashes).
@@ -383,6 +383,14 @@ impl PublicKey {
     }
 }
 
+/// A PEM block with `\n` line endings (as Go's `pem.Encode`).
+pub(crate) fn pem_encode(label: &str, der: &[u8]) -> String {
+    pem::encode_config(
+        &pem::Pem::new(label, der.to_vec()),
+        pem::EncodeConfig::new().set_line_ending(pem::LineEnding::LF),
+    )
+}
+
 /// The `/openid/v1/jwks` document of these keys.
 pub fn jwks(keys: &[PublicKey]) -> Value {
     json!({ "keys": keys.iter().map(PublicKey::jwk).collect::<Vec<_>>() })
@@ -444,6 +452,60 @@ mod tests {
             32
         );
         assert_eq!(jwks(&[key.public_key().clone()])["keys"][0], jwk);
+    }
+
+    const RSA_PKCS1: &str = include_str!("../tests/data/rsa-pkcs1.pem");
+    const RSA_PKCS8: &str = include_str!("../tests/data/rsa-pkcs8.pem");
+    const RSA_PUB: &str = include_str!("../tests/data/rsa-pub.pem");
+    const EC_SEC1: &str = include_str!("../tests/data/ec-sec1.pem");
+    const EC_PUB: &str = include_str!("../tests/data/ec-pub.pem");
+
+    #[test]
+    fn openssl_rsa_keys_sign_rs256_with_openssls_key_id() {
+        // The expected kid is openssl's: sha256 of `openssl pkey -pubout -outform DER`.
+        let kid = "qMMAbpOVaC2IzOQolFxBSaQnTkwO7GafOnYtPqNPegQ";
+        for pem_text in [RSA_PKCS1, RSA_PKCS8] {
+            let key = SigningKey::from_pem(pem_text).unwrap();
+            assert_eq!(key.algorithm(), Algorithm::RS256);
+            assert_eq!(key.key_id(), kid);
+            let sig = key.sign(b"msg").unwrap();
+            assert_eq!(sig.len(), 256);
+            assert!(key.public_key().verify("RS256", b"msg", &sig));
+            assert!(!key.public_key().verify("ES256", b"msg", &sig));
+            assert_eq!(key.to_pem().trim(), pem_text.trim().replace("\r", ""));
+        }
+        let public = PublicKey::many_from_pem(RSA_PUB).unwrap();
+        assert_eq!(public[0].key_id(), kid);
+        assert_eq!(public[0].to_pem().trim(), RSA_PUB.trim());
+        let jwk = public[0].jwk();
+        assert_eq!(jwk["kty"], "RSA");
+        assert_eq!(jwk["alg"], "RS256");
+        assert_eq!(jwk["e"], "AQAB");
+        assert!(jwk["n"]
+            .as_str()
+            .unwrap()
+            .starts_with("m8pK5_pLNmabVfycNuH3"));
+        let members: Vec<&str> = jwk
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let mut sorted = members.clone();
+        sorted.sort();
+        assert_eq!(sorted, vec!["alg", "e", "kid", "kty", "n", "use"]);
+    }
+
+    #[test]
+    fn openssl_sec1_ec_key() {
+        let key = SigningKey::from_pem(EC_SEC1).unwrap();
+        assert_eq!(key.algorithm(), Algorithm::ES256);
+        assert_eq!(key.key_id(), "Vnf8XKKocWpUhQJGGImCiGG9SMXEhjyGRSN5VCz8lBM");
+        let public = PublicKey::many_from_pem(EC_PUB).unwrap();
+        assert_eq!(&public[0], key.public_key());
+        let sig = key.sign(b"msg").unwrap();
+        assert!(public[0].verify("ES256", b"msg", &sig));
+        assert!(!public[0].verify("ES256", b"other", &sig));
     }
 
     #[test]

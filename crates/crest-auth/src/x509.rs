@@ -179,7 +179,7 @@ pub fn issue_client_cert(
         })
     });
     Ok(IssuedCert {
-        cert_pem: pem::encode(&pem::Pem::new("CERTIFICATE", cert_der.clone())),
+        cert_pem: crate::keys::pem_encode("CERTIFICATE", &cert_der),
         cert_der,
         key_pem: key.to_pem(),
     })

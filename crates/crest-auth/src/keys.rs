@@ -81,16 +81,22 @@ impl SigningKey {
     pub fn from_pem(pem_text: &str) -> Result<SigningKey, AuthError> {
         let blocks = pem::parse_many(pem_text).map_err(|e| key_error("invalid PEM", e))?;
         for block in &blocks {
-            match block.tag() {
-                "PRIVATE KEY" => return Self::from_pkcs8(block.contents()),
-                "EC PRIVATE KEY" => return Self::from_sec1(block.contents()),
-                "RSA PRIVATE KEY" => return Self::from_pkcs1(block.contents()),
-                _ => {}
+            if let Some(key) = Self::from_block(block) {
+                return key;
             }
         }
         Err(AuthError::invalid(
             "data does not contain a valid RSA or ECDSA private key",
         ))
+    }
+
+    fn from_block(block: &pem::Pem) -> Option<Result<SigningKey, AuthError>> {
+        match block.tag() {
+            "PRIVATE KEY" => Some(Self::from_pkcs8(block.contents())),
+            "EC PRIVATE KEY" => Some(Self::from_sec1(block.contents())),
+            "RSA PRIVATE KEY" => Some(Self::from_pkcs1(block.contents())),
+            _ => None,
+        }
     }
 
     /// Reads a PKCS#8 DER private key.
@@ -300,11 +306,11 @@ impl PublicKey {
                 "RSA PUBLIC KEY" => {
                     keys.push(PublicKey::new(Algorithm::RS256, block.contents().to_vec())?)
                 }
-                "PRIVATE KEY" | "EC PRIVATE KEY" | "RSA PRIVATE KEY" => {
-                    let pem_block = pem::encode(block);
-                    keys.push(SigningKey::from_pem(&pem_block)?.public_key().clone());
+                _ => {
+                    if let Some(key) = SigningKey::from_block(block) {
+                        keys.push(key?.public_key().clone());
+                    }
                 }
-                _ => {}
             }
         }
         if keys.is_empty() {

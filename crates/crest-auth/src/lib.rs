@@ -11,9 +11,12 @@
 //! | [`tokenrequest`] | `pkg/registry/core/serviceaccount/storage/token.go`, `pkg/apis/authentication/validation`, `pkg/registry/authentication/tokenreview` |
 //! | [`impersonation`] | `endpoints/filters/impersonation.go` |
 //! | [`cache`] | `authentication/token/cache` (the cached token authenticator) |
+//! | [`authenticator`] | `pkg/kubeapiserver/authenticator` (the chain: x509, tokens, group adder, anonymous) |
 //! | this module | `request/bearertoken`, `request/anonymous`, `group/authenticated_group_adder`, `filters.Unauthorized` |
 //!
 //! # How a request is authenticated (kube-apiserver's order)
+//!
+//! [`authenticator::Authenticator::authenticate`] does all of this; the steps:
 //!
 //! 1. A verified client certificate ([`x509::user_from_client_cert`]) or a bearer token
 //!    ([`bearer_token`], then [`tokenfile::TokenFile::lookup`] and
@@ -29,6 +32,7 @@ use crest_api::user::{names, UserInfo};
 use crest_api::{ApiError, Reason};
 use std::fmt;
 
+pub mod authenticator;
 pub mod cache;
 pub mod impersonation;
 pub mod keys;

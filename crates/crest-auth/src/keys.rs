@@ -402,6 +402,34 @@ pub fn jwks(keys: &[PublicKey]) -> Value {
     json!({ "keys": keys.iter().map(PublicKey::jwk).collect::<Vec<_>>() })
 }
 
+/// The `/.well-known/openid-configuration` document (`openidmetadata.go`): the issuer, the
+/// JWKS URI (`--service-account-jwks-uri`, by default the issuer's scheme and host with path
+/// `/openid/v1/jwks`) and the keys' algorithms, sorted.
+pub fn openid_configuration(issuer: &str, jwks_uri: Option<&str>, keys: &[PublicKey]) -> Value {
+    let jwks_uri = match jwks_uri {
+        Some(u) => u.to_string(),
+        None => {
+            // Resolve the absolute path against the issuer URL: keep scheme and authority.
+            let after_scheme = issuer.find("://").map(|i| i + 3).unwrap_or(0);
+            let end = issuer[after_scheme..]
+                .find('/')
+                .map(|i| i + after_scheme)
+                .unwrap_or(issuer.len());
+            format!("{}/openid/v1/jwks", &issuer[..end])
+        }
+    };
+    let mut algs: Vec<&str> = keys.iter().map(|k| k.algorithm.as_str()).collect();
+    algs.sort_unstable();
+    algs.dedup();
+    json!({
+        "issuer": issuer,
+        "jwks_uri": jwks_uri,
+        "response_types_supported": ["id_token"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": algs,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,6 +540,28 @@ mod tests {
         let sig = key.sign(b"msg").unwrap();
         assert!(public[0].verify("ES256", b"msg", &sig));
         assert!(!public[0].verify("ES256", b"other", &sig));
+    }
+
+    #[test]
+    fn openid_discovery() {
+        let key = SigningKey::generate().unwrap();
+        let doc = openid_configuration(
+            "https://kubernetes.default.svc.cluster.local",
+            None,
+            &[key.public_key().clone()],
+        );
+        assert_eq!(
+            doc,
+            json!({
+                "issuer": "https://kubernetes.default.svc.cluster.local",
+                "jwks_uri": "https://kubernetes.default.svc.cluster.local/openid/v1/jwks",
+                "response_types_supported": ["id_token"],
+                "subject_types_supported": ["public"],
+                "id_token_signing_alg_values_supported": ["ES256"]
+            })
+        );
+        let doc = openid_configuration("https://example.com/a/b", None, &[]);
+        assert_eq!(doc["jwks_uri"], "https://example.com/openid/v1/jwks");
     }
 
     #[test]

@@ -8,6 +8,8 @@ use yasna::{ASN1Error, ASN1ErrorKind, ASN1Result, Tag};
 
 pub(crate) const OID_CN: &[u64] = &[2, 5, 4, 3];
 pub(crate) const OID_O: &[u64] = &[2, 5, 4, 10];
+/// The Kubernetes user UID attribute (`1.3.6.1.4.1.57683.2`, CNCF's enterprise number).
+pub(crate) const OID_K8S_UID: &[u64] = &[1, 3, 6, 1, 4, 1, 57683, 2];
 pub(crate) const OID_EC_PUBLIC_KEY: &[u64] = &[1, 2, 840, 10045, 2, 1];
 pub(crate) const OID_P256: &[u64] = &[1, 2, 840, 10045, 3, 1, 7];
 pub(crate) const OID_P384: &[u64] = &[1, 3, 132, 0, 34];
@@ -93,8 +95,9 @@ fn find_subject_key_id(extensions: &[u8]) -> ASN1Result<Option<Vec<u8>>> {
     Ok(found)
 }
 
-/// A Name's attributes in order, string values only (as Go's `pkix.Name.FillFromRDNSequence`).
-pub(crate) fn parse_name(der: &[u8]) -> ASN1Result<Vec<(ObjectIdentifier, String)>> {
+/// A Name's attributes in order; `None` for a value that is not a string (Go's
+/// `pkix.Name.FillFromRDNSequence` skips those).
+pub(crate) fn parse_name(der: &[u8]) -> ASN1Result<Vec<(ObjectIdentifier, Option<String>)>> {
     let mut out = Vec::new();
     yasna::parse_ber(der, |r| {
         r.read_sequence_of(|r| {
@@ -102,9 +105,7 @@ pub(crate) fn parse_name(der: &[u8]) -> ASN1Result<Vec<(ObjectIdentifier, String
                 r.read_sequence(|r| {
                     let id = r.next().read_oid()?;
                     let value = r.next().read_tagged_der()?;
-                    if let Some(s) = string_value(value.tag(), value.value()) {
-                        out.push((id, s));
-                    }
+                    out.push((id, string_value(value.tag(), value.value())));
                     Ok(())
                 })
             })

@@ -14,10 +14,13 @@ use ring::rand::SecureRandom;
 use ring::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 use yasna::Tag;
 
-/// The user a verified client certificate authenticates as: name = the subject's common name
-/// (the last CN, as Go's `pkix.Name`), groups = its organizations in order, no uid or extra.
+/// The user a verified client certificate authenticates as (kube-apiserver 1.32): name = the
+/// subject's common name (the last CN, as Go's `pkix.Name`), groups = its organizations in
+/// order, uid = the subject's `1.3.6.1.4.1.57683.2` attribute when present
+/// (`AllowParsingUserUIDFromCertAuth`, beta and on), extra
+/// `authentication.kubernetes.io/credential-id` = `X509SHA256=<hex sha256 of the DER>`.
 /// `Err(NotRecognized)` for a certificate without a common name (upstream: not authenticated by
-/// this authenticator), `Err(Invalid)` for bytes that are not a certificate.
+/// this authenticator), `Err(Invalid)` for bytes that are not a certificate or a bad uid.
 pub fn user_from_client_cert(leaf_der: &[u8]) -> Result<UserInfo, AuthError> {
     let parts = der::parse_certificate(leaf_der)
         .map_err(|e| AuthError::invalid(format!("x509: malformed certificate: {e}")))?;
@@ -25,9 +28,19 @@ pub fn user_from_client_cert(leaf_der: &[u8]) -> Result<UserInfo, AuthError> {
         .map_err(|e| AuthError::invalid(format!("x509: malformed subject: {e}")))?;
     let cn = der::oid(der::OID_CN);
     let o = der::oid(der::OID_O);
+    let uid_oid = der::oid(der::OID_K8S_UID);
     let mut name = String::new();
     let mut groups = Vec::new();
+    let mut uids = Vec::new();
     for (id, value) in attrs {
+        if id == uid_oid {
+            match value {
+                Some(v) => uids.push(v),
+                None => return Err(AuthError::invalid("unable to parse UID into a string")),
+            }
+            continue;
+        }
+        let Some(value) = value else { continue };
         if id == cn {
             name = value;
         } else if id == o {
@@ -37,10 +50,29 @@ pub fn user_from_client_cert(leaf_der: &[u8]) -> Result<UserInfo, AuthError> {
     if name.is_empty() {
         return Err(AuthError::NotRecognized);
     }
+    let uid = match uids.len() {
+        0 => String::new(),
+        1 if uids[0].is_empty() => return Err(AuthError::invalid("UID cannot be an empty string")),
+        1 => uids.remove(0),
+        _ => {
+            return Err(AuthError::invalid(format!(
+                "expected 1 UID, but found multiple: [{}]",
+                uids.join(" ")
+            )))
+        }
+    };
+    let digest = ring::digest::digest(&ring::digest::SHA256, leaf_der);
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let mut extra = std::collections::BTreeMap::new();
+    extra.insert(
+        crate::serviceaccount::CREDENTIAL_ID_KEY.to_string(),
+        vec![format!("X509SHA256={hex}")],
+    );
     Ok(UserInfo {
         name,
+        uid,
         groups,
-        ..UserInfo::default()
+        extra,
     })
 }
 
@@ -217,7 +249,38 @@ mod tests {
         let user = user_from_client_cert(cert.der()).unwrap();
         assert_eq!(user.name, "alice");
         assert_eq!(user.groups, vec!["system:masters"]);
-        assert!(user.uid.is_empty() && user.extra.is_empty());
+        assert!(user.uid.is_empty());
+        // The credential id is the certificate's SHA-256 fingerprint.
+        let fp: String = ring::digest::digest(&ring::digest::SHA256, cert.der())
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            user.extra["authentication.kubernetes.io/credential-id"],
+            vec![format!("X509SHA256={fp}")]
+        );
+    }
+
+    #[test]
+    fn uid_attribute() {
+        let (ca, ca_key) = ca();
+        let uid_type = DnType::CustomDnType(vec![1, 3, 6, 1, 4, 1, 57683, 2]);
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params.distinguished_name.push(DnType::CommonName, "alice");
+        params
+            .distinguished_name
+            .push(uid_type.clone(), "alice-uid");
+        let key = KeyPair::generate().unwrap();
+        let cert = params.clone().signed_by(&key, &ca, &ca_key).unwrap();
+        assert_eq!(user_from_client_cert(cert.der()).unwrap().uid, "alice-uid");
+        params.distinguished_name.push(uid_type, "");
+        let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+        assert_eq!(
+            user_from_client_cert(cert.der()).unwrap_err().message(),
+            "UID cannot be an empty string"
+        );
     }
 
     #[test]

@@ -51,6 +51,11 @@ impl TokenFile {
         Ok(file)
     }
 
+    /// Adds a token (e.g. the admin's bearer token of a `--plain-http` kubeconfig).
+    pub fn insert(&mut self, token: impl Into<String>, user: UserInfo) {
+        self.tokens.insert(token.into(), user);
+    }
+
     /// The user of `token` (without `system:authenticated`; see
     /// [`crate::with_authenticated_group`]).
     pub fn lookup(&self, token: &str) -> Option<&UserInfo> {
@@ -64,6 +69,17 @@ impl TokenFile {
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }
+}
+
+/// A new random bearer token: 32 bytes of **OS entropy**, base64url without padding.
+pub fn random_token() -> Result<String, String> {
+    use base64::Engine;
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 32];
+    ring::rand::SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|e| format!("cannot draw a token: {e}"))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
 const ERR_BARE_QUOTE: &str = "bare \" in non-quoted-field";
@@ -203,6 +219,23 @@ mod tests {
         assert!(f.lookup("nope").is_none());
         assert_eq!(f.len(), 3);
         assert!(f.warnings.is_empty());
+    }
+
+    #[test]
+    fn inserted_and_random_tokens() {
+        let mut f = TokenFile::default();
+        let t = random_token().unwrap();
+        assert_eq!(t.len(), 43);
+        assert_ne!(t, random_token().unwrap());
+        f.insert(
+            t.clone(),
+            UserInfo {
+                name: "crest-admin".into(),
+                groups: vec!["system:masters".into()],
+                ..UserInfo::default()
+            },
+        );
+        assert_eq!(f.lookup(&t).unwrap().groups, vec!["system:masters"]);
     }
 
     #[test]

@@ -473,6 +473,17 @@ pub fn user_json(user: &UserInfo) -> Value {
     Value::Object(m)
 }
 
+/// The `SelfSubjectReview` answer (`kubectl auth whoami`, kubernetes
+/// `pkg/registry/authentication/selfsubjectreview`): the requesting user, created `now`.
+pub fn self_subject_review(user: &UserInfo, now: i64) -> Value {
+    json!({
+        "kind": "SelfSubjectReview",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"creationTimestamp": rfc3339(now)},
+        "status": {"userInfo": user_json(user)},
+    })
+}
+
 /// The audiences an audience-agnostic authenticator (client certificates, the token file)
 /// answers for, as upstream's `WrapAudienceAgnosticToken`: the intersection of the API
 /// server's and the requested ones; `None` (the credential is not recognised) when empty.
@@ -744,6 +755,23 @@ mod tests {
         assert_eq!(
             review.response(&Err(AuthError::NotRecognized))["status"]["error"],
             "invalid bearer token"
+        );
+    }
+
+    #[test]
+    fn whoami() {
+        let user = UserInfo {
+            name: "alice".into(),
+            groups: vec!["dev".into(), "system:authenticated".into()],
+            ..UserInfo::default()
+        };
+        assert_eq!(
+            self_subject_review(&user, NOW),
+            json!({
+                "kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {"creationTimestamp": "2027-01-15T08:00:00Z"},
+                "status": {"userInfo": {"username": "alice", "groups": ["dev", "system:authenticated"]}}
+            })
         );
     }
 

@@ -39,6 +39,7 @@ pub struct Authentication {
 }
 
 impl Authenticator {
+    /// ServiceAccount tokens only, anonymous on, an empty cache; set the rest as needed.
     pub fn new(service_accounts: Verifier) -> Authenticator {
         Authenticator {
             token_file: None,

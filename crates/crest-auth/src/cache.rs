@@ -67,7 +67,9 @@ impl Hasher for DigestHasher {
 /// audiences it was valid for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Authenticated {
+    /// The user, with `system:authenticated` (or the anonymous user).
     pub user: UserInfo,
+    /// The audiences the credential was valid for.
     pub audiences: Vec<String>,
 }
 
@@ -90,6 +92,7 @@ impl Default for TokenCache {
 }
 
 impl TokenCache {
+    /// An empty cache holding at most `capacity` entries.
     pub fn new(capacity: usize) -> TokenCache {
         TokenCache {
             map: RwLock::new(HashMap::default()),
@@ -139,10 +142,12 @@ impl TokenCache {
         self.map.write().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
+    /// The number of entries (expired ones included until evicted).
     pub fn len(&self) -> usize {
         self.map.read().unwrap_or_else(|e| e.into_inner()).len()
     }
 
+    /// Whether the cache holds no entry.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -13,8 +13,11 @@ use crest_api::user::{names, UserInfo};
 use crest_api::{ApiError, GroupResource};
 use std::collections::BTreeMap;
 
+/// The header naming the user to act as (lowercase, as HTTP/2 and hyper give names).
 pub const IMPERSONATE_USER: &str = "impersonate-user";
+/// The header naming a group to act in (repeated for several).
 pub const IMPERSONATE_GROUP: &str = "impersonate-group";
+/// The header naming the uid to act with.
 pub const IMPERSONATE_UID: &str = "impersonate-uid";
 /// Followed by the (percent-encoded) extra key.
 pub const IMPERSONATE_EXTRA_PREFIX: &str = "impersonate-extra-";

@@ -22,8 +22,11 @@ use serde_json::{json, Value};
 /// The JWS algorithm a key signs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (RSA keys).
     RS256,
+    /// ECDSA P-256 with SHA-256.
     ES256,
+    /// ECDSA P-384 with SHA-384.
     ES384,
 }
 
@@ -171,10 +174,12 @@ impl SigningKey {
         pem_encode(self.label, &self.der)
     }
 
+    /// The public half (for `--service-account-key-file`, the JWKS).
     pub fn public_key(&self) -> &PublicKey {
         &self.public
     }
 
+    /// The JWS algorithm tokens are signed with.
     pub fn algorithm(&self) -> Algorithm {
         self.public.algorithm
     }
@@ -331,6 +336,7 @@ impl PublicKey {
         &self.spki
     }
 
+    /// The JWS algorithm the key verifies.
     pub fn algorithm(&self) -> Algorithm {
         self.algorithm
     }

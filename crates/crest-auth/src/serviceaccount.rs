@@ -22,9 +22,13 @@ pub const LEEWAY_SECONDS: i64 = 60;
 
 /// `authentication.kubernetes.io/credential-id` (the token's `JTI=<jti>`).
 pub const CREDENTIAL_ID_KEY: &str = "authentication.kubernetes.io/credential-id";
+/// The extra key of a pod-bound token's pod name.
 pub const POD_NAME_KEY: &str = "authentication.kubernetes.io/pod-name";
+/// The extra key of a pod-bound token's pod uid.
 pub const POD_UID_KEY: &str = "authentication.kubernetes.io/pod-uid";
+/// The extra key of a node-bound (or pod-bound) token's node name.
 pub const NODE_NAME_KEY: &str = "authentication.kubernetes.io/node-name";
+/// The extra key of a node-bound (or pod-bound) token's node uid.
 pub const NODE_UID_KEY: &str = "authentication.kubernetes.io/node-uid";
 
 /// A name and uid in the `kubernetes.io` claim.
@@ -35,6 +39,7 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
+    /// A reference by name and uid.
     pub fn new(name: impl Into<String>, uid: impl Into<String>) -> Self {
         ObjectRef {
             name: name.into(),

@@ -62,10 +62,12 @@ impl TokenFile {
         self.tokens.get(token)
     }
 
+    /// The number of tokens.
     pub fn len(&self) -> usize {
         self.tokens.len()
     }
 
+    /// Whether there is no token.
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }

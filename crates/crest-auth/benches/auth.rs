@@ -33,6 +33,18 @@ fn bench(c: &mut Criterion) {
         b.iter(|| serviceaccount::verify(black_box(&token), NOW, &[], &verifier).expect("ok"))
     });
 
+    let rsa = SigningKey::from_pem(include_str!("../tests/data/rsa-pkcs1.pem")).expect("rsa");
+    let rsa_token = serviceaccount::issue(&claims, NOW, &rsa).expect("token");
+    let rsa_verifier = Verifier {
+        keys: vec![rsa.public_key().clone()],
+        ..verifier.clone()
+    };
+    c.bench_function("jwt_verify_rs256", |b| {
+        b.iter(|| {
+            serviceaccount::verify(black_box(&rsa_token), NOW, &[], &rsa_verifier).expect("ok")
+        })
+    });
+
     let cache = TokenCache::default();
     // A realistic population: 1000 other cached credentials.
     for i in 0..1000 {

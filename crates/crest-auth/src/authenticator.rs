@@ -25,6 +25,9 @@ pub struct Authenticator {
     pub service_accounts: Verifier,
     /// `--anonymous-auth`.
     pub anonymous: bool,
+    /// When set, client certificates are verified here against these CAs (a failure is a 401);
+    /// when not, the caller has verified them (rustls in the handshake).
+    pub client_ca: Option<x509::ClientCa>,
     pub cache: TokenCache,
 }
 
@@ -45,6 +48,7 @@ impl Authenticator {
             token_file: None,
             service_accounts,
             anonymous: true,
+            client_ca: None,
             cache: TokenCache::default(),
         }
     }
@@ -69,7 +73,11 @@ impl Authenticator {
                     warning,
                 };
             }
-            match x509::user_from_client_cert(der) {
+            let verified = match &self.client_ca {
+                Some(ca) => ca.verify(der, &[], now),
+                None => Ok(()),
+            };
+            match verified.and_then(|()| x509::user_from_client_cert(der)) {
                 Ok(user) => {
                     let value = Authenticated {
                         user: with_authenticated_group(user),
@@ -315,5 +323,25 @@ mod tests {
             .result
             .unwrap();
         assert!(Arc::ptr_eq(&u, &again));
+
+        // Verified here against the CA: another CA's certificate is a 401.
+        let (mut b, _) = setup();
+        b.client_ca = Some(x509::ClientCa::from_ders(&[ca.der()]).unwrap());
+        assert!(b
+            .authenticate(Some(&cert.cert_der), None, &OneSa, NOW)
+            .result
+            .is_ok());
+        let other_key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::default();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let other = params.self_signed(&other_key).unwrap();
+        let other_signer = SigningKey::from_pem(&other_key.serialize_pem()).unwrap();
+        let foreign =
+            x509::issue_client_cert(other.der(), &other_signer, "eve", &[], NOW, NOW + 60).unwrap();
+        let r = b.authenticate(Some(&foreign.cert_der), None, &OneSa, NOW);
+        assert_eq!(
+            r.result.unwrap_err().message(),
+            "verifying certificate failed: x509: certificate signed by unknown authority"
+        );
     }
 }

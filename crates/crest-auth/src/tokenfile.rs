@@ -123,8 +123,8 @@ fn read_csv(text: &str) -> Result<Vec<Vec<String>>, String> {
     while i < lines.len() {
         let line = &lines[i];
         i += 1;
-        if line == "\n" {
-            continue; // blank line
+        if line == "\n" || line.is_empty() {
+            continue; // blank line (or a lone `\r` before EOF)
         }
         let rec_line = i;
         let mut num_line = i;
@@ -264,6 +264,7 @@ mod tests {
 
     #[test]
     fn csv_quoting_and_errors_as_go() {
+        assert_eq!(TokenFile::parse("a,b,c\r\n\r", "/t").unwrap().len(), 1);
         let f = TokenFile::parse("\"a\"\"b\",\"multi\nline\",u\n", "/t").unwrap();
         assert_eq!(f.lookup("a\"b").unwrap().name, "multi\nline");
         assert_eq!(

@@ -112,17 +112,17 @@ impl SigningKey {
             return Self::rsa(kp, "PRIVATE KEY", der);
         }
         if alg == der::oid(der::OID_EC_PUBLIC_KEY) {
-            let (sig, algorithm, curve_oid) = ec_signing(curve.as_ref())?;
+            let (sig, algorithm) = ec_signing(curve.as_ref())?;
             let kp = EcdsaKeyPair::from_pkcs8(sig, der, &rng)
                 .map_err(|e| key_error("invalid ECDSA key", e))?;
-            return Self::ec(kp, algorithm, curve_oid, "PRIVATE KEY", der);
+            return Self::ec(kp, algorithm, "PRIVATE KEY", der);
         }
         Err(AuthError::invalid("unsupported private key algorithm"))
     }
 
     fn from_sec1(der: &[u8]) -> Result<SigningKey, AuthError> {
         let sec1 = der::parse_sec1(der).map_err(|e| key_error("not an EC private key", e))?;
-        let (sig, algorithm, curve_oid) = ec_signing(sec1.curve.as_ref())?;
+        let (sig, algorithm) = ec_signing(sec1.curve.as_ref())?;
         let public = sec1
             .public
             .ok_or_else(|| AuthError::invalid("EC private key without its public key"))?;
@@ -133,7 +133,7 @@ impl SigningKey {
             &SystemRandom::new(),
         )
         .map_err(|e| key_error("invalid ECDSA key", e))?;
-        Self::ec(kp, algorithm, curve_oid, "EC PRIVATE KEY", der)
+        Self::ec(kp, algorithm, "EC PRIVATE KEY", der)
     }
 
     fn from_pkcs1(der: &[u8]) -> Result<SigningKey, AuthError> {
@@ -155,7 +155,6 @@ impl SigningKey {
     fn ec(
         kp: EcdsaKeyPair,
         algorithm: Algorithm,
-        _curve: &'static [u64],
         label: &'static str,
         der: &[u8],
     ) -> Result<SigningKey, AuthError> {
@@ -236,24 +235,15 @@ impl SigningKey {
 
 fn ec_signing(
     curve: Option<&yasna::models::ObjectIdentifier>,
-) -> Result<
-    (
-        &'static signature::EcdsaSigningAlgorithm,
-        Algorithm,
-        &'static [u64],
-    ),
-    AuthError,
-> {
+) -> Result<(&'static signature::EcdsaSigningAlgorithm, Algorithm), AuthError> {
     match curve {
         Some(c) if *c == der::oid(der::OID_P256) => Ok((
             &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
             Algorithm::ES256,
-            der::OID_P256,
         )),
         Some(c) if *c == der::oid(der::OID_P384) => Ok((
             &signature::ECDSA_P384_SHA384_FIXED_SIGNING,
             Algorithm::ES384,
-            der::OID_P384,
         )),
         _ => Err(AuthError::invalid(
             "unknown private key curve, must be 256 or 384",
@@ -294,7 +284,7 @@ impl PublicKey {
             return PublicKey::new(Algorithm::RS256, spki.key);
         }
         if spki.algorithm == der::oid(der::OID_EC_PUBLIC_KEY) {
-            let (_, algorithm, _) = ec_signing(spki.curve.as_ref())?;
+            let (_, algorithm) = ec_signing(spki.curve.as_ref())?;
             return PublicKey::new(algorithm, spki.key);
         }
         Err(AuthError::invalid("unsupported public key algorithm"))

@@ -46,7 +46,7 @@ pub struct TokenRequestConfig {
 }
 
 impl TokenRequestConfig {
-    /// kube-apiserver's defaults for an issuer: audiences = [issuer], no maximum, extension on.
+    /// kube-apiserver's defaults for an issuer: audiences = `[issuer]`, no maximum, extension on.
     pub fn new(issuer: &str) -> Self {
         TokenRequestConfig {
             issuer: issuer.to_string(),

@@ -151,11 +151,11 @@ pub fn negotiate(accept: Option<&str>, caps: Capabilities) -> Result<Output, Api
             return Ok(Output::Yaml);
         }
     }
-    Err(ApiError::not_acceptable(if caps.protobuf {
-        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
-    } else {
-        "only the following media types are accepted: application/json, application/yaml"
-    }))
+    // Every serializer the endpoint has is listed, protobuf included: custom resources have
+    // one too (for PartialObjectMetadata), their plain objects are only JSON or YAML.
+    Err(ApiError::not_acceptable(
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+    ))
 }
 
 /// Request body formats.
@@ -265,7 +265,7 @@ mod tests {
         let e = negotiate(Some("application/vnd.kubernetes.protobuf"), custom).unwrap_err();
         assert_eq!(
             e.message,
-            "only the following media types are accepted: application/json, application/yaml"
+            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
         );
         let e = negotiate(Some("text/plain"), builtin).unwrap_err();
         assert_eq!(

@@ -198,7 +198,7 @@ async fn custom_resources_answer_json_but_metadata_as_protobuf() {
     let v: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(
         v["message"],
-        "only the following media types are accepted: application/json, application/yaml"
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
     );
     // client-go's metadata client.
     let meta = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
@@ -247,5 +247,56 @@ async fn watch_streams_length_prefixed_watch_events() {
         events.push((ev.r#type.unwrap(), cm.metadata.unwrap().name.unwrap()));
     }
     assert_eq!(events, [("ADDED".to_string(), "w1".to_string())]);
+    s.stop();
+}
+
+/// A custom resource's /scale is an autoscaling/v1 Scale, a message like any built-in kind's:
+/// read and written as protobuf (as client-go's scale client may).
+#[tokio::test]
+async fn custom_resource_scale_speaks_protobuf() {
+    use k8s_pb::api::autoscaling::v1::{Scale, ScaleSpec};
+    use k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    let s = Server::start();
+    s.install_crd(
+        &CRONTAB_CRD
+            .replace(
+                "      served: true",
+                "      served: true\n      subresources:\n        scale:\n          specReplicasPath: .spec.replicas\n          statusReplicasPath: .status.replicas",
+            )
+            .replace(
+                "            spec:\n              type: object",
+                "            status:\n              type: object\n              properties:\n                replicas:\n                  type: integer\n            spec:\n              type: object",
+            ),
+    );
+    s.apply_yaml(&MY_CRONTAB.replace("  image:", "  replicas: 2\n  image:"));
+    let path = "/apis/stable.example.com/v1/namespaces/default/crontabs/my-new-cron-object/scale";
+    let (code, h, body) = s.http("GET", path, &[("Accept", PB_ACCEPT)], None).await;
+    assert_eq!(code, 200);
+    assert_eq!(ctype(&h), PB);
+    let (av, kind, raw) = unwrap(&body);
+    assert_eq!((av.as_str(), kind.as_str()), ("autoscaling/v1", "Scale"));
+    let scale = Scale::decode(raw.as_slice()).unwrap();
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(2));
+    let update = Scale {
+        metadata: Some(ObjectMeta {
+            name: Some("my-new-cron-object".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        }),
+        spec: Some(ScaleSpec { replicas: Some(4) }),
+        ..Default::default()
+    };
+    let (code, h, body) = s
+        .http(
+            "PUT",
+            path,
+            &[("Content-Type", PB), ("Accept", PB_ACCEPT)],
+            Some(pb_body("autoscaling/v1", "Scale", &update)),
+        )
+        .await;
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(ctype(&h), PB);
+    let scale = Scale::decode(unwrap(&body).2.as_slice()).unwrap();
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(4));
     s.stop();
 }

@@ -39,7 +39,8 @@ pub(crate) async fn resource(
     // Errors are Status objects in the format negotiated for the resource (protobuf too for
     // built-in kinds).
     let error_caps = Capabilities {
-        protobuf: def.crd_name.is_none(),
+        // Built-in kinds, and every /scale (autoscaling/v1 Scale has its message).
+        protobuf: def.crd_name.is_none() || rp.subresource.as_deref() == Some("scale"),
         ..Default::default()
     };
     let Some(warning) = def.deprecation_warning.clone() else {
@@ -105,7 +106,8 @@ async fn handle(
         table: true,
         metadata: true,
         aggregated_discovery: false,
-        protobuf: def.crd_name.is_none(),
+        // Built-in kinds, and every /scale (autoscaling/v1 Scale has its message).
+        protobuf: def.crd_name.is_none() || rp.subresource.as_deref() == Some("scale"),
     };
     // Writes answer with a Table or PartialObjectMetadata too when asked, as upstream's
     // transformResponseObject does for every verb.
@@ -951,7 +953,13 @@ impl Ctx<'_> {
         // Recorded on the object as the change of its replicas field, under subresource
         // "scale" (as upstream's scale field manager converts the Scale's fields).
         opts.managed_subresource = Some("scale");
-        let obj = self.decode(&body, fmt)?;
+        let obj = match fmt {
+            // A Scale is an autoscaling/v1 message, whatever the object's resource.
+            BodyFormat::Protobuf => {
+                crest_codec::protobuf::decode_object(&body, "autoscaling", "v1", "Scale")?
+            }
+            _ => self.decode(&body, fmt)?,
+        };
         check_scale_type(&obj)?;
         let dups = self.duplicates(&body, fmt)?;
         self.scale_field_validation(&obj, &dups, false)?;

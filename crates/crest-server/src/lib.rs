@@ -17,6 +17,7 @@
 //!   stored EndpointSlices/Endpoints, TLS verified against the caBundle); reached from outside
 //!   through [`Running::service_resolver`].
 
+mod authn;
 mod controllers;
 mod http;
 mod registry;
@@ -46,6 +47,18 @@ pub struct Config {
     /// Serve HTTPS with this configuration (ALPN h2 and http/1.1, as kube-apiserver): clients
     /// that negotiate h2 multiplex all their requests and watches over one connection.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Who requests are from (tokens, anonymous); `None` takes every request as anonymous.
+    pub authenticator: Option<Authentication>,
+}
+
+/// The authenticator a server uses (shared; its cache is internally synchronized).
+#[derive(Clone)]
+pub struct Authentication(pub Arc<crest_auth::authenticator::Authenticator>);
+
+impl std::fmt::Debug for Authentication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authentication")
+    }
 }
 
 impl Default for Config {
@@ -56,6 +69,7 @@ impl Default for Config {
             watch_history_capacity: 10_000,
             event_ttl: Duration::from_secs(3600),
             tls: None,
+            authenticator: None,
         }
     }
 }
@@ -121,6 +135,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         openapi: views::openapi::OpenApiCache::default(),
         address: local_addr.to_string(),
         shutdown,
+        authn: config.authenticator.map(|a| authn::Authn::new(a.0)),
     });
     tasks.push(tokio::spawn(controllers::run(
         registry.clone(),

@@ -16,6 +16,7 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 static JEMALLOC_CONF: &u8 =
     &b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
 
+mod auth;
 mod tls;
 
 use clap::{Parser, Subcommand};
@@ -61,10 +62,17 @@ enum Command {
         /// DATA_DIR/pki; the kubeconfig trusts that CA.
         #[arg(long)]
         tls: bool,
+        /// Static bearer tokens, kube-apiserver's CSV format (`token,user,uid,"group1,group2"`).
+        #[arg(long)]
+        token_auth_file: Option<PathBuf>,
+        /// Requests without credentials are served as `system:anonymous`
+        /// (`--anonymous-auth=false`: they get 401).
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+        anonymous_auth: bool,
     },
 }
 
-fn kubeconfig(server: &str, tls: Option<&tls::Tls>) -> String {
+fn kubeconfig(server: &str, tls: Option<&tls::Tls>, token: &str) -> String {
     use base64::engine::general_purpose::STANDARD;
     use base64::Engine;
     let (ca, user) = match tls {
@@ -74,12 +82,12 @@ fn kubeconfig(server: &str, tls: Option<&tls::Tls>) -> String {
                 STANDARD.encode(&t.ca_pem)
             ),
             format!(
-                "\n    client-certificate-data: {}\n    client-key-data: {}",
+                "\n    client-certificate-data: {}\n    client-key-data: {}\n    token: {token}",
                 STANDARD.encode(&t.client_cert_pem),
                 STANDARD.encode(&t.client_key_pem)
             ),
         ),
-        None => (String::new(), " {}".to_string()),
+        None => (String::new(), format!("\n    token: {token}")),
     };
     format!(
         "apiVersion: v1
@@ -108,6 +116,7 @@ fn write_kubeconfig(
     dir: &Path,
     addr: SocketAddr,
     tls: Option<&tls::Tls>,
+    token: &str,
 ) -> std::io::Result<PathBuf> {
     let path = dir.join("kubeconfig");
     let tmp = dir.join("kubeconfig.tmp");
@@ -128,7 +137,7 @@ fn write_kubeconfig(
     }
     std::io::Write::write_all(
         &mut options.open(&tmp)?,
-        kubeconfig(&server, tls).as_bytes(),
+        kubeconfig(&server, tls, token).as_bytes(),
     )?;
     std::fs::rename(&tmp, &path)?;
     Ok(path)
@@ -156,14 +165,29 @@ async fn shutdown_signal() {
     }
 }
 
-async fn serve(
+/// What `crest serve` was asked for.
+struct ServeOptions {
     data_dir: PathBuf,
     listen: SocketAddr,
     retention: Duration,
     watch_history_capacity: usize,
     event_ttl: Duration,
     tls: bool,
-) -> Result<(), String> {
+    token_auth_file: Option<PathBuf>,
+    anonymous_auth: bool,
+}
+
+async fn serve(o: ServeOptions) -> Result<(), String> {
+    let ServeOptions {
+        data_dir,
+        listen,
+        retention,
+        watch_history_capacity,
+        event_ttl,
+        tls,
+        token_auth_file,
+        anonymous_auth,
+    } = o;
     let started = Instant::now();
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
@@ -172,6 +196,7 @@ async fn serve(
     } else {
         None
     };
+    let credentials = auth::prepare(&data_dir, token_auth_file.as_deref(), anonymous_auth)?;
     let store = EmbeddedStore::open(&data_dir, EmbeddedOptions::default())
         .map_err(|e| format!("cannot open the store in {}: {e}", data_dir.display()))?;
     let storage: Arc<dyn crest_storage::Storage> = store;
@@ -181,12 +206,20 @@ async fn serve(
         watch_history_capacity,
         event_ttl,
         tls: tls.as_ref().map(|t| t.config.clone()),
+        authenticator: Some(crest_server::Authentication(Arc::new(
+            credentials.authenticator,
+        ))),
     };
     let running = crest_server::start(config, storage)
         .await
         .map_err(|e| format!("cannot start: {e}"))?;
-    let kubeconfig = write_kubeconfig(&data_dir, running.local_addr, tls.as_ref())
-        .map_err(|e| format!("cannot write kubeconfig in {}: {e}", data_dir.display()))?;
+    let kubeconfig = write_kubeconfig(
+        &data_dir,
+        running.local_addr,
+        tls.as_ref(),
+        &credentials.admin_token,
+    )
+    .map_err(|e| format!("cannot write kubeconfig in {}: {e}", data_dir.display()))?;
     tracing::info!(
         listen = %running.local_addr,
         kubeconfig = %kubeconfig.display(),
@@ -263,14 +296,18 @@ fn main() -> std::process::ExitCode {
             watch_history_capacity,
             event_ttl,
             tls,
-        } => runtime.block_on(serve(
+            token_auth_file,
+            anonymous_auth,
+        } => runtime.block_on(serve(ServeOptions {
             data_dir,
             listen,
-            Duration::from_secs(history_retention_seconds),
+            retention: Duration::from_secs(history_retention_seconds),
             watch_history_capacity,
             event_ttl,
             tls,
-        )),
+            token_auth_file,
+            anonymous_auth,
+        })),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

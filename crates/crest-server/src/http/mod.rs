@@ -28,6 +28,8 @@ pub(crate) struct App {
     /// `host:port` clients reach the server at.
     pub address: String,
     pub shutdown: tokio::sync::watch::Sender<bool>,
+    /// Authentication of every request (`None`: every request is anonymous).
+    pub authn: Option<crate::authn::Authn>,
 }
 
 fn accept(req: &Request<Incoming>) -> Option<String> {
@@ -132,6 +134,26 @@ pub(crate) async fn serve(
     let accept = accept(&req);
     let started = std::time::Instant::now();
     let method = req.method().clone();
+    let mut req = req;
+    let mut warning = None;
+    if let Some(authn) = &app.authn {
+        let authorization = req
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let (user, w) = authn.authenticate(&app.registry, authorization, None);
+        warning = w;
+        match user {
+            Ok(u) => {
+                req.extensions_mut().insert(u);
+            }
+            Err(e) => {
+                let out =
+                    negotiate(accept.as_deref(), Capabilities::default()).unwrap_or(Output::Json);
+                return Ok(error_response(&e, out));
+            }
+        }
+    }
     let resp = match route(app, req, &path, &query, accept.as_deref(), pretty).await {
         Ok(r) => r,
         Err(e) => {
@@ -139,6 +161,10 @@ pub(crate) async fn serve(
             error_response(&e, out)
         }
     };
+    let mut resp = resp;
+    if let Some(v) = warning.and_then(render::warning_header) {
+        resp.headers_mut().append(http::header::WARNING, v);
+    }
     tracing::debug!(%method, %path, status = resp.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "request");
     Ok(resp)
 }
@@ -159,6 +185,26 @@ async fn route(
                 .any(|h| p == *h || p.starts_with(&format!("{h}/"))) =>
         {
             return Ok(health(&app, p, query).await);
+        }
+        // `kubectl auth whoami`: who the request authenticated as (authentication.k8s.io/v1
+        // SelfSubjectReview, create only, nothing stored).
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews" if req.method() == Method::POST => {
+            let out = negotiate(accept, Capabilities::default())?;
+            let user = req
+                .extensions()
+                .get::<Arc<crest_auth::cache::Authenticated>>()
+                .map(|a| a.user.clone())
+                .unwrap_or_else(crest_auth::anonymous);
+            let review = crest_auth::tokenrequest::self_subject_review(
+                &user,
+                chrono::Utc::now().timestamp(),
+            );
+            return Ok(render(
+                StatusCode::CREATED,
+                Payload::Value(review),
+                out,
+                pretty,
+            ));
         }
         "/version" | "/version/" if is_get => {
             let out = negotiate(accept, Capabilities::default())?;

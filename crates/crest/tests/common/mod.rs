@@ -92,7 +92,17 @@ impl Server {
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Ok(out) = self.curl(&["-fsS", &format!("{}/readyz", self.base)]) {
+            // As the admin, so a server refusing anonymous requests is ready too.
+            let token =
+                std::fs::read_to_string(self.dir.join("pki/admin.token")).unwrap_or_default();
+            let auth = format!("Authorization: Bearer {}", token.trim());
+            let url = format!("{}/readyz", self.base);
+            let args: Vec<&str> = if token.trim().is_empty() {
+                vec!["-fsS", &url]
+            } else {
+                vec!["-fsS", "-H", &auth, &url]
+            };
+            if let Ok(out) = self.curl(&args) {
                 if out.status.success() {
                     return;
                 }

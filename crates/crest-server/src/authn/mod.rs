@@ -1,0 +1,88 @@
+//! Authentication of every request, as k8s.io/apiserver's authentication filter: the
+//! credentials (bearer token; client certificates come with TLS) resolved to a
+//! `crest_api::UserInfo` by crest-auth's `Authenticator` (static token file, ServiceAccount
+//! tokens checked against the store, anonymous), a bad credential answered 401.
+//!
+//! Sits between `http` (which calls it per request) and `registry` (whose cache it reads to
+//! check that a ServiceAccount token's account, and bound object, still exist).
+
+use crate::registry::Registry;
+use crest_api::ApiError;
+use crest_auth::authenticator::Authenticator;
+use crest_auth::cache::Authenticated;
+use crest_auth::serviceaccount::{Existing, TokenObjects};
+use std::sync::Arc;
+
+/// The server's authenticator.
+pub(crate) struct Authn {
+    authenticator: Arc<Authenticator>,
+}
+
+impl Authn {
+    pub(crate) fn new(authenticator: Arc<Authenticator>) -> Self {
+        Authn { authenticator }
+    }
+
+    /// The user of a request with `authorization` (the header) and, over TLS, the client's
+    /// verified leaf certificate; a 401 Status for credentials that do not authenticate, and
+    /// the warning to add to the response, if any.
+    pub(crate) fn authenticate(
+        &self,
+        registry: &Registry,
+        authorization: Option<&str>,
+        client_cert: Option<&[u8]>,
+    ) -> (Result<Arc<Authenticated>, ApiError>, Option<&'static str>) {
+        let now = chrono::Utc::now().timestamp();
+        let a = self.authenticator.authenticate(
+            client_cert,
+            authorization,
+            &StoreObjects(registry),
+            now,
+        );
+        let result = a.result.map_err(|e| {
+            tracing::debug!(error = %e.message(), "unauthorized request");
+            crest_auth::unauthorized()
+        });
+        (result, a.warning)
+    }
+}
+
+/// The objects a ServiceAccount token names, read from the registry's cache.
+struct StoreObjects<'a>(&'a Registry);
+
+impl StoreObjects<'_> {
+    fn existing(
+        &self,
+        group: &str,
+        plural: &str,
+        ns: Option<&str>,
+        name: &str,
+    ) -> Option<Existing> {
+        let def = self.0.resources().lookup(group, "v1", plural)?;
+        let obj = self.0.cache.get(&def.key(ns, name))?;
+        let v = obj.value().ok()?;
+        let deletion_timestamp = crest_api::meta::meta_str(&v, "deletionTimestamp");
+        Some(Existing {
+            uid: crest_api::meta::meta_str(&v, "uid").to_string(),
+            deletion_timestamp: chrono::DateTime::parse_from_rfc3339(deletion_timestamp)
+                .ok()
+                .map(|t| t.timestamp()),
+        })
+    }
+}
+
+impl TokenObjects for StoreObjects<'_> {
+    fn service_account(&self, namespace: &str, name: &str) -> Result<Existing, String> {
+        self.existing("", "serviceaccounts", Some(namespace), name)
+            .ok_or_else(|| format!("serviceaccounts {name:?} not found"))
+    }
+    fn pod(&self, namespace: &str, name: &str) -> Option<Existing> {
+        self.existing("", "pods", Some(namespace), name)
+    }
+    fn secret(&self, namespace: &str, name: &str) -> Option<Existing> {
+        self.existing("", "secrets", Some(namespace), name)
+    }
+    fn node(&self, name: &str) -> Option<Existing> {
+        self.existing("", "nodes", None, name)
+    }
+}

@@ -4,13 +4,14 @@
 use std::path::Path;
 
 /// Each layer and the layers it may use (besides itself).
-const LAYERS: [(&str, &[&str]); 6] = [
+const LAYERS: [(&str, &[&str]); 7] = [
     ("store", &[]),
     ("registry", &["store"]),
     ("views", &["registry", "store"]),
     ("controllers", &["registry", "store"]),
     ("webhook", &["registry", "store"]),
-    ("http", &["views", "registry", "store"]),
+    ("authn", &["registry", "store"]),
+    ("http", &["views", "authn", "registry", "store"]),
 ];
 
 fn sources(dir: &Path, out: &mut Vec<(String, String)>) {

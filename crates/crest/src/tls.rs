@@ -17,9 +17,9 @@ pub(crate) struct Tls {
     pub config: Arc<rustls::ServerConfig>,
     /// PEM of the CA that issued the serving certificate (kubeconfig certificate-authority-data).
     pub ca_pem: String,
-    /// An admin client certificate and key (PEM) from the same CA for the kubeconfig: clients
-    /// such as kubectl prompt for a password on HTTPS when the kubeconfig names no credential.
-    /// Crest does not authenticate yet, so the server does not ask for it.
+    /// An admin client certificate and key (PEM) from the same CA for the kubeconfig
+    /// (`crest-admin` in `system:masters`). The server asks clients for certificates and
+    /// verifies them against the CA; a client without one authenticates otherwise.
     pub client_cert_pem: String,
     pub client_key_pem: String,
 }
@@ -97,7 +97,7 @@ pub(crate) fn prepare(data_dir: &Path, listen: SocketAddr) -> Result<Tls, String
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS configuration: {e}"))?
-        .with_no_client_auth()
+        .with_client_cert_verifier(client_verifier(&ca_cert)?)
         .with_single_cert(chain, key)
         .map_err(|e| format!("TLS configuration: {e}"))?;
     // As kube-apiserver: h2 first, so Go and kubectl multiplex every request over one connection.
@@ -108,6 +108,22 @@ pub(crate) fn prepare(data_dir: &Path, listen: SocketAddr) -> Result<Tls, String
         client_cert_pem: client_cert.pem(),
         client_key_pem: client_key.serialize_pem(),
     })
+}
+
+/// Client certificates are asked for, not required (tokens and anonymous requests go on), and
+/// verified against the CA (x509 authentication then reads the user from the leaf).
+fn client_verifier(
+    ca_cert: &rcgen::Certificate,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(ca_cert.der().clone())
+        .map_err(|e| format!("TLS client CA: {e}"))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+        .allow_unauthenticated()
+        .build()
+        .map_err(|e| format!("TLS client verifier: {e}"))
 }
 
 fn ca_params() -> CertificateParams {

@@ -128,17 +128,97 @@ async fn anonymous_auth_can_be_turned_off() {
     s.stop();
 }
 
-/// Over TLS kubectl sends the kubeconfig's credentials: `kubectl auth whoami` is the admin.
+fn kubectl_whoami(kubeconfig: &std::path::Path) -> Value {
+    let out = std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["auth", "whoami", "-o", "json"])
+        .output()
+        .expect("kubectl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// Over TLS kubectl sends the kubeconfig's credentials: `kubectl auth whoami` is the admin, by
+/// its client certificate alone too; a certificate the CA issued for another user (CN = user,
+/// O = groups) authenticates as that user.
 #[test]
 fn kubectl_auth_whoami_over_tls() {
     let s = Server::start_with(&["--tls"]);
-    let out = s.kubectl_ok(&["auth", "whoami", "-o", "json"]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = kubectl_whoami(&s.kubeconfig);
     assert_eq!(v["kind"], "SelfSubjectReview");
     assert_eq!(v["status"]["userInfo"]["username"], "crest-admin");
     assert_eq!(
         v["status"]["userInfo"]["groups"],
         json!(["system:masters", "system:authenticated"])
     );
+    // The client certificate alone.
+    let text = std::fs::read_to_string(&s.kubeconfig).unwrap();
+    let cert_only: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("token:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let path = s.dir.join("cert-only.kubeconfig");
+    std::fs::write(&path, &cert_only).unwrap();
+    let v = kubectl_whoami(&path);
+    assert_eq!(v["status"]["userInfo"]["username"], "crest-admin", "{v}");
+    // Another user's certificate from the same CA.
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let ca_pem = std::fs::read_to_string(s.dir.join("pki/ca.crt")).unwrap();
+    let ca_der = rustls_pem_der(&ca_pem);
+    let ca_key = crest_auth::keys::SigningKey::from_pem(
+        &std::fs::read_to_string(s.dir.join("pki/ca.key")).unwrap(),
+    )
+    .expect("CA key");
+    let now = 1_700_000_000;
+    let alice = crest_auth::x509::issue_client_cert(
+        &ca_der,
+        &ca_key,
+        "alice",
+        &["dev"],
+        now,
+        now + 100 * 365 * 86_400,
+    )
+    .expect("issue");
+    let alice_config: String = cert_only
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            if t.starts_with("client-certificate-data:") {
+                format!(
+                    "    client-certificate-data: {}\n",
+                    b64.encode(&alice.cert_pem)
+                )
+            } else if t.starts_with("client-key-data:") {
+                format!("    client-key-data: {}\n", b64.encode(&alice.key_pem))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let path = s.dir.join("alice.kubeconfig");
+    std::fs::write(&path, alice_config).unwrap();
+    let v = kubectl_whoami(&path);
+    assert_eq!(
+        v["status"]["userInfo"],
+        json!({"username": "alice", "groups": ["dev", "system:authenticated"],
+               "extra": v["status"]["userInfo"]["extra"].clone()}),
+        "{v}"
+    );
     s.stop();
+}
+
+/// The DER of the first PEM block.
+fn rustls_pem_der(pem: &str) -> Vec<u8> {
+    use base64::Engine;
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .expect("base64")
 }

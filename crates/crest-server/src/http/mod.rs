@@ -21,6 +21,10 @@ use serde_json::json;
 use std::convert::Infallible;
 use std::sync::Arc;
 
+/// A TLS client's leaf certificate (DER), carried by each request of its connection.
+#[derive(Clone)]
+pub(crate) struct PeerCertificate(pub Arc<[u8]>);
+
 /// Shared state of a running server.
 pub(crate) struct App {
     pub registry: Arc<Registry>,
@@ -141,7 +145,11 @@ pub(crate) async fn serve(
             .headers()
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        let (user, w) = authn.authenticate(&app.registry, authorization, None);
+        let peer = req
+            .extensions()
+            .get::<PeerCertificate>()
+            .map(|p| p.0.clone());
+        let (user, w) = authn.authenticate(&app.registry, authorization, peer.as_deref());
         warning = w;
         match user {
             Ok(u) => {

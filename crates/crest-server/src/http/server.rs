@@ -23,7 +23,7 @@ async fn serve_tcp(
             return;
         }
     };
-    serve_connection(app, stream, h2, watcher);
+    serve_connection(app, stream, h2, None, watcher);
 }
 
 /// Serves one TLS connection with the protocol negotiated by ALPN (h2 preferred, as
@@ -47,8 +47,15 @@ async fn serve_tls(
             return;
         }
     };
-    let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-    serve_connection(app, stream, h2, watcher);
+    let tls = stream.get_ref().1;
+    let h2 = tls.alpn_protocol() == Some(b"h2");
+    // The client's leaf certificate (verified against the CA in the handshake), for every
+    // request on the connection.
+    let peer = tls
+        .peer_certificates()
+        .and_then(|c| c.first())
+        .map(|c| super::PeerCertificate(Arc::from(c.as_ref())));
+    serve_connection(app, stream, h2, peer, watcher);
 }
 
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -69,6 +76,7 @@ fn serve_connection<S>(
     app: Arc<App>,
     stream: S,
     h2: bool,
+    peer: Option<super::PeerCertificate>,
     watcher: hyper_util::server::graceful::Watcher,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -76,7 +84,13 @@ fn serve_connection<S>(
     // The request future is boxed: hyper keeps a slot of the service future's size for a
     // connection's (HTTP/1.1) or stream's (HTTP/2) whole life, and the pipeline's future is
     // 4 KiB, which every idle watch would otherwise carry after its headers are sent.
-    let service = hyper::service::service_fn(move |req| Box::pin(super::serve(app.clone(), req)));
+    let service =
+        hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+            if let Some(p) = &peer {
+                req.extensions_mut().insert(p.clone());
+            }
+            Box::pin(super::serve(app.clone(), req))
+        });
     let io = TokioIo::new(stream);
     if h2 {
         let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())

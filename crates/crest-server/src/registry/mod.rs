@@ -823,6 +823,11 @@ impl Registry {
                     "invalid resource version: {rv:?}"
                 ))));
             }
+            // A patch read the object at an earlier revision than the cache now holds: another
+            // write got in between, the server's race, retried like a lost compare-and-swap.
+            if from_patch {
+                return Err(Attempt::Raced);
+            }
             return Err(Attempt::Failed(ApiError::stale(&gr, name)));
         }
         let strategy = def.strategy.as_ref();

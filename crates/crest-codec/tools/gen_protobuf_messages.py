@@ -33,6 +33,11 @@ OPENAPI = os.path.join(ROOT, "..", "crest-openapi", "src")
 
 EXTRA = {
     "k8s.io.apimachinery.pkg.runtime.Unknown",
+    # serviceaccounts/token (kubectl create token sends and reads these as protobuf)
+    "k8s.io.api.authentication.v1.TokenRequest",
+    "k8s.io.api.authentication.v1.TokenRequestSpec",
+    "k8s.io.api.authentication.v1.TokenRequestStatus",
+    "k8s.io.api.authentication.v1.BoundObjectReference",
     "k8s.io.apimachinery.pkg.runtime.TypeMeta",
     "k8s.io.apimachinery.pkg.runtime.RawExtension",
     "k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent",
@@ -79,6 +84,7 @@ POINTERS = {
     "discovery.v1.Endpoint": ["hostname", "nodeName", "zone", "targetRef", "hints"],
     "discovery.v1.EndpointConditions": ["ready", "serving", "terminating"],
     "discovery.v1.EndpointPort": ["name", "protocol", "port", "appProtocol"],
+    "authentication.v1.TokenRequestSpec": ["expirationSeconds", "boundObjectRef"],
     "coordination.v1.LeaseSpec": ["holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime",
                                   "leaseTransitions", "strategy", "preferredHolder"],
     "apiextensions.v1.JSONSchemaProps": ["default", "maximum", "minimum", "maxLength", "minLength",
@@ -118,6 +124,9 @@ def openapi_name(proto):
 
 
 def camel(snake):
+    # Go initialisms prost split (`uID` -> `u_id`); the JSON name is `uid`.
+    if snake == "u_id":
+        return "uid"
     parts = snake.removeprefix("r#").split("_")
     return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
 

@@ -51,9 +51,14 @@ pub struct Config {
     pub authenticator: Option<Authentication>,
 }
 
-/// The authenticator a server uses (shared; its cache is internally synchronized).
+/// The authenticator a server uses (shared; its cache is internally synchronized), and the
+/// key and issuer of the ServiceAccount tokens it issues (`serviceaccounts/token`).
 #[derive(Clone)]
-pub struct Authentication(pub Arc<crest_auth::authenticator::Authenticator>);
+pub struct Authentication {
+    pub authenticator: Arc<crest_auth::authenticator::Authenticator>,
+    pub signer: Option<Arc<crest_auth::keys::SigningKey>>,
+    pub issuer: String,
+}
 
 impl std::fmt::Debug for Authentication {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -135,7 +140,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         openapi: views::openapi::OpenApiCache::default(),
         address: local_addr.to_string(),
         shutdown,
-        authn: config.authenticator.map(|a| authn::Authn::new(a.0)),
+        authn: config.authenticator.map(authn::Authn::new),
     });
     tasks.push(tokio::spawn(controllers::run(
         registry.clone(),

@@ -19,6 +19,8 @@ pub(crate) const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 pub(crate) struct Credentials {
     pub authenticator: Authenticator,
     pub admin_token: String,
+    /// Signs the ServiceAccount tokens the server issues.
+    pub signer: SigningKey,
 }
 
 /// Reads (or creates) the pki dir's credentials and builds the authenticator.
@@ -72,6 +74,7 @@ pub(crate) fn prepare(
     Ok(Credentials {
         authenticator,
         admin_token,
+        signer: key,
     })
 }
 

@@ -206,9 +206,11 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         watch_history_capacity,
         event_ttl,
         tls: tls.as_ref().map(|t| t.config.clone()),
-        authenticator: Some(crest_server::Authentication(Arc::new(
-            credentials.authenticator,
-        ))),
+        authenticator: Some(crest_server::Authentication {
+            authenticator: Arc::new(credentials.authenticator),
+            signer: Some(Arc::new(credentials.signer)),
+            issuer: auth::ISSUER.into(),
+        }),
     };
     let running = crest_server::start(config, storage)
         .await

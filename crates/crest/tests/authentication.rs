@@ -222,3 +222,79 @@ fn rustls_pem_der(pem: &str) -> Vec<u8> {
         .decode(body)
         .expect("base64")
 }
+
+/// `kubectl create token` (TokenRequest through serviceaccounts/token, protobuf both ways):
+/// the token authenticates as the ServiceAccount until the account is deleted.
+#[test]
+fn service_account_tokens() {
+    let s = Server::start_with(&["--tls"]);
+    s.kubectl_ok(&["create", "serviceaccount", "builder"]);
+    let token = s
+        .kubectl_ok(&["create", "token", "builder"])
+        .trim()
+        .to_string();
+    let whoami = |token: &str| -> (bool, Value) {
+        let out = s
+            .curl(&[
+                "-s",
+                "-w",
+                "\n%{http_code}",
+                "-X",
+                "POST",
+                "-H",
+                &format!("Authorization: Bearer {token}"),
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                "{}",
+                &format!("{}{REVIEWS}", s.base),
+            ])
+            .expect("curl");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let (body, code) = text.rsplit_once('\n').unwrap_or((&text, ""));
+        (
+            code == "201",
+            serde_json::from_str(body).unwrap_or(Value::Null),
+        )
+    };
+    let (ok, v) = whoami(&token);
+    assert!(ok, "{v}");
+    let user = &v["status"]["userInfo"];
+    assert_eq!(user["username"], "system:serviceaccount:default:builder");
+    assert_eq!(
+        user["groups"],
+        json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ])
+    );
+    // Too short a duration, and a missing account, as kube-apiserver answers them.
+    let (ok, _, err) = s.kubectl(&["create", "token", "builder", "--duration=5m"]);
+    assert!(!ok);
+    assert!(
+        err.contains("may not specify a duration less than 10 minutes"),
+        "{err}"
+    );
+    let (ok, _, err) = s.kubectl(&["create", "token", "nobody"]);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"serviceaccounts "nobody" not found"#),
+        "{err}"
+    );
+    // Deleting the account revokes its tokens (after the authentication cache's 10 s).
+    s.kubectl_ok(&["delete", "serviceaccount", "builder"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (ok, _) = whoami(&token);
+        if !ok {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the token still works 20 s after its account was deleted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    s.stop();
+}

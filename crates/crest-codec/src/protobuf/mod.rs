@@ -129,6 +129,7 @@ pub fn decode_object(
             | ("events.k8s.io", "Event")
             | ("storagemigration.k8s.io", "StorageVersionMigration")
             | ("autoscaling", "Scale")
+            | ("authentication.k8s.io", "TokenRequest")
     );
     let api_version = if group.is_empty() {
         version.to_string()

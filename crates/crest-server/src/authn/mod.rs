@@ -6,6 +6,8 @@
 //! Sits between `http` (which calls it per request) and `registry` (whose cache it reads to
 //! check that a ServiceAccount token's account, and bound object, still exist).
 
+mod token;
+
 use crate::registry::Registry;
 use crest_api::ApiError;
 use crest_auth::authenticator::Authenticator;
@@ -16,11 +18,18 @@ use std::sync::Arc;
 /// The server's authenticator.
 pub(crate) struct Authn {
     authenticator: Arc<Authenticator>,
+    /// The key ServiceAccount tokens are signed with (`None`: tokens are not issued).
+    signer: Option<Arc<crest_auth::keys::SigningKey>>,
+    token_config: crest_auth::tokenrequest::TokenRequestConfig,
 }
 
 impl Authn {
-    pub(crate) fn new(authenticator: Arc<Authenticator>) -> Self {
-        Authn { authenticator }
+    pub(crate) fn new(a: crate::Authentication) -> Self {
+        Authn {
+            authenticator: a.authenticator,
+            signer: a.signer,
+            token_config: crest_auth::tokenrequest::TokenRequestConfig::new(&a.issuer),
+        }
     }
 
     /// The user of a request with `authorization` (the header) and, over TLS, the client's

@@ -244,6 +244,14 @@ async fn route(
         return Err(ApiError::path_not_found());
     };
     match api_path {
+        ApiPath::Resource(rp)
+            if req.method() == Method::POST
+                && rp.group.is_empty()
+                && rp.resource == "serviceaccounts"
+                && rp.subresource.as_deref() == Some("token") =>
+        {
+            service_account_token(app, req, rp, accept, pretty).await
+        }
         ApiPath::Resource(rp) => handlers::resource(app, req, rp, query, accept, pretty).await,
         other if is_get => discovery_response(&app, other, accept, pretty).await,
         _ => Err(ApiError::method_not_allowed(
@@ -293,4 +301,49 @@ async fn discovery_response(
         ApiPath::Resource(_) => return Err(ApiError::path_not_found()),
     };
     Ok(render(StatusCode::OK, Payload::Value(body), out, pretty))
+}
+
+/// POST .../serviceaccounts/NAME/token: a TokenRequest (JSON, YAML or protobuf, as
+/// `kubectl create token` sends it) answered with the signed token (201).
+async fn service_account_token(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    rp: request::ResourcePath,
+    accept: Option<&str>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let (Some(authn), Some(ns), Some(name)) = (&app.authn, rp.namespace, rp.name) else {
+        return Err(ApiError::path_not_found());
+    };
+    let caps = Capabilities {
+        protobuf: true,
+        ..Default::default()
+    };
+    let out = negotiate(accept, caps)?;
+    let ctype = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = render::read_body(req.into_body()).await?;
+    let request = match crest_codec::negotiate::body_format(ctype.as_deref()) {
+        crest_codec::negotiate::BodyFormat::Protobuf => crest_codec::protobuf::decode_object(
+            &body,
+            "authentication.k8s.io",
+            "v1",
+            "TokenRequest",
+        )?,
+        crest_codec::negotiate::BodyFormat::Yaml => {
+            crest_codec::negotiate::decode_object(&body, true)?
+        }
+        _ => crest_codec::negotiate::decode_object(&body, false)?,
+    };
+    // The ServiceAccount must be in the cache as of this request.
+    app.registry.sync().await?;
+    let (answer, warnings) = authn.token_request(&app.registry, &ns, &name, &request)?;
+    let mut resp = render(StatusCode::CREATED, Payload::Value(answer), out, pretty);
+    for w in warnings.iter().filter_map(|w| render::warning_header(w)) {
+        resp.headers_mut().append(http::header::WARNING, w);
+    }
+    Ok(resp)
 }

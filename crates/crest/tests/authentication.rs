@@ -269,6 +269,38 @@ fn service_account_tokens() {
             "system:authenticated"
         ])
     );
+    // TokenReview says the same about the token, and refuses a bogus one.
+    let review = |token: &str| -> Value {
+        let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                          "spec": {"token": token}})
+        .to_string();
+        let out = s
+            .curl(&[
+                "-s",
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                &body,
+                &format!("{}/apis/authentication.k8s.io/v1/tokenreviews", s.base),
+            ])
+            .expect("curl");
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let r = review(&token);
+    assert_eq!(r["kind"], "TokenReview", "{r}");
+    assert_eq!(r["status"]["authenticated"], true, "{r}");
+    assert_eq!(
+        r["status"]["user"]["username"],
+        "system:serviceaccount:default:builder"
+    );
+    let r = review("bogus");
+    assert_ne!(r["status"]["authenticated"], true, "{r}");
+    assert!(
+        r["status"]["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{r}"
+    );
     // Too short a duration, and a missing account, as kube-apiserver answers them.
     let (ok, _, err) = s.kubectl(&["create", "token", "builder", "--duration=5m"]);
     assert!(!ok);

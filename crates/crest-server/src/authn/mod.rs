@@ -56,6 +56,30 @@ impl Authn {
     }
 }
 
+impl Authn {
+    /// A TokenReview (authentication.k8s.io/v1): whether `body`'s token authenticates, for
+    /// which audiences, as whom (201 with the review's status).
+    pub(crate) fn token_review(
+        &self,
+        registry: &Registry,
+        body: &serde_json::Value,
+    ) -> Result<serde_json::Value, ApiError> {
+        let review = crest_auth::tokenrequest::TokenReview::decode(body, "")?;
+        let api_audiences = &self.authenticator.service_accounts.api_audiences;
+        let audiences = review.target_audiences(api_audiences).to_vec();
+        let result = self
+            .authenticator
+            .authenticate_token(
+                &review.token,
+                &audiences,
+                &StoreObjects(registry),
+                chrono::Utc::now().timestamp(),
+            )
+            .map(|a| (a.user.clone(), a.audiences.clone()));
+        Ok(review.response(&result))
+    }
+}
+
 /// The objects a ServiceAccount token names, read from the registry's cache.
 struct StoreObjects<'a>(&'a Registry);
 

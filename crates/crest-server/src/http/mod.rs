@@ -214,6 +214,22 @@ async fn route(
                 pretty,
             ));
         }
+        // TokenReview: whether a token authenticates (create only, nothing stored).
+        "/apis/authentication.k8s.io/v1/tokenreviews" if req.method() == Method::POST => {
+            let Some(authn) = &app.authn else {
+                return Err(ApiError::path_not_found());
+            };
+            let out = negotiate(accept, Capabilities::default())?;
+            let body = render::read_body(req.into_body()).await?;
+            let review = crest_codec::negotiate::decode_object(&body, false)?;
+            let answer = authn.token_review(&app.registry, &review)?;
+            return Ok(render(
+                StatusCode::CREATED,
+                Payload::Value(answer),
+                out,
+                pretty,
+            ));
+        }
         "/version" | "/version/" if is_get => {
             let out = negotiate(accept, Capabilities::default())?;
             return Ok(render(

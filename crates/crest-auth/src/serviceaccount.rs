@@ -432,57 +432,31 @@ impl SaClaims {
                 sa.name
             )));
         }
+        // A bound object must still exist with the claimed uid, not deleted past the leeway.
+        let check = |found: Option<Existing>, claim: &ObjectRef, what: &str| {
+            let e = found.ok_or_else(|| AuthError::invalid(INVALIDATED))?;
+            if e.uid != claim.uid {
+                return Err(AuthError::invalid(format!(
+                    "{what} UID ({}) does not match service account {what} ref claim ({})",
+                    e.uid, claim.uid
+                )));
+            }
+            if deleted_before(&e) {
+                return Err(AuthError::invalid(INVALIDATED));
+            }
+            Ok(())
+        };
         if let Some(secret) = &self.secret {
-            let e = objects
-                .secret(ns, &secret.name)
-                .ok_or_else(|| AuthError::invalid(INVALIDATED))?;
-            if e.uid != secret.uid {
-                return Err(AuthError::invalid(format!(
-                    "secret UID ({}) does not match service account secret ref claim ({})",
-                    e.uid, secret.uid
-                )));
-            }
-            if deleted_before(&e) {
-                return Err(AuthError::invalid(INVALIDATED));
-            }
+            check(objects.secret(ns, &secret.name), secret, "secret")?;
         }
-        let mut pod_ref = None;
         if let Some(pod) = &self.pod {
-            let e = objects
-                .pod(ns, &pod.name)
-                .ok_or_else(|| AuthError::invalid(INVALIDATED))?;
-            if e.uid != pod.uid {
-                return Err(AuthError::invalid(format!(
-                    "pod UID ({}) does not match service account pod ref claim ({})",
-                    e.uid, pod.uid
-                )));
-            }
-            if deleted_before(&e) {
-                return Err(AuthError::invalid(INVALIDATED));
-            }
-            pod_ref = Some(pod);
+            check(objects.pod(ns, &pod.name), pod, "pod")?;
         }
-        let mut node_ref = None;
-        if let Some(node) = &self.node {
-            if self.pod.is_some() {
-                // Pod-bound tokens just carry the node's claims.
-                node_ref = Some(node);
-            } else {
-                let e = objects
-                    .node(&node.name)
-                    .ok_or_else(|| AuthError::invalid(INVALIDATED))?;
-                if e.uid != node.uid {
-                    return Err(AuthError::invalid(format!(
-                        "node UID ({}) does not match service account node ref claim ({})",
-                        e.uid, node.uid
-                    )));
-                }
-                if deleted_before(&e) {
-                    return Err(AuthError::invalid(INVALIDATED));
-                }
-                node_ref = Some(node);
-            }
+        // Pod-bound tokens just carry the node's claims.
+        if let Some(node) = self.node.as_ref().filter(|_| self.pod.is_none()) {
+            check(objects.node(&node.name), node, "node")?;
         }
+        let (pod_ref, node_ref) = (self.pod.as_ref(), self.node.as_ref());
         Ok(self.user_info(pod_ref, node_ref))
     }
 

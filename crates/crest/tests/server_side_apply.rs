@@ -10,6 +10,12 @@ use serde_json::{json, Value};
 const CRONTABS: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
 const APPLY: &str = "application/apply-patch+yaml";
 
+/// An object as `kubectl get -o json --show-managed-fields` prints it.
+fn shown(s: &Server, kind: &str, name: &str) -> Value {
+    let out = s.kubectl_ok(&["get", kind, name, "-o", "json", "--show-managed-fields"]);
+    serde_json::from_str(&out).expect("json")
+}
+
 fn managed(obj: &Value) -> Vec<Value> {
     obj.pointer("/metadata/managedFields")
         .and_then(Value::as_array)
@@ -44,15 +50,7 @@ fn kubectl_server_side_apply_conflicts_and_force() {
     assert!(ok, "{out}{err}");
     let (ok, out, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(MY_CRONTAB));
     assert!(ok, "{out}{err}");
-    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
-        "get",
-        "crontab",
-        "my-new-cron-object",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]))
-    .unwrap();
+    let v: Value = shown(&s, "crontab", "my-new-cron-object");
     let e = entry(&v, "kubectl", "Apply").expect("an Apply entry for kubectl");
     // The same values applied by two managers: both own them.
     let d = entry(&v, "deployer", "Apply").expect("an Apply entry for deployer");
@@ -125,15 +123,7 @@ fn kubectl_server_side_apply_conflicts_and_force() {
         Some(&mine),
     );
     assert!(ok, "{err}");
-    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
-        "get",
-        "crontab",
-        "my-new-cron-object",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]))
-    .unwrap();
+    let v: Value = shown(&s, "crontab", "my-new-cron-object");
     assert_eq!(v["spec"]["image"], "mine");
     assert!(entry(&v, "kubectl-patch", "Update").is_none(), "{v}");
     s.stop();
@@ -186,6 +176,22 @@ async fn options_conflict_status_and_status_subresource() {
         v["message"],
         r#"PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch"#
     );
+    // Bodies that are not an object, as upstream's applyPatcher reads them into a map.
+    for (body, message) in [
+        ("[1]", "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}"),
+        ("null", "invalid object type: /, Kind="),
+    ] {
+        let (code, _, bytes) = s
+            .http(
+                "PATCH",
+                &apply("?fieldManager=alice"),
+                &[("Content-Type", APPLY)],
+                Some(body.into()),
+            )
+            .await;
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!((code, v["message"].as_str()), (400, Some(message)), "{v}");
+    }
     // Apply creates (201), then updates (200).
     let (code, _, bytes) = s
         .http(
@@ -303,15 +309,7 @@ async fn options_conflict_status_and_status_subresource() {
 async fn builtin_kinds_apply_and_record_updates() {
     let s = Server::start();
     s.kubectl_ok(&["create", "configmap", "made", "--from-literal=a=b"]);
-    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
-        "get",
-        "configmap",
-        "made",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]))
-    .unwrap();
+    let v: Value = shown(&s, "configmap", "made");
     let e = entry(&v, "kubectl-create", "Update").expect("kubectl-create's Update entry");
     assert_eq!(e["fieldsV1"], json!({"f:data": {".": {}, "f:a": {}}}));
     // Defaults come before the field manager, as the decoder's: the namespace label, a
@@ -375,15 +373,7 @@ fn scale_writes_are_recorded_under_the_scale_subresource() {
     );
     s.apply_yaml(MY_CRONTAB);
     s.kubectl_ok(&["scale", "crontab", "my-new-cron-object", "--replicas=3"]);
-    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
-        "get",
-        "crontab",
-        "my-new-cron-object",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]))
-    .unwrap();
+    let v: Value = shown(&s, "crontab", "my-new-cron-object");
     assert_eq!(v["spec"]["replicas"], 3);
     let scale = managed(&v)
         .into_iter()
@@ -414,15 +404,7 @@ fn scale_writes_are_recorded_under_the_scale_subresource() {
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(answer["kind"], "Scale", "{answer}");
     assert_eq!(answer["spec"]["replicas"], 5, "{answer}");
-    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
-        "get",
-        "crontab",
-        "my-new-cron-object",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]))
-    .unwrap();
+    let v: Value = shown(&s, "crontab", "my-new-cron-object");
     assert_eq!(v["spec"]["replicas"], 5);
     let hpa = entry(&v, "hpa", "Apply").unwrap_or_else(|| panic!("no hpa entry: {v}"));
     assert_eq!(hpa["subresource"], "scale");
@@ -449,15 +431,7 @@ fn client_side_apply_upgrades_to_server_side() {
     let changed = MY_CRONTAB.replace("my-awesome-cron-image", "ssa-image");
     let (ok, out, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(&changed));
     assert!(ok, "{out}{err}");
-    let v: Value = serde_json::from_str(&s.kubectl_ok(&[
-        "get",
-        "crontab",
-        "my-new-cron-object",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]))
-    .unwrap();
+    let v: Value = shown(&s, "crontab", "my-new-cron-object");
     assert_eq!(v["spec"]["image"], "ssa-image");
     let e = entry(&v, "kubectl", "Apply").expect("kubectl's Apply entry");
     assert_eq!(

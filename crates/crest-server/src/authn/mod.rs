@@ -13,6 +13,7 @@ use crest_api::ApiError;
 use crest_auth::authenticator::Authenticator;
 use crest_auth::cache::Authenticated;
 use crest_auth::serviceaccount::{Existing, TokenObjects};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// The server's authenticator.
@@ -84,16 +85,8 @@ impl Authn {
 struct StoreObjects<'a>(&'a Registry);
 
 impl StoreObjects<'_> {
-    fn existing(
-        &self,
-        group: &str,
-        plural: &str,
-        ns: Option<&str>,
-        name: &str,
-    ) -> Option<Existing> {
-        let def = self.0.resources().lookup(group, "v1", plural)?;
-        let obj = self.0.cache.get(&def.key(ns, name))?;
-        let v = obj.value().ok()?;
+    fn existing(&self, plural: &str, ns: Option<&str>, name: &str) -> Option<Existing> {
+        let v = lookup(self.0, plural, ns, name)?;
         let deletion_timestamp = crest_api::meta::meta_str(&v, "deletionTimestamp");
         Some(Existing {
             uid: crest_api::meta::meta_str(&v, "uid").to_string(),
@@ -106,16 +99,22 @@ impl StoreObjects<'_> {
 
 impl TokenObjects for StoreObjects<'_> {
     fn service_account(&self, namespace: &str, name: &str) -> Result<Existing, String> {
-        self.existing("", "serviceaccounts", Some(namespace), name)
+        self.existing("serviceaccounts", Some(namespace), name)
             .ok_or_else(|| format!("serviceaccounts {name:?} not found"))
     }
     fn pod(&self, namespace: &str, name: &str) -> Option<Existing> {
-        self.existing("", "pods", Some(namespace), name)
+        self.existing("pods", Some(namespace), name)
     }
     fn secret(&self, namespace: &str, name: &str) -> Option<Existing> {
-        self.existing("", "secrets", Some(namespace), name)
+        self.existing("secrets", Some(namespace), name)
     }
     fn node(&self, name: &str) -> Option<Existing> {
-        self.existing("", "nodes", None, name)
+        self.existing("nodes", None, name)
     }
+}
+
+/// A core/v1 object as the cache holds it now.
+fn lookup(registry: &Registry, plural: &str, ns: Option<&str>, name: &str) -> Option<Value> {
+    let def = registry.resources().lookup("", "v1", plural)?;
+    registry.cache.get(&def.key(ns, name))?.value().ok()
 }

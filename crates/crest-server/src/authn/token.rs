@@ -2,7 +2,7 @@
 //! signed with the server's key, as kube-apiserver's TokenREST issues it (crest-auth's
 //! `TokenRequest` for defaults, validation, binding checks and the answer).
 
-use super::Authn;
+use super::{lookup, Authn};
 use crate::registry::Registry;
 use crest_api::{meta, ApiError, GroupResource};
 use crest_auth::serviceaccount::{BoundObject, ObjectRef};
@@ -67,10 +67,4 @@ impl Authn {
         )?;
         Ok((issued.body, issued.warnings))
     }
-}
-
-/// A core/v1 object from the cache.
-fn lookup(registry: &Registry, plural: &str, ns: Option<&str>, name: &str) -> Option<Value> {
-    let def = registry.resources().lookup("", "v1", plural)?;
-    registry.cache.get(&def.key(ns, name))?.value().ok()
 }

@@ -210,6 +210,15 @@ struct Ctx<'a> {
     user_agent: String,
 }
 
+/// The parts of an apply request ([`Ctx::apply_input`]).
+struct ApplyInput {
+    opts: WriteOptions,
+    manager: String,
+    force: bool,
+    config: Value,
+    dups: Duplicates,
+}
+
 /// Upstream's `gvkWithDefaults` for a built-in kind's body: an empty kind is the endpoint's; an
 /// apiVersion without a version takes the endpoint's (when its group is empty or the same).
 fn default_type_meta(obj: &mut Value, a: &crest_api::ApiResource) {
@@ -773,32 +782,26 @@ impl Ctx<'_> {
         body: &[u8],
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
-        let mut opts = self.write_options_for("PatchOptions", Some(true))?;
-        let force = self.query.bool("force")?;
-        let manager = opts.manager.take().unwrap_or_default();
-        let Some(schema) = self.def.managed_schema() else {
+        let ApplyInput {
+            opts,
+            manager,
+            force,
+            config,
+            dups,
+        } = self.apply_input(body)?;
+        let Some(m) = self.def.managed() else {
             return Err(ApiError::internal(format!(
                 "no merge schema for {}",
                 self.def.api.group_resource()
             )));
         };
-        let config: Value = serde_yaml_ng::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-        if !config.is_object() {
-            return Err(ApiError::bad_request(
-                "error decoding YAML: the apply configuration is not an object",
-            ));
-        }
-        let dups = self.duplicates(body, BodyFormat::Yaml)?;
         let subresource = sub.unwrap_or("");
-        let reset = self.def.reset_fields(subresource);
-        let api_version = self.def.api.api_version();
         let fm = crest_managedfields::FieldManager {
-            schema,
-            api_version: &api_version,
+            schema: &m.schema,
+            api_version: &m.api_version,
             kind: &self.def.api.kind,
             subresource,
-            reset_fields: reset.as_ref(),
+            reset_fields: m.reset_fields(subresource),
         };
         let applied = |live: Option<&Value>| -> Result<Value, ApiError> {
             let mut doc = fm
@@ -843,6 +846,37 @@ impl Ctx<'_> {
         };
         self.add_warnings(&opts);
         self.render(payload.0, payload.1, out)
+    }
+
+    /// What every apply reads from its request: the options (validated for an apply; the
+    /// merge records the write itself, so the registry is given no manager), the manager,
+    /// `force`, the configuration (YAML or JSON, an object) and its duplicate fields.
+    fn apply_input(&self, body: &[u8]) -> Result<ApplyInput, ApiError> {
+        let mut opts = self.write_options_for("PatchOptions", Some(true))?;
+        let force = self.query.bool("force")?;
+        let manager = opts.manager.take().unwrap_or_default();
+        let mut config: Value = serde_yaml_ng::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        // Upstream unmarshals into a map: an empty body or `null` is an empty configuration
+        // (then refused by the version check), anything else but an object fails here.
+        match &config {
+            Value::Object(_) => {}
+            Value::Null => config = Value::Object(Default::default()),
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    crest_gofmt::json_kind(other)
+                )))
+            }
+        }
+        let dups = self.duplicates(body, BodyFormat::Yaml)?;
+        Ok(ApplyInput {
+            opts,
+            manager,
+            force,
+            config,
+            dups,
+        })
     }
 
     /// A patch body of a type this resource accepts.
@@ -1037,12 +1071,13 @@ impl Ctx<'_> {
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
         use crest_managedfields::{scale as mfscale, FieldManager, ManagedFields, Schema};
-        let mut opts = self.write_options_for("PatchOptions", Some(true))?;
-        let force = self.query.bool("force")?;
-        let manager = opts.manager.take().unwrap_or_default();
-        let config: Value = serde_yaml_ng::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-        let dups = self.duplicates(body, BodyFormat::Yaml)?;
+        let ApplyInput {
+            opts,
+            manager,
+            force,
+            config,
+            dups,
+        } = self.apply_input(body)?;
         // autoscaling/v1 Scale's merge type, compiled once.
         static SCALE: std::sync::OnceLock<Result<Schema, String>> = std::sync::OnceLock::new();
         let scale_schema = SCALE

@@ -543,13 +543,11 @@ impl Registry {
         }
         self.admit_namespace(def, ns, meta::name(&obj))?;
         opts.warn(dedup_owner_references(&mut obj, false));
-        // A built-in kind is compared against its Go zero value (upstream's `New()` object),
-        // a custom resource against nothing.
-        let zero = def.typed.filter(|_| opts.manager.is_some()).and_then(|_| {
-            crest_codec::protobuf::zero_object(&def.api.api_version(), &def.api.kind)
-        });
         def.strategy.defaults(&mut obj);
-        record_update(def, zero.as_ref(), &mut obj, "", opts);
+        // A built-in kind is compared against its Go zero value, a custom resource against
+        // nothing.
+        let zero = def.managed().and_then(|m| m.zero.as_ref());
+        record_update(def, zero, &mut obj, "", opts);
         let strategy = def.strategy.as_ref();
         if let Some(m) = meta::meta_mut(&mut obj) {
             for f in [
@@ -1485,18 +1483,16 @@ fn record_update(
     subresource: &str,
     opts: &WriteOptions,
 ) {
-    let (Some(manager), Some(schema)) = (opts.manager.as_deref(), def.managed_schema()) else {
+    let (Some(manager), Some(m)) = (opts.manager.as_deref(), def.managed()) else {
         return;
     };
     let subresource = opts.managed_subresource.unwrap_or(subresource);
-    let reset = def.reset_fields(subresource);
-    let api_version = def.api.api_version();
     let fm = crest_managedfields::FieldManager {
-        schema,
-        api_version: &api_version,
+        schema: &m.schema,
+        api_version: &m.api_version,
         kind: &def.api.kind,
         subresource,
-        reset_fields: reset.as_ref(),
+        reset_fields: m.reset_fields(subresource),
     };
     fm.update(live, new, manager, &meta::now_rfc3339());
 }

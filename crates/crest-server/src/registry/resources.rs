@@ -48,9 +48,33 @@ pub(crate) struct ResourceDef {
     pub deprecation_warning: Option<String>,
     /// For a custom resource whose CRD converts by webhook: its `spec.conversion`.
     pub webhook_conversion: Option<Arc<Value>>,
-    /// The type server-side apply merges by and managedFields are computed against, compiled
-    /// on first use (see [`ResourceDef::managed_schema`]).
-    pub managed_schema: std::sync::OnceLock<Option<Arc<crest_managedfields::Schema>>>,
+    /// The field manager's view of this resource version, derived on first use (see
+    /// [`ResourceDef::managed`]).
+    pub managed: std::sync::OnceLock<Option<Arc<Managed>>>,
+}
+
+/// What the field manager needs for one resource version (server-side apply, managedFields).
+pub(crate) struct Managed {
+    /// The type applies merge by and field sets are computed against.
+    pub schema: crest_managedfields::Schema,
+    /// The request version, `group/version`.
+    pub api_version: String,
+    /// A built-in kind's Go zero value, which a create is compared against (upstream's
+    /// `New()` object); `None` for a custom resource (compared against nothing).
+    pub zero: Option<Value>,
+    reset_main: Option<crest_managedfields::Set>,
+    reset_status: Option<crest_managedfields::Set>,
+}
+
+impl Managed {
+    /// The fields a write through `subresource` (`""`: the main resource) never owns.
+    pub(crate) fn reset_fields(&self, subresource: &str) -> Option<&crest_managedfields::Set> {
+        match subresource {
+            "" => self.reset_main.as_ref(),
+            "status" => self.reset_status.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 impl ResourceDef {
@@ -78,49 +102,49 @@ impl ResourceDef {
             conversion: None,
             deprecation_warning: None,
             webhook_conversion: None,
-            managed_schema: Default::default(),
+            managed: Default::default(),
         }
     }
 
-    /// The merge type of this resource version: the built-in kind's published definition, or
-    /// the custom resource version's structural schema (deduced when it has none); writes are
-    /// recorded against it in the request's version. `None` when it does not compile: no
-    /// managedFields are recorded then.
-    pub(crate) fn managed_schema(&self) -> Option<&crest_managedfields::Schema> {
-        self.managed_schema
+    /// What the field manager needs for this resource version, derived once on first use:
+    /// the merge type (the built-in kind's published definition, or the custom resource
+    /// version's structural schema, deduced when it has none; writes are recorded against it
+    /// in the request's version), the reset fields and a built-in kind's Go zero value.
+    /// `None` when the type does not compile: no managedFields are recorded then.
+    pub(crate) fn managed(&self) -> Option<&Managed> {
+        self.managed
             .get_or_init(|| {
                 let defs = crest_openapi::builtin_definitions();
                 let compiled = match self.typed {
                     Some(name) => crest_managedfields::Schema::from_definition(name, defs),
                     None => crest_managedfields::Schema::from_crd(self.schema.as_ref(), defs),
                 };
-                match compiled {
-                    Ok(s) => Some(Arc::new(s)),
+                let schema = match compiled {
+                    Ok(s) => s,
                     Err(e) => {
                         tracing::warn!(resource = %self.api.group_resource(), error = %e, "no merge schema: managedFields not recorded");
-                        None
+                        return None;
                     }
-                }
+                };
+                let api_version = self.api.api_version();
+                // GetResetFields: `status` on the main resource of a kind with a status
+                // subresource, `spec` on its /status.
+                let reset = |field: &str| {
+                    self.strategy
+                        .status_subresource()
+                        .then(|| crest_managedfields::fieldmanager::reset_fields(&[&[field]]))
+                };
+                Some(Arc::new(Managed {
+                    zero: self
+                        .typed
+                        .and_then(|_| crest_codec::protobuf::zero_object(&api_version, &self.api.kind)),
+                    reset_main: reset("status"),
+                    reset_status: reset("spec"),
+                    schema,
+                    api_version,
+                }))
             })
             .as_deref()
-    }
-
-    /// The fields a write through `subresource` (`""`: the main resource) never owns, as the
-    /// strategies' `GetResetFields`: `status` on the main resource of a kind with a status
-    /// subresource, `spec` on its /status.
-    pub(crate) fn reset_fields(&self, subresource: &str) -> Option<crest_managedfields::Set> {
-        if !self.strategy.status_subresource() {
-            return None;
-        }
-        match subresource {
-            "" => Some(crest_managedfields::fieldmanager::reset_fields(&[&[
-                "status",
-            ]])),
-            "status" => Some(crest_managedfields::fieldmanager::reset_fields(&[&[
-                "spec",
-            ]])),
-            _ => None,
-        }
     }
 
     /// Whether objects are stored in another version than this one (reads and writes convert).
@@ -566,7 +590,7 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
             conversion: None,
             deprecation_warning: deprecation_warning(spec, v),
             webhook_conversion: webhook_conversion.clone(),
-            managed_schema: Default::default(),
+            managed: Default::default(),
         }));
         served.push(version);
     }

@@ -35,6 +35,14 @@ pub(crate) const ENDPOINTSLICE_PREFIX: &str = "/registry/endpointslices/";
 pub(crate) const STORAGEVERSIONMIGRATION_PREFIX: &str = "/registry/storageversionmigrations/";
 /// Where Leases are stored.
 pub(crate) const LEASE_PREFIX: &str = "/registry/leases/";
+/// rbac.authorization.k8s.io/v1 Roles, by namespace (upstream's key layout).
+pub(crate) const ROLE_PREFIX: &str = "/registry/roles/";
+/// ClusterRoles (cluster-scoped).
+pub(crate) const CLUSTER_ROLE_PREFIX: &str = "/registry/clusterroles/";
+/// RoleBindings, by namespace.
+pub(crate) const ROLE_BINDING_PREFIX: &str = "/registry/rolebindings/";
+/// ClusterRoleBindings (cluster-scoped).
+pub(crate) const CLUSTER_ROLE_BINDING_PREFIX: &str = "/registry/clusterrolebindings/";
 
 /// The key prefix of a custom resource (a group and a CRD's plural).
 pub(crate) fn resource_prefix(group: &str, plural: &str) -> String {

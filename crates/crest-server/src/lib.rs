@@ -18,6 +18,7 @@
 //!   through [`Running::service_resolver`].
 
 mod authn;
+mod authz;
 mod controllers;
 mod http;
 mod registry;
@@ -115,6 +116,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     cache.load(objects, revision);
     let registry = Registry::new(storage.clone(), cache.clone());
+    registry.rbac.rebuild(&cache);
     registry.rebuild_resources();
     // Objects stored under an older schema are served as read through the current one.
     registry.normalize_stored(None);
@@ -127,6 +129,9 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         shutdown.subscribe(),
     )));
     controllers::namespace::ensure_default_namespaces(&registry)
+        .await
+        .map_err(io_err)?;
+    controllers::rbacbootstrap::ensure_bootstrap_policy(&registry)
         .await
         .map_err(io_err)?;
 

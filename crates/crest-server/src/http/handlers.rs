@@ -118,6 +118,10 @@ async fn handle(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
+    let user = req
+        .extensions()
+        .get::<Arc<crest_auth::cache::Authenticated>>()
+        .cloned();
     let ctx = Ctx {
         app: app.clone(),
         def: def.clone(),
@@ -125,6 +129,7 @@ async fn handle(
         pretty,
         warnings: Default::default(),
         user_agent,
+        user,
     };
     match (&method, rp.name.as_deref()) {
         (&Method::GET, Some(name)) => {
@@ -208,6 +213,8 @@ struct Ctx<'a> {
     warnings: std::sync::Mutex<Vec<String>>,
     /// The request's User-Agent (the field manager when `fieldManager` is not given).
     user_agent: String,
+    /// Who the request is from (`None` when the server authenticates no one).
+    user: Option<Arc<crest_auth::cache::Authenticated>>,
 }
 
 /// The parts of an apply request ([`Ctx::apply_input`]).
@@ -519,6 +526,7 @@ impl Ctx<'_> {
 
     fn write_options_for(&self, kind: &str, apply: Option<bool>) -> Result<WriteOptions, ApiError> {
         let mut opts = WriteOptions::new(self.query.dry_run(kind)?);
+        opts.user = self.user.clone();
         let field_manager = self.query.get("fieldManager");
         let errs = match apply {
             Some(apply) => crest_managedfields::fieldmanager::validate_patch_options(

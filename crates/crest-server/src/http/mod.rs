@@ -151,15 +151,27 @@ pub(crate) async fn serve(
             .map(|p| p.0.clone());
         let (user, w) = authn.authenticate(&app.registry, authorization, peer.as_deref());
         warning = w;
-        match user {
-            Ok(u) => {
-                req.extensions_mut().insert(u);
+        let refused = match user {
+            Ok(u) => match authorize(&app, &mut req, u, &path, &query).await {
+                Ok(()) => None,
+                Err(Ok(e)) => Some(e),
+                Err(Err(internal)) => {
+                    let uri = req.uri().to_string();
+                    return Ok(plain(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        internal.body(&uri),
+                    ));
+                }
+            },
+            Err(e) => Some(e),
+        };
+        if let Some(e) = refused {
+            let out = negotiate(accept.as_deref(), Capabilities::default()).unwrap_or(Output::Json);
+            let mut resp = error_response(&e, out);
+            if let Some(v) = warning.and_then(render::warning_header) {
+                resp.headers_mut().append(http::header::WARNING, v);
             }
-            Err(e) => {
-                let out =
-                    negotiate(accept.as_deref(), Capabilities::default()).unwrap_or(Output::Json);
-                return Ok(error_response(&e, out));
-            }
+            return Ok(resp);
         }
     }
     let resp = match route(app, req, &path, &query, accept.as_deref(), pretty).await {
@@ -175,6 +187,32 @@ pub(crate) async fn serve(
     }
     tracing::debug!(%method, %path, status = resp.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "request");
     Ok(resp)
+}
+
+/// The impersonation and authorization filters, for a request authenticated as `user`: the
+/// user the request runs as goes into its extensions (the impersonated one, if any); a 403
+/// (or 500 for malformed impersonation headers) when it may not go on.
+async fn authorize(
+    app: &App,
+    req: &mut Request<Incoming>,
+    user: Arc<crest_auth::cache::Authenticated>,
+    path: &str,
+    query: &Query,
+) -> Result<(), Result<ApiError, crest_auth::impersonation::ImpersonationError>> {
+    let registry = &app.registry;
+    let user = match crate::authz::impersonate(registry, &user.user, req.headers()).await? {
+        Some(as_user) => Arc::new(crest_auth::cache::Authenticated {
+            user: as_user,
+            audiences: user.audiences.clone(),
+        }),
+        None => user,
+    };
+    let info = crate::authz::request_info(req.method(), path, query);
+    crate::authz::authorize(registry, &user.user, &info)
+        .await
+        .map_err(Ok)?;
+    req.extensions_mut().insert(user);
+    Ok(())
 }
 
 async fn route(
@@ -268,6 +306,18 @@ async fn route(
         {
             service_account_token(app, req, rp, accept, pretty).await
         }
+        ApiPath::Resource(rp)
+            if req.method() == Method::POST
+                && rp.group == crate::authz::review::GROUP
+                && rp.version == "v1"
+                && rp.name.is_none() =>
+        {
+            match crate::authz::review::Review::from_resource(&rp.resource, rp.namespace.is_some())
+            {
+                Some(which) => access_review(app, req, which, rp, accept, pretty).await,
+                None => Err(ApiError::path_not_found()),
+            }
+        }
         ApiPath::Resource(rp) => handlers::resource(app, req, rp, query, accept, pretty).await,
         other if is_get => discovery_response(&app, other, accept, pretty).await,
         _ => Err(ApiError::method_not_allowed(
@@ -336,24 +386,7 @@ async fn service_account_token(
         ..Default::default()
     };
     let out = negotiate(accept, caps)?;
-    let ctype = req
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let body = render::read_body(req.into_body()).await?;
-    let request = match crest_codec::negotiate::body_format(ctype.as_deref()) {
-        crest_codec::negotiate::BodyFormat::Protobuf => crest_codec::protobuf::decode_object(
-            &body,
-            "authentication.k8s.io",
-            "v1",
-            "TokenRequest",
-        )?,
-        crest_codec::negotiate::BodyFormat::Yaml => {
-            crest_codec::negotiate::decode_object(&body, true)?
-        }
-        _ => crest_codec::negotiate::decode_object(&body, false)?,
-    };
+    let request = read_builtin_object(req, "authentication.k8s.io", "TokenRequest").await?;
     // The ServiceAccount must be in the cache as of this request.
     app.registry.sync().await?;
     let (answer, warnings) = authn.token_request(&app.registry, &ns, &name, &request)?;
@@ -362,4 +395,60 @@ async fn service_account_token(
         resp.headers_mut().append(http::header::WARNING, w);
     }
     Ok(resp)
+}
+
+/// The body of a create-only built-in kind's request (`GROUP/v1` `kind`): JSON, YAML or
+/// protobuf, as the content type says.
+async fn read_builtin_object(
+    req: Request<Incoming>,
+    group: &str,
+    kind: &str,
+) -> Result<serde_json::Value, ApiError> {
+    let ctype = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = render::read_body(req.into_body()).await?;
+    match crest_codec::negotiate::body_format(ctype.as_deref()) {
+        crest_codec::negotiate::BodyFormat::Protobuf => {
+            crest_codec::protobuf::decode_object(&body, group, "v1", kind)
+        }
+        crest_codec::negotiate::BodyFormat::Yaml => {
+            crest_codec::negotiate::decode_object(&body, true)
+        }
+        _ => crest_codec::negotiate::decode_object(&body, false),
+    }
+}
+
+/// POST of an authorization.k8s.io/v1 review (`kubectl auth can-i`): answered 201 with the
+/// review's status, nothing stored.
+async fn access_review(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    which: crate::authz::review::Review,
+    rp: request::ResourcePath,
+    accept: Option<&str>,
+    pretty: bool,
+) -> Result<Response<Body>, ApiError> {
+    let caps = Capabilities {
+        protobuf: true,
+        ..Default::default()
+    };
+    let out = negotiate(accept, caps)?;
+    let user = req
+        .extensions()
+        .get::<Arc<crest_auth::cache::Authenticated>>()
+        .map(|a| a.user.clone())
+        .unwrap_or_else(crest_auth::anonymous);
+    let review = read_builtin_object(req, crate::authz::review::GROUP, which.kind()).await?;
+    let answer =
+        crate::authz::review::create(&app.registry, which, &user, rp.namespace.as_deref(), review)
+            .await?;
+    Ok(render(
+        StatusCode::CREATED,
+        Payload::Value(answer),
+        out,
+        pretty,
+    ))
 }

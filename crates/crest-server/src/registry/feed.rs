@@ -143,6 +143,7 @@ async fn resync(registry: &Registry) -> Result<Revision, StorageError> {
     tracing::warn!("cache watch revision compacted; re-listing from storage");
     let (objects, revision) = list_all(registry.storage.as_ref()).await?;
     registry.cache.resync(objects, revision, || {
+        registry.rbac.rebuild(&registry.cache);
         registry.rebuild_resources();
         // Read through the storage version's schema before anyone sees them, as the feed
         // reads every object it applies.
@@ -251,7 +252,8 @@ async fn follow(
                 keys::resource_prefix(group, &plural)
             })
             .collect();
-        registry.cache.apply(events, |_| {
+        registry.cache.apply(events, |applied| {
+            registry.rbac.apply(applied);
             if !changed_crds.is_empty() {
                 registry.rebuild_resources();
                 // Objects of a changed CRD are read through its new schema from now on.

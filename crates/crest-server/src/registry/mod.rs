@@ -51,6 +51,8 @@ pub(crate) struct Registry {
     pub feed: feed::FeedHealth,
     /// The conversion webhook caller (`webhook/`), handed over at startup.
     webhook: std::sync::OnceLock<Arc<dyn WebhookConverter>>,
+    /// The cached RBAC objects indexed for authorization (kept current by the feed).
+    pub rbac: Arc<crate::store::rbac::RbacCache>,
 }
 
 /// Which part of an object an update may change.
@@ -90,6 +92,9 @@ pub(crate) struct WriteOptions {
     /// The subresource the write is recorded under when it is not the update mode's own
     /// (`scale`: a /scale write changes the object as a main-resource update does).
     pub managed_subresource: Option<&'static str>,
+    /// The requesting user, for the checks a strategy makes beyond the request's own
+    /// authorization (RBAC's escalation prevention); `None` for the server's own writes.
+    pub user: Option<Arc<crest_auth::cache::Authenticated>>,
 }
 
 impl WriteOptions {
@@ -109,6 +114,7 @@ impl WriteOptions {
             cascade: Default::default(),
             manager: None,
             managed_subresource: None,
+            user: None,
         }
     }
 
@@ -250,6 +256,7 @@ impl Registry {
             crd_strategy,
             feed: Default::default(),
             webhook: Default::default(),
+            rbac: crate::store::rbac::RbacCache::new(),
         })
     }
 
@@ -544,6 +551,7 @@ impl Registry {
         self.admit_namespace(def, ns, meta::name(&obj))?;
         opts.warn(dedup_owner_references(&mut obj, false));
         def.strategy.defaults(&mut obj);
+        self.authorize_write(def, ns, "", &obj, None, opts)?;
         // A built-in kind is compared against its Go zero value, a custom resource against
         // nothing.
         let zero = def.managed().and_then(|m| m.zero.as_ref());
@@ -653,6 +661,29 @@ impl Registry {
             }
         }
         Err(ApiError::already_exists(&gr, meta::name(&obj)))
+    }
+
+    /// The strategy's checks of a client's write beyond the request's authorization
+    /// ([`Strategy::authorize_write`]); the server's own writes skip them.
+    fn authorize_write(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        request_name: &str,
+        new: &Value,
+        old: Option<&Value>,
+        opts: &WriteOptions,
+    ) -> Result<(), ApiError> {
+        let Some(user) = &opts.user else {
+            return Ok(());
+        };
+        let ctx = strategy::WriteAuthz {
+            user: &user.user,
+            rbac: &self.rbac,
+            namespace: ns.unwrap_or_default(),
+            request_name,
+        };
+        def.strategy.authorize_write(&ctx, new, old)
     }
 
     async fn to_storage_version(&self, def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
@@ -876,6 +907,8 @@ impl Registry {
         }
         match mode {
             UpdateMode::Main => {
+                self.authorize_write(def, ns, name, &obj, Some(&old), opts)
+                    .map_err(Attempt::Failed)?;
                 let begun = strategy.begin_update(&mut obj, &old);
                 if !begun.is_empty() {
                     return Err(Attempt::Failed(ApiError::invalid(

@@ -6,7 +6,29 @@ use crest_api::{meta, ApiError, FieldErrors, GroupResource};
 use crest_apiextensions::customresource::scale::ScalePaths;
 use serde_json::{Map, Value};
 
+/// What [`Strategy::authorize_write`] knows of a write: who makes it, the request's namespace
+/// and name (empty on a create), and the RBAC state to judge it by.
+pub(crate) struct WriteAuthz<'a> {
+    pub user: &'a crest_api::UserInfo,
+    pub rbac: &'a crate::store::rbac::RbacCache,
+    pub namespace: &'a str,
+    pub request_name: &'a str,
+}
+
 pub(crate) trait Strategy: Send + Sync {
+    /// Checks of a client's write beyond the request's own authorization (upstream's
+    /// policy-based RBAC storages: a user may grant only what it holds), on the object about
+    /// to be written (defaulted; `old` on a main-resource update), before preparation and
+    /// validation. The error (a 403) refuses the write.
+    fn authorize_write(
+        &self,
+        _ctx: &WriteAuthz<'_>,
+        _new: &Value,
+        _old: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
+
     /// How `metadata.name` and `generateName` are validated.
     fn name_validator(&self) -> NameValidator {
         name_is_dns_subdomain

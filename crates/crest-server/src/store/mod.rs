@@ -3,6 +3,7 @@
 
 pub(crate) mod cache;
 pub(crate) mod keys;
+pub(crate) mod rbac;
 // The crate's one use of `unsafe`: cached bytes on the C allocator (SAFETY comments inside).
 #[allow(unsafe_code)]
 mod longlived;

@@ -1,0 +1,310 @@
+//! Authorization of every request, as k8s.io/apiserver's authorization and impersonation
+//! filters: the request's attributes (`RequestInfoFactory`: verb, namespace, group, resource,
+//! subresource, name, or a non-resource path), asked of the RBAC index the store keeps
+//! (`crest_rbac`: `system:masters`, then RBAC); anything not allowed is a 403 with upstream's
+//! message. Impersonation headers are checked here too (verb `impersonate`), before the
+//! request is authorized as the impersonated user.
+//!
+//! Sits between `http` (which calls it per request, after authentication) and `registry`
+//! (whose RBAC index it reads, and which it asks to catch up before refusing, so a request
+//! made right after the write that grants it is allowed).
+
+pub(crate) mod review;
+
+use crate::registry::options::Query;
+use crate::registry::Registry;
+use crest_api::{ApiError, UserInfo};
+use crest_rbac::{Attributes, Decision};
+
+/// `RequestInfo`: what a request asks to do, for the authorizer.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct RequestInfo {
+    pub resource_request: bool,
+    pub verb: String,
+    pub namespace: String,
+    pub api_group: String,
+    pub api_version: String,
+    pub resource: String,
+    pub subresource: String,
+    pub name: String,
+    pub path: String,
+}
+
+impl RequestInfo {
+    pub(crate) fn attributes<'a>(&'a self, user: &'a UserInfo) -> Attributes<'a> {
+        Attributes {
+            user,
+            verb: &self.verb,
+            namespace: &self.namespace,
+            api_group: &self.api_group,
+            api_version: &self.api_version,
+            resource: &self.resource,
+            subresource: &self.subresource,
+            name: &self.name,
+            resource_request: self.resource_request,
+            path: &self.path,
+        }
+    }
+}
+
+fn decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// `path.IsValidPathSegmentName`: a name that can appear as one URL path segment.
+fn valid_path_segment(name: &str) -> bool {
+    name != "." && name != ".." && !name.contains('/') && !name.contains('%')
+}
+
+/// The name a `fieldSelector` pins with `metadata.name=` / `==` (`RequiresExactMatch`).
+fn selected_name(field_selector: &str) -> Option<String> {
+    field_selector.split(',').find_map(|term| {
+        let (k, v) = term
+            .split_once("==")
+            .or_else(|| term.split_once('='))
+            .filter(|(k, _)| !k.ends_with('!'))?;
+        (k.trim() == "metadata.name").then(|| v.trim().to_string())
+    })
+}
+
+/// `RequestInfoFactory.NewRequestInfo` for the `/api` and `/apis` prefixes.
+pub(crate) fn request_info(method: &http::Method, path: &str, query: &Query) -> RequestInfo {
+    let mut info = RequestInfo {
+        verb: method.as_str().to_ascii_lowercase(),
+        path: path.to_string(),
+        ..Default::default()
+    };
+    let parts: Vec<String> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|_| !path.trim_matches('/').is_empty())
+        .map(decode)
+        .collect();
+    if parts.len() < 3 {
+        return info;
+    }
+    let mut rest: &[String] = &parts;
+    match rest[0].as_str() {
+        "api" => rest = &rest[1..],
+        "apis" => {
+            if rest.len() < 4 {
+                return info;
+            }
+            info.api_group = rest[1].clone();
+            rest = &rest[2..];
+        }
+        _ => return info,
+    }
+    info.resource_request = true;
+    info.api_version = rest[0].clone();
+    rest = &rest[1..];
+    let special = matches!(rest[0].as_str(), "proxy" | "watch");
+    if special {
+        if rest.len() < 2 {
+            // Upstream fails to build the request info; the request is then refused.
+            info.verb = String::new();
+            return info;
+        }
+        info.verb = rest[0].clone();
+        rest = &rest[1..];
+    } else {
+        info.verb = match *method {
+            http::Method::POST => "create",
+            http::Method::GET | http::Method::HEAD => "get",
+            http::Method::PUT => "update",
+            http::Method::PATCH => "patch",
+            http::Method::DELETE => "delete",
+            _ => "",
+        }
+        .to_string();
+    }
+    if rest[0] == "namespaces" {
+        if rest.len() > 1 {
+            info.namespace = rest[1].clone();
+            if rest.len() > 2 && !matches!(rest[2].as_str(), "status" | "finalize") {
+                rest = &rest[2..];
+            }
+        }
+    }
+    // resource/name/subresource/...
+    if rest.len() >= 3 && info.verb != "proxy" {
+        info.subresource = rest[2].clone();
+    }
+    if rest.len() >= 2 {
+        info.name = rest[1].clone();
+    }
+    info.resource = rest[0].clone();
+    // A get without a name is a list or a watch, possibly of one object named by a field
+    // selector.
+    if info.name.is_empty() && info.verb == "get" {
+        info.verb = if query.bool("watch").unwrap_or(false) {
+            "watch".into()
+        } else {
+            "list".into()
+        };
+        if let Some(name) = query.get("fieldSelector").and_then(selected_name) {
+            if valid_path_segment(&name) {
+                info.name = name;
+            }
+        }
+    }
+    if info.name.is_empty() && info.verb == "delete" {
+        info.verb = "deletecollection".into();
+    }
+    info
+}
+
+/// Whether `user` may do what `info` describes: `Ok`, or the 403 to answer with. A refusal
+/// is confirmed after the cache has caught up with every acknowledged write (a binding just
+/// created grants at once); an allowed request costs one index lookup.
+pub(crate) async fn authorize(
+    registry: &Registry,
+    user: &UserInfo,
+    info: &RequestInfo,
+) -> Result<(), ApiError> {
+    let a = info.attributes(user);
+    if registry.rbac.read().authorize_fast(&a).0 == Decision::Allow {
+        return Ok(());
+    }
+    registry.sync().await?;
+    let (decision, reason) = registry.rbac.read().authorize_fast(&a);
+    if decision == Decision::Allow {
+        return Ok(());
+    }
+    tracing::debug!(user = %user.name, verb = %info.verb, resource = %info.resource, path = %info.path, "forbidden");
+    Err(crest_rbac::forbidden_error(&a, &reason))
+}
+
+/// Whether `user` may do `a` (the decision alone, after catching up on a refusal).
+pub(crate) async fn allows(registry: &Registry, a: &Attributes<'_>) -> Result<bool, ApiError> {
+    if registry.rbac.read().allows(a) {
+        return Ok(true);
+    }
+    registry.sync().await?;
+    Ok(registry.rbac.read().allows(a))
+}
+
+/// The impersonation filter: `Ok(None)` when the request impersonates no one; the user it
+/// runs as once `user` passed every `impersonate` check; a 403 for the first refused check;
+/// `Err(Err(body))` for headers upstream answers with a plain-text 500.
+pub(crate) async fn impersonate(
+    registry: &Registry,
+    user: &UserInfo,
+    headers: &http::HeaderMap,
+) -> Result<Option<UserInfo>, Result<ApiError, crest_auth::impersonation::ImpersonationError>> {
+    let pairs = headers
+        .iter()
+        .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)));
+    let imp = match crest_auth::impersonation::from_headers(pairs) {
+        Ok(None) => return Ok(None),
+        Ok(Some(imp)) => imp,
+        Err(e) => return Err(Err(e)),
+    };
+    for check in &imp.checks {
+        let a = Attributes {
+            user,
+            verb: crest_auth::impersonation::VERB,
+            namespace: &check.namespace,
+            api_group: check.api_group,
+            api_version: check.api_version,
+            resource: check.resource,
+            subresource: &check.subresource,
+            name: &check.name,
+            resource_request: true,
+            path: "",
+        };
+        let allowed = allows(registry, &a).await.map_err(Ok)?;
+        if !allowed {
+            let (_, reason) = registry.rbac.read().authorize_fast(&a);
+            return Err(Ok(check.forbidden(&user.name, &reason)));
+        }
+    }
+    Ok(Some(imp.user))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(method: &str, path: &str, query: &str) -> RequestInfo {
+        request_info(
+            &method.parse().expect("method"),
+            path,
+            &Query::parse(Some(query)),
+        )
+    }
+
+    #[test]
+    fn resource_requests() {
+        let i = info(
+            "GET",
+            "/apis/stable.example.com/v1/namespaces/default/crontabs",
+            "",
+        );
+        assert!(i.resource_request);
+        assert_eq!(
+            (
+                i.verb.as_str(),
+                i.api_group.as_str(),
+                i.namespace.as_str(),
+                i.resource.as_str()
+            ),
+            ("list", "stable.example.com", "default", "crontabs")
+        );
+        let i = info("GET", "/api/v1/namespaces/default/pods", "watch=true");
+        assert_eq!(i.verb, "watch");
+        let i = info(
+            "GET",
+            "/api/v1/namespaces/default/pods",
+            "fieldSelector=metadata.name%3Dweb&watch=1",
+        );
+        assert_eq!((i.verb.as_str(), i.name.as_str()), ("watch", "web"));
+        let i = info("DELETE", "/api/v1/namespaces/default/configmaps", "");
+        assert_eq!(i.verb, "deletecollection");
+        let i = info("PUT", "/apis/g/v1/namespaces/ns/crontabs/x/status", "");
+        assert_eq!(
+            (i.verb.as_str(), i.name.as_str(), i.subresource.as_str()),
+            ("update", "x", "status")
+        );
+        // A namespace is in its own namespace.
+        let i = info("GET", "/api/v1/namespaces/foo", "");
+        assert_eq!(
+            (
+                i.verb.as_str(),
+                i.namespace.as_str(),
+                i.resource.as_str(),
+                i.name.as_str()
+            ),
+            ("get", "foo", "namespaces", "foo")
+        );
+        let i = info("PUT", "/api/v1/namespaces/foo/finalize", "");
+        assert_eq!(
+            (i.resource.as_str(), i.name.as_str(), i.subresource.as_str()),
+            ("namespaces", "foo", "finalize")
+        );
+        let i = info("POST", "/api/v1/namespaces", "");
+        assert_eq!((i.verb.as_str(), i.namespace.as_str()), ("create", ""));
+    }
+
+    #[test]
+    fn non_resource_requests() {
+        for p in [
+            "/",
+            "/api",
+            "/api/v1",
+            "/apis",
+            "/apis/g",
+            "/apis/g/v1",
+            "/healthz",
+            "/version",
+        ] {
+            let i = info("GET", p, "");
+            assert!(!i.resource_request, "{p}");
+            assert_eq!(i.verb, "get");
+            assert_eq!(i.path, p);
+        }
+        assert_eq!(info("POST", "/apis", "").verb, "post");
+    }
+}

@@ -1,0 +1,103 @@
+//! The bootstrap RBAC policy, as kube-apiserver's `rbac/bootstrap-roles` post-start hook
+//! (pkg/registry/rbac/rest/storage_rbac.go): at every start the default ClusterRoles,
+//! ClusterRoleBindings, and the Roles and RoleBindings of kube-system and kube-public are
+//! reconciled with what is stored (`crest_rbac::reconcile`: missing objects created, missing
+//! rules, subjects, labels and annotations added, objects annotated
+//! `rbac.authorization.kubernetes.io/autoupdate: "false"` left alone).
+//!
+//! The writes of one kind are issued together, so the embedded store commits them in one
+//! batch: a first start stays within milliseconds, a restart with nothing to change writes
+//! nothing.
+
+use crate::controllers::KUBE_APISERVER;
+use crate::registry::resources::ResourceDef;
+use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
+use crest_api::{meta, ApiError};
+use crest_rbac::reconcile::{reconcile_binding, reconcile_role, Reconcile};
+use serde_json::Value;
+
+const GROUP: &str = "rbac.authorization.k8s.io";
+
+/// Reconciles the bootstrap policy with the store. Does nothing while the RBAC kinds are not
+/// served.
+pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), ApiError> {
+    let kinds: [(&str, fn() -> Vec<Value>, bool); 4] = [
+        ("clusterroles", crest_rbac::bootstrap_cluster_roles, false),
+        (
+            "clusterrolebindings",
+            crest_rbac::bootstrap_cluster_role_bindings,
+            true,
+        ),
+        ("roles", crest_rbac::bootstrap_roles, false),
+        ("rolebindings", crest_rbac::bootstrap_role_bindings, true),
+    ];
+    let resources = registry.resources();
+    for (plural, expected, binding) in kinds {
+        let Some(def) = resources.lookup(GROUP, "v1", plural) else {
+            return Ok(());
+        };
+        let writes = expected().into_iter().map(|obj| {
+            let def = def.clone();
+            async move { reconcile_one(registry, &def, obj, binding).await }
+        });
+        for r in futures::future::join_all(writes).await {
+            r?;
+        }
+    }
+    Ok(())
+}
+
+async fn reconcile_one(
+    registry: &Registry,
+    def: &ResourceDef,
+    expected: Value,
+    binding: bool,
+) -> Result<(), ApiError> {
+    let name = meta::name(&expected).to_string();
+    let ns = Some(meta::namespace(&expected))
+        .filter(|n| !n.is_empty())
+        .map(str::to_string);
+    let ns = ns.as_deref();
+    let existing = registry
+        .cache
+        .get(&def.key(ns, &name))
+        .and_then(|o| o.value().ok());
+    let plan = if binding {
+        reconcile_binding(existing.as_ref(), &expected)
+    } else {
+        reconcile_role(existing.as_ref(), &expected)
+    };
+    let opts = WriteOptions::by(KUBE_APISERVER);
+    let result = match plan {
+        Reconcile::None => return Ok(()),
+        Reconcile::Protected => {
+            tracing::info!(
+                resource = def.api.plural.as_str(),
+                name = name.as_str(),
+                "bootstrap RBAC object not reconciled: autoupdate is false"
+            );
+            return Ok(());
+        }
+        Reconcile::Create(obj) => registry.create(def, ns, obj, &opts).await.map(|_| ()),
+        Reconcile::Update(obj) => registry
+            .update(def, ns, &name, obj, UpdateMode::Main, &opts)
+            .await
+            .map(|_| ()),
+        Reconcile::Recreate(obj) => {
+            match registry
+                .delete(def, ns, &name, &Preconditions::default(), &opts)
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+            registry.create(def, ns, obj, &opts).await.map(|_| ())
+        }
+    };
+    match result {
+        // Another writer got there first (a second replica starting): theirs stands.
+        Err(e) if e.code == 409 => Ok(()),
+        r => r,
+    }
+}

@@ -15,23 +15,25 @@ use crate::registry::options::Query;
 use crate::registry::Registry;
 use crest_api::{ApiError, UserInfo};
 use crest_rbac::{Attributes, Decision};
+use std::borrow::Cow;
 
-/// `RequestInfo`: what a request asks to do, for the authorizer.
+/// `RequestInfo`: what a request asks to do, for the authorizer. Borrowed from the request's
+/// path (segments without escapes are not copied).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct RequestInfo {
+pub(crate) struct RequestInfo<'a> {
     pub resource_request: bool,
-    pub verb: String,
-    pub namespace: String,
-    pub api_group: String,
-    pub api_version: String,
-    pub resource: String,
-    pub subresource: String,
-    pub name: String,
-    pub path: String,
+    pub verb: Cow<'a, str>,
+    pub namespace: Cow<'a, str>,
+    pub api_group: Cow<'a, str>,
+    pub api_version: Cow<'a, str>,
+    pub resource: Cow<'a, str>,
+    pub subresource: Cow<'a, str>,
+    pub name: Cow<'a, str>,
+    pub path: &'a str,
 }
 
-impl RequestInfo {
-    pub(crate) fn attributes<'a>(&'a self, user: &'a UserInfo) -> Attributes<'a> {
+impl<'a> RequestInfo<'a> {
+    pub(crate) fn attributes<'b>(&'b self, user: &'b UserInfo) -> Attributes<'b> {
         Attributes {
             user,
             verb: &self.verb,
@@ -42,15 +44,9 @@ impl RequestInfo {
             subresource: &self.subresource,
             name: &self.name,
             resource_request: self.resource_request,
-            path: &self.path,
+            path: self.path,
         }
     }
-}
-
-fn decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
 }
 
 /// `path.IsValidPathSegmentName`: a name that can appear as one URL path segment.
@@ -69,24 +65,45 @@ fn selected_name(field_selector: &str) -> Option<String> {
     })
 }
 
+/// The verb of a non-resource request: the method, lower-cased.
+fn method_verb(method: &http::Method) -> Cow<'static, str> {
+    match *method {
+        http::Method::GET => "get".into(),
+        http::Method::HEAD => "head".into(),
+        http::Method::POST => "post".into(),
+        http::Method::PUT => "put".into(),
+        http::Method::PATCH => "patch".into(),
+        http::Method::DELETE => "delete".into(),
+        http::Method::OPTIONS => "options".into(),
+        ref other => other.as_str().to_ascii_lowercase().into(),
+    }
+}
+
 /// `RequestInfoFactory.NewRequestInfo` for the `/api` and `/apis` prefixes.
-pub(crate) fn request_info(method: &http::Method, path: &str, query: &Query) -> RequestInfo {
+pub(crate) fn request_info<'a>(
+    method: &http::Method,
+    path: &'a str,
+    query: &Query,
+) -> RequestInfo<'a> {
     let mut info = RequestInfo {
-        verb: method.as_str().to_ascii_lowercase(),
-        path: path.to_string(),
+        verb: method_verb(method),
+        path,
         ..Default::default()
     };
-    let parts: Vec<String> = path
-        .trim_matches('/')
-        .split('/')
-        .filter(|_| !path.trim_matches('/').is_empty())
-        .map(decode)
-        .collect();
+    let trimmed = path.trim_matches('/');
+    let parts: Vec<Cow<'a, str>> = if trimmed.is_empty() {
+        vec![]
+    } else {
+        trimmed
+            .split('/')
+            .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy())
+            .collect()
+    };
     if parts.len() < 3 {
         return info;
     }
-    let mut rest: &[String] = &parts;
-    match rest[0].as_str() {
+    let mut rest: &[Cow<'a, str>] = &parts;
+    match &*rest[0] {
         "api" => rest = &rest[1..],
         "apis" => {
             if rest.len() < 4 {
@@ -100,11 +117,10 @@ pub(crate) fn request_info(method: &http::Method, path: &str, query: &Query) -> 
     info.resource_request = true;
     info.api_version = rest[0].clone();
     rest = &rest[1..];
-    let special = matches!(rest[0].as_str(), "proxy" | "watch");
-    if special {
+    if matches!(&*rest[0], "proxy" | "watch") {
         if rest.len() < 2 {
             // Upstream fails to build the request info; the request is then refused.
-            info.verb = String::new();
+            info.verb = "".into();
             return info;
         }
         info.verb = rest[0].clone();
@@ -118,14 +134,12 @@ pub(crate) fn request_info(method: &http::Method, path: &str, query: &Query) -> 
             http::Method::DELETE => "delete",
             _ => "",
         }
-        .to_string();
+        .into();
     }
-    if rest[0] == "namespaces" {
-        if rest.len() > 1 {
-            info.namespace = rest[1].clone();
-            if rest.len() > 2 && !matches!(rest[2].as_str(), "status" | "finalize") {
-                rest = &rest[2..];
-            }
+    if rest[0] == "namespaces" && rest.len() > 1 {
+        info.namespace = rest[1].clone();
+        if rest.len() > 2 && !matches!(&*rest[2], "status" | "finalize") {
+            rest = &rest[2..];
         }
     }
     // resource/name/subresource/...
@@ -140,13 +154,14 @@ pub(crate) fn request_info(method: &http::Method, path: &str, query: &Query) -> 
     // selector.
     if info.name.is_empty() && info.verb == "get" {
         info.verb = if query.bool("watch").unwrap_or(false) {
-            "watch".into()
+            "watch"
         } else {
-            "list".into()
-        };
+            "list"
+        }
+        .into();
         if let Some(name) = query.get("fieldSelector").and_then(selected_name) {
             if valid_path_segment(&name) {
-                info.name = name;
+                info.name = name.into();
             }
         }
     }
@@ -162,7 +177,7 @@ pub(crate) fn request_info(method: &http::Method, path: &str, query: &Query) -> 
 pub(crate) async fn authorize(
     registry: &Registry,
     user: &UserInfo,
-    info: &RequestInfo,
+    info: &RequestInfo<'_>,
 ) -> Result<(), ApiError> {
     let a = info.attributes(user);
     if registry.rbac.read().authorize_fast(&a).0 == Decision::Allow {
@@ -228,7 +243,7 @@ pub(crate) async fn impersonate(
 mod tests {
     use super::*;
 
-    fn info(method: &str, path: &str, query: &str) -> RequestInfo {
+    fn info<'a>(method: &str, path: &'a str, query: &str) -> RequestInfo<'a> {
         request_info(
             &method.parse().expect("method"),
             path,
@@ -245,12 +260,7 @@ mod tests {
         );
         assert!(i.resource_request);
         assert_eq!(
-            (
-                i.verb.as_str(),
-                i.api_group.as_str(),
-                i.namespace.as_str(),
-                i.resource.as_str()
-            ),
+            (&*i.verb, &*i.api_group, &*i.namespace, &*i.resource),
             ("list", "stable.example.com", "default", "crontabs")
         );
         let i = info("GET", "/api/v1/namespaces/default/pods", "watch=true");
@@ -260,32 +270,27 @@ mod tests {
             "/api/v1/namespaces/default/pods",
             "fieldSelector=metadata.name%3Dweb&watch=1",
         );
-        assert_eq!((i.verb.as_str(), i.name.as_str()), ("watch", "web"));
+        assert_eq!((&*i.verb, &*i.name), ("watch", "web"));
         let i = info("DELETE", "/api/v1/namespaces/default/configmaps", "");
         assert_eq!(i.verb, "deletecollection");
         let i = info("PUT", "/apis/g/v1/namespaces/ns/crontabs/x/status", "");
         assert_eq!(
-            (i.verb.as_str(), i.name.as_str(), i.subresource.as_str()),
+            (&*i.verb, &*i.name, &*i.subresource),
             ("update", "x", "status")
         );
         // A namespace is in its own namespace.
         let i = info("GET", "/api/v1/namespaces/foo", "");
         assert_eq!(
-            (
-                i.verb.as_str(),
-                i.namespace.as_str(),
-                i.resource.as_str(),
-                i.name.as_str()
-            ),
+            (&*i.verb, &*i.namespace, &*i.resource, &*i.name),
             ("get", "foo", "namespaces", "foo")
         );
         let i = info("PUT", "/api/v1/namespaces/foo/finalize", "");
         assert_eq!(
-            (i.resource.as_str(), i.name.as_str(), i.subresource.as_str()),
+            (&*i.resource, &*i.name, &*i.subresource),
             ("namespaces", "foo", "finalize")
         );
         let i = info("POST", "/api/v1/namespaces", "");
-        assert_eq!((i.verb.as_str(), i.namespace.as_str()), ("create", ""));
+        assert_eq!((&*i.verb, &*i.namespace), ("create", ""));
     }
 
     #[test]

@@ -147,7 +147,7 @@ pub(crate) async fn create(
         .to_string();
     if which == Review::SelfSubjectRules {
         // Answered from the index after catching up with acknowledged writes.
-        registry.sync().await?;
+        super::catch_up(registry).await;
         let index = registry.rbac.read();
         return crest_rbac::review::self_subject_rules_review(&index, user, &review);
     }
@@ -230,7 +230,7 @@ pub(crate) async fn create(
     let (mut decision, mut reason) = registry.rbac.read().authorize(&a);
     if decision != crest_rbac::Decision::Allow {
         // A binding written just before the review counts.
-        registry.sync().await?;
+        super::catch_up(registry).await;
         (decision, reason) = registry.rbac.read().authorize(&a);
     }
     Ok(json!({

@@ -112,6 +112,7 @@ const BUILTIN_SOURCES: &[&str] = &[
     include_str!("builtin/coordination_v1.json"),
     include_str!("builtin/discovery_v1.json"),
     include_str!("builtin/storagemigration_v1alpha1.json"),
+    include_str!("builtin/rbac_v1.json"),
 ];
 
 /// The built-in definitions in v3 form. Texts are the upstream API documentation, as

@@ -90,6 +90,7 @@ pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
         "events.k8s.io"
         | "coordination.k8s.io"
         | "discovery.k8s.io"
+        | "rbac.authorization.k8s.io"
         | "storagemigration.k8s.io" => {
             let package = group.split('.').next().unwrap_or(group);
             format!("io.k8s.api.{package}.{version}.{kind}")

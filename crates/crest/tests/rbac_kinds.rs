@@ -232,6 +232,20 @@ fn kubectl_creates_and_prints_the_four_kinds() {
         serde_json::json!([{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["one"], "verbs": ["get"]}])
     );
 
+    // kubectl describe reads them through its typed clients (protobuf).
+    let out = s.kubectl_ok(&["describe", "rolebinding", "rb"]);
+    assert!(
+        out.contains("Role:\n  Kind:  Role\n  Name:  cm-reader\n"),
+        "{out}"
+    );
+    assert!(out.contains("ServiceAccount  builder  default"), "{out}");
+    let out = s.kubectl_ok(&["describe", "clusterrole", "secret-reader"]);
+    assert!(
+        out.lines()
+            .any(|l| fields(l) == ["secrets", "[]", "[one]", "[get]"]),
+        "{out}"
+    );
+
     // -o yaml round trip: what kubectl printed replaces the object unchanged.
     let yaml = s.kubectl_ok(&["get", "role", "cm-reader", "-o", "yaml"]);
     let (ok, out, err) = s.kubectl_stdin(&["replace", "-f", "-"], Some(&yaml));

@@ -38,6 +38,25 @@ EXTRA = {
     "k8s.io.api.authentication.v1.TokenRequestSpec",
     "k8s.io.api.authentication.v1.TokenRequestStatus",
     "k8s.io.api.authentication.v1.BoundObjectReference",
+    # authorization.k8s.io/v1 reviews (kubectl auth can-i sends SelfSubjectAccessReview and
+    # SelfSubjectRulesReview as protobuf); not served as resources, so no OpenAPI definitions
+    "k8s.io.api.authorization.v1.SubjectAccessReview",
+    "k8s.io.api.authorization.v1.SelfSubjectAccessReview",
+    "k8s.io.api.authorization.v1.LocalSubjectAccessReview",
+    "k8s.io.api.authorization.v1.SelfSubjectRulesReview",
+    "k8s.io.api.authorization.v1.SubjectAccessReviewSpec",
+    "k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec",
+    "k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec",
+    "k8s.io.api.authorization.v1.SubjectAccessReviewStatus",
+    "k8s.io.api.authorization.v1.SubjectRulesReviewStatus",
+    "k8s.io.api.authorization.v1.ResourceAttributes",
+    "k8s.io.api.authorization.v1.NonResourceAttributes",
+    "k8s.io.api.authorization.v1.FieldSelectorAttributes",
+    "k8s.io.api.authorization.v1.LabelSelectorAttributes",
+    "k8s.io.api.authorization.v1.ResourceRule",
+    "k8s.io.api.authorization.v1.NonResourceRule",
+    "k8s.io.api.authorization.v1.ExtraValue",
+    "k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement",
     "k8s.io.apimachinery.pkg.runtime.TypeMeta",
     "k8s.io.apimachinery.pkg.runtime.RawExtension",
     "k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent",
@@ -85,6 +104,10 @@ POINTERS = {
     "discovery.v1.EndpointConditions": ["ready", "serving", "terminating"],
     "discovery.v1.EndpointPort": ["name", "protocol", "port", "appProtocol"],
     "authentication.v1.TokenRequestSpec": ["expirationSeconds", "boundObjectRef"],
+    "rbac.v1.ClusterRole": ["aggregationRule"],
+    "authorization.v1.SubjectAccessReviewSpec": ["resourceAttributes", "nonResourceAttributes"],
+    "authorization.v1.SelfSubjectAccessReviewSpec": ["resourceAttributes", "nonResourceAttributes"],
+    "authorization.v1.ResourceAttributes": ["fieldSelector", "labelSelector"],
     "coordination.v1.LeaseSpec": ["holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime",
                                   "leaseTransitions", "strategy", "preferredHolder"],
     "apiextensions.v1.JSONSchemaProps": ["default", "maximum", "minimum", "maxLength", "minLength",
@@ -103,6 +126,15 @@ POINTERS = {
     "apiextensions.v1.WebhookConversion": ["clientConfig"],
     "apiextensions.v1.WebhookClientConfig": ["url", "service"],
     "apiextensions.v1.ServiceReference": ["path", "port"],
+}
+
+# Fields without omitempty of the EXTRA messages (which have no OpenAPI `required` to tell).
+REQUIRED = {
+    "authorization.v1.SubjectAccessReviewStatus": ["allowed"],
+    "authorization.v1.SubjectRulesReviewStatus": ["resourceRules", "nonResourceRules", "incomplete"],
+    "authorization.v1.ResourceRule": ["verbs"],
+    "authorization.v1.NonResourceRule": ["verbs"],
+    "meta.v1.FieldSelectorRequirement": ["key", "operator"],
 }
 
 SCALARS = {"string", "bytes", "bool", "int32", "int64", "double"}
@@ -127,6 +159,8 @@ def camel(snake):
     # Go initialisms prost split (`uID` -> `u_id`); the JSON name is `uid`.
     if snake == "u_id":
         return "uid"
+    if snake == "non_resource_ur_ls":
+        return "nonResourceURLs"
     parts = snake.removeprefix("r#").split("_")
     return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
 
@@ -225,7 +259,7 @@ def main():
         for prefix in ("k8s.io.api.", "k8s.io.apimachinery.pkg.apis.", "k8s.io.apiextensions_apiserver.pkg.apis."):
             short = short.removeprefix(prefix)
         pointers = set(POINTERS.get(short, []))
-        required = set(defs[oa].get("required") or []) if oa else set()
+        required = set(defs[oa].get("required") or []) if oa else set(REQUIRED.get(short, []))
         for tag, f, kind, ref in sorted(fields):
             if oa_fields:
                 j = props.get(norm(f))

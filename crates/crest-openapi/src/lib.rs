@@ -90,6 +90,7 @@ pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
         "events.k8s.io"
         | "coordination.k8s.io"
         | "discovery.k8s.io"
+        | "rbac.authorization.k8s.io"
         | "storagemigration.k8s.io" => {
             let package = group.split('.').next().unwrap_or(group);
             format!("io.k8s.api.{package}.{version}.{kind}")
@@ -112,6 +113,7 @@ const BUILTIN_SOURCES: &[&str] = &[
     include_str!("builtin/coordination_v1.json"),
     include_str!("builtin/discovery_v1.json"),
     include_str!("builtin/storagemigration_v1alpha1.json"),
+    include_str!("builtin/rbac_v1.json"),
 ];
 
 /// The built-in definitions in v3 form. Texts are the upstream API documentation, as

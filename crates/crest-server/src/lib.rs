@@ -168,6 +168,10 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         registry.clone(),
         app.shutdown.subscribe(),
     )));
+    tasks.push(tokio::spawn(controllers::clusterroleaggregation::run(
+        registry.clone(),
+        app.shutdown.subscribe(),
+    )));
     tasks.push(tokio::spawn(controllers::compaction::compact_history(
         registry.clone(),
         config.history_retention,

@@ -297,6 +297,16 @@ fn special(
                     .collect(),
             ),
         },
+        Special::StringList => Value::Array(
+            fs.iter()
+                .filter_map(|(t, _, v)| match v {
+                    Field::Bytes(b) if *t == 1 => {
+                        Some(Value::String(String::from_utf8_lossy(b).into_owned()))
+                    }
+                    _ => None,
+                })
+                .collect(),
+        ),
         Special::None => Value::Null,
     })
 }

@@ -180,6 +180,13 @@ fn special(msgs: &Messages, m: &Msg, v: &Value, out: &mut Vec<u8>, depth: usize)
             }
             other => schema(other, 1, out),
         },
+        Special::StringList => {
+            if let Value::Array(items) = v {
+                for s in items.iter().filter_map(Value::as_str) {
+                    put_bytes(1, s.as_bytes(), out);
+                }
+            }
+        }
         Special::None => {}
     }
 }

@@ -130,6 +130,17 @@ pub fn decode_object(
             | ("storagemigration.k8s.io", "StorageVersionMigration")
             | ("autoscaling", "Scale")
             | ("authentication.k8s.io", "TokenRequest")
+            | (
+                "rbac.authorization.k8s.io",
+                "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
+            )
+            | (
+                "authorization.k8s.io",
+                "SubjectAccessReview"
+                    | "SelfSubjectAccessReview"
+                    | "LocalSubjectAccessReview"
+                    | "SelfSubjectRulesReview"
+            )
     );
     let api_version = if group.is_empty() {
         version.to_string()

@@ -71,6 +71,9 @@ pub(crate) enum Special {
     OrBool,
     /// apiextensions `JSONSchemaPropsOrStringArray`: a schema or an array of strings.
     OrStringArray,
+    /// authorization's and authentication's `ExtraValue`: a Go `[]string` (its `items` on the
+    /// wire), an array in JSON.
+    StringList,
 }
 
 #[derive(Debug)]
@@ -188,6 +191,7 @@ fn special(name: &str) -> Special {
         "JSONSchemaPropsOrArray" => Special::OrArray,
         "JSONSchemaPropsOrBool" => Special::OrBool,
         "JSONSchemaPropsOrStringArray" => Special::OrStringArray,
+        "ExtraValue" => Special::StringList,
         _ => Special::None,
     }
 }

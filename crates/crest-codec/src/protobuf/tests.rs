@@ -729,3 +729,81 @@ fn zero_objects_are_gos_json_of_the_zero_struct() {
     );
     assert!(zero_object("stable.example.com/v1", "CronTab").is_none());
 }
+
+#[test]
+fn cluster_role_with_aggregation_rule_and_empty_rules() {
+    // ClusterRole: metadata = 1, rules = 2, aggregationRule = 3 (a pointer: present when
+    // sent, even empty); PolicyRule: verbs = 1, apiGroups = 2, resources = 3.
+    let rule = [str_field(1, "get"), str_field(2, ""), str_field(3, "pods")].concat();
+    let sel = len_field(1, &map_entry(1, "agg", "true"));
+    let cr = [
+        len_field(1, &str_field(1, "agg")),
+        len_field(2, &rule),
+        len_field(3, &sel),
+    ]
+    .concat();
+    let body = envelope_bytes("rbac.authorization.k8s.io/v1", "ClusterRole", &cr);
+    let v = decode_object(&body, "rbac.authorization.k8s.io", "v1", "ClusterRole").unwrap();
+    assert_eq!(
+        v,
+        json!({
+            "kind": "ClusterRole", "apiVersion": "rbac.authorization.k8s.io/v1",
+            "metadata": {"name": "agg", "creationTimestamp": null},
+            "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}],
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"agg": "true"}}]},
+        })
+    );
+    // Without an aggregationRule there is none; verbs are written even when nil.
+    let cr = [len_field(1, &str_field(1, "plain")), len_field(2, &[])].concat();
+    let body = envelope_bytes("rbac.authorization.k8s.io/v1", "ClusterRole", &cr);
+    let v = decode_object(&body, "rbac.authorization.k8s.io", "v1", "ClusterRole").unwrap();
+    assert_eq!(v["rules"], json!([{"verbs": null}]));
+    assert!(v.get("aggregationRule").is_none());
+}
+
+#[test]
+fn subject_access_review_with_extra_both_ways() {
+    // SubjectAccessReviewSpec: resourceAttributes = 1 (pointer), user = 3, groups = 4,
+    // extra = 5 (map<string, ExtraValue>, ExtraValue.items = 1).
+    let attrs = [
+        str_field(1, "default"),
+        str_field(2, "get"),
+        str_field(5, "pods"),
+    ]
+    .concat();
+    let extra = len_field(
+        5,
+        &[
+            str_field(1, "scopes"),
+            len_field(2, &[str_field(1, "a"), str_field(1, "b")].concat()),
+        ]
+        .concat(),
+    );
+    let spec = [
+        len_field(1, &attrs),
+        str_field(3, "alice"),
+        str_field(4, "devs"),
+        extra,
+    ]
+    .concat();
+    let sar = [len_field(1, &[]), len_field(2, &spec)].concat();
+    let body = envelope_bytes("authorization.k8s.io/v1", "SubjectAccessReview", &sar);
+    let v = decode_object(&body, "authorization.k8s.io", "v1", "SubjectAccessReview").unwrap();
+    assert_eq!(
+        v,
+        json!({
+            "kind": "SubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+            "metadata": {"creationTimestamp": null},
+            "spec": {"resourceAttributes": {"namespace": "default", "verb": "get", "resource": "pods"},
+                     "user": "alice", "groups": ["devs"], "extra": {"scopes": ["a", "b"]}},
+            "status": {"allowed": false},
+        })
+    );
+    // The answer, written back and read again, keeps extra and the status.
+    let mut answer = v.clone();
+    answer["status"] = json!({"allowed": true, "reason": "RBAC: allowed"});
+    let pb = encode_object(&answer).unwrap();
+    let again = decode_object(&pb, "authorization.k8s.io", "v1", "SubjectAccessReview").unwrap();
+    assert_eq!(again["spec"], answer["spec"]);
+    assert_eq!(again["status"], answer["status"]);
+}

@@ -200,7 +200,11 @@ impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
             // below): through a Value, as the Value encoder writes them.
             if matches!(
                 m.special,
-                Special::RawJson | Special::OrArray | Special::OrBool | Special::OrStringArray
+                Special::RawJson
+                    | Special::OrArray
+                    | Special::OrBool
+                    | Special::OrStringArray
+                    | Special::StringList
             ) || self.depth >= MAX_DEPTH
             {
                 let v = Value::deserialize(d)?;

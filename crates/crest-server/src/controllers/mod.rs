@@ -2,6 +2,7 @@
 //! controllers, the namespace controller, and the service accounts controller). They react to
 //! cache events and act through the same registry pipeline as clients do.
 
+pub(crate) mod clusterroleaggregation;
 pub(crate) mod compaction;
 pub(crate) mod endpointslicemirroring;
 pub(crate) mod event_ttl;

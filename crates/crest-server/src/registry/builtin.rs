@@ -8,6 +8,7 @@
 use super::coordination;
 use super::core;
 use super::discovery;
+use super::rbac;
 use super::resources::ResourceDef;
 use super::storagemigration;
 
@@ -25,16 +26,21 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     defs.extend(discovery::endpointslice::defs());
     defs.extend(core::event::defs());
     defs.extend(storagemigration::storageversionmigration::defs());
+    defs.extend(rbac::role::defs());
+    defs.extend(rbac::clusterrole::defs());
+    defs.extend(rbac::rolebinding::defs());
+    defs.extend(rbac::clusterrolebinding::defs());
     defs.sort_by(|a, b| a.api.plural.cmp(&b.api.plural));
     defs
 }
 
 /// Built-in API groups with their versions, in discovery order (kube-aggregator's group
-/// priorities: the core group, events.k8s.io, apiextensions.k8s.io, coordination.k8s.io,
-/// discovery.k8s.io, storagemigration.k8s.io). A group is served when one of its kinds is.
+/// priorities: the core group, events.k8s.io, rbac.authorization.k8s.io, apiextensions.k8s.io,
+/// coordination.k8s.io, discovery.k8s.io, storagemigration.k8s.io). A group is served when one of its kinds is.
 pub(crate) const GROUPS: &[(&str, &str)] = &[
     ("", "v1"),
     ("events.k8s.io", "v1"),
+    ("rbac.authorization.k8s.io", "v1"),
     ("apiextensions.k8s.io", "v1"),
     ("coordination.k8s.io", "v1"),
     ("discovery.k8s.io", "v1"),

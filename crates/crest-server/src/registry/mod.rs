@@ -18,6 +18,7 @@ pub(crate) mod discovery;
 pub(crate) mod feed;
 pub(crate) mod list;
 pub(crate) mod options;
+pub(crate) mod rbac;
 pub(crate) mod resources;
 pub(crate) mod storagemigration;
 pub(crate) mod strategy;

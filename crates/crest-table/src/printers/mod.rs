@@ -7,12 +7,14 @@ mod coordination;
 mod core;
 mod events;
 mod network;
+mod rbac;
 mod secret;
 
 pub use self::coordination::LEASE;
 pub use self::core::{CONFIGMAP, NAMESPACE};
 pub use self::events::{EVENT, EVENTS_V1_EVENT};
 pub use self::network::{ENDPOINTS, ENDPOINTSLICE, SERVICE};
+pub use self::rbac::{CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING};
 pub use self::secret::{SECRET, SERVICEACCOUNT};
 
 use crate::{human_age_at, Cell, ColumnDef, CREATION_TIMESTAMP_DESCRIPTION, NAME_DESCRIPTION};

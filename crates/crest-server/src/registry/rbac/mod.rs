@@ -3,8 +3,10 @@
 //! [`RbacStrategy`] per kind: v1 defaulting (`SetDefaults_*`) and `pkg/apis/rbac/validation`
 //! from crest-rbac, no generation, no status, create on update and unconditional updates.
 //!
-//! Escalation prevention (upstream's `policybased` storage around these strategies) is not
-//! here: it needs the requesting user, which the authorization layer has.
+//! Escalation prevention (upstream's `policybased` storage around these strategies) is the
+//! strategy's [`Strategy::authorize_write`]: a client may write a Role or ClusterRole only
+//! with rules it holds (or with `escalate`), and a binding only to a role whose rules it holds
+//! (or with `bind` on it), judged by the RBAC index the store keeps.
 
 pub(crate) mod clusterrole;
 pub(crate) mod clusterrolebinding;
@@ -12,9 +14,9 @@ pub(crate) mod role;
 pub(crate) mod rolebinding;
 
 use crate::registry::resources::ResourceDef;
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, WriteAuthz};
 use crest_api::validation::NameValidator;
-use crest_api::{ApiResource, FieldErrors};
+use crest_api::{ApiError, ApiResource, FieldErrors};
 use crest_rbac::validation;
 use crest_rbac::Kind;
 use crest_table::{Printer, TableStyle};
@@ -50,6 +52,33 @@ pub(crate) struct RbacStrategy {
 }
 
 impl Strategy for RbacStrategy {
+    fn authorize_write(
+        &self,
+        ctx: &WriteAuthz<'_>,
+        new: &Value,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let index = ctx.rbac.read();
+        match self.kind {
+            Kind::Role | Kind::ClusterRole => crest_rbac::check_role_write(
+                &index,
+                ctx.user,
+                self.kind,
+                ctx.namespace,
+                ctx.request_name,
+                new,
+                old,
+            ),
+            Kind::RoleBinding | Kind::ClusterRoleBinding => crest_rbac::check_binding_write(
+                &index,
+                ctx.user,
+                self.kind,
+                ctx.namespace,
+                new,
+                old,
+            ),
+        }
+    }
     /// `ValidateRBACName`: names only have to be path segments.
     fn name_validator(&self) -> NameValidator {
         validation::validate_rbac_name

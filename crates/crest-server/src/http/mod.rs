@@ -306,6 +306,24 @@ async fn route(
         {
             service_account_token(app, req, rp, accept, pretty).await
         }
+        // The create-only resources (reviews, serviceaccounts/token) have no other verb.
+        ApiPath::Resource(rp)
+            if req.method() != Method::POST
+                && (rp.subresource.as_deref() == Some("token")
+                    && rp.group.is_empty()
+                    && rp.resource == "serviceaccounts"
+                    || (rp.subresource.is_none()
+                        && crate::registry::builtin::CREATE_ONLY.iter().any(|c| {
+                            c.group == rp.group
+                                && c.version == rp.version
+                                && c.plural == rp.resource
+                                && c.namespaced == rp.namespace.is_some()
+                        }))) =>
+        {
+            Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ))
+        }
         ApiPath::Resource(rp)
             if req.method() == Method::POST
                 && rp.group == crate::authz::review::GROUP

@@ -34,12 +34,80 @@ pub(crate) fn defs() -> Vec<ResourceDef> {
     defs
 }
 
+/// A create-only resource served outside the generic pipeline (`http` routes its POST to
+/// `authn/` or `authz/`; nothing is stored), listed in discovery as kube-apiserver lists it.
+pub(crate) struct CreateOnly {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub plural: &'static str,
+    pub kind: &'static str,
+    pub namespaced: bool,
+}
+
+const fn create_only(
+    group: &'static str,
+    plural: &'static str,
+    kind: &'static str,
+    namespaced: bool,
+) -> CreateOnly {
+    CreateOnly {
+        group,
+        version: "v1",
+        plural,
+        kind,
+        namespaced,
+    }
+}
+
+/// The create-only review resources, in discovery order.
+pub(crate) const CREATE_ONLY: &[CreateOnly] = &[
+    create_only(
+        "authentication.k8s.io",
+        "selfsubjectreviews",
+        "SelfSubjectReview",
+        false,
+    ),
+    create_only(
+        "authentication.k8s.io",
+        "tokenreviews",
+        "TokenReview",
+        false,
+    ),
+    create_only(
+        "authorization.k8s.io",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        true,
+    ),
+    create_only(
+        "authorization.k8s.io",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        false,
+    ),
+    create_only(
+        "authorization.k8s.io",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        false,
+    ),
+    create_only(
+        "authorization.k8s.io",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+        false,
+    ),
+];
+
 /// Built-in API groups with their versions, in discovery order (kube-aggregator's group
-/// priorities: the core group, events.k8s.io, rbac.authorization.k8s.io, apiextensions.k8s.io,
+/// priorities: the core group, events.k8s.io, authentication.k8s.io, authorization.k8s.io,
+/// rbac.authorization.k8s.io, apiextensions.k8s.io,
 /// coordination.k8s.io, discovery.k8s.io, storagemigration.k8s.io). A group is served when one of its kinds is.
 pub(crate) const GROUPS: &[(&str, &str)] = &[
     ("", "v1"),
     ("events.k8s.io", "v1"),
+    ("authentication.k8s.io", "v1"),
+    ("authorization.k8s.io", "v1"),
     ("rbac.authorization.k8s.io", "v1"),
     ("apiextensions.k8s.io", "v1"),
     ("coordination.k8s.io", "v1"),

@@ -383,7 +383,10 @@ impl Resources {
                 group: group.to_string(),
                 version: version.to_string(),
             };
-            if r.by_gv.contains_key(&gv) {
+            let create_only = super::builtin::CREATE_ONLY
+                .iter()
+                .any(|c| c.group == *group && c.version == *version);
+            if r.by_gv.contains_key(&gv) || create_only {
                 r.groups.push(GroupInfo {
                     name: group.to_string(),
                     versions: vec![version.to_string()],

@@ -1,6 +1,7 @@
 //! Discovery documents: the legacy form (/api, /apis, /apis/G, /apis/G/V) and the aggregated
 //! `apidiscovery.k8s.io/v2` form that kubectl 1.32 asks for.
 
+use crate::registry::builtin::{CreateOnly, CREATE_ONLY};
 use crate::registry::resources::{ResourceDef, Resources};
 use crest_api::GroupVersion;
 use serde_json::{json, Map, Value};
@@ -41,6 +42,19 @@ fn subresource_kind(def: &ResourceDef, sub: &str) -> (String, String, String) {
             def.api.kind.clone(),
         ),
     }
+}
+
+/// The create-only resources of a group version.
+fn create_only(gv: &GroupVersion) -> impl Iterator<Item = &'static CreateOnly> + '_ {
+    CREATE_ONLY
+        .iter()
+        .filter(move |c| c.group == gv.group && c.version == gv.version)
+}
+
+/// Whether a resource has a subresource served outside the generic pipeline:
+/// `serviceaccounts/token` (TokenRequest).
+fn has_token(def: &ResourceDef) -> bool {
+    def.api.group.is_empty() && def.api.plural == "serviceaccounts"
 }
 
 /// `/api`: APIVersions.
@@ -85,9 +99,12 @@ pub(crate) fn api_group(res: &Resources, group: &str) -> Option<Value> {
 
 /// `/api/v1`, `/apis/G/V`: APIResourceList.
 pub(crate) fn api_resource_list(res: &Resources, gv: &GroupVersion) -> Option<Value> {
-    let defs = res.group_version(gv)?;
+    let defs = res.group_version(gv);
+    if defs.is_none() && create_only(gv).next().is_none() {
+        return None;
+    }
     let mut out = vec![];
-    for d in defs {
+    for d in defs.unwrap_or_default() {
         let a = &d.api;
         let mut r = Map::new();
         r.insert("name".into(), a.plural.clone().into());
@@ -117,6 +134,26 @@ pub(crate) fn api_resource_list(res: &Resources, gv: &GroupVersion) -> Option<Va
             }
             out.push(s);
         }
+        if has_token(d) {
+            out.push(json!({
+                "name": "serviceaccounts/token",
+                "singularName": "",
+                "namespaced": true,
+                "group": "authentication.k8s.io",
+                "version": "v1",
+                "kind": "TokenRequest",
+                "verbs": ["create"],
+            }));
+        }
+    }
+    for c in create_only(gv) {
+        out.push(json!({
+            "name": c.plural,
+            "singularName": c.kind.to_ascii_lowercase(),
+            "namespaced": c.namespaced,
+            "kind": c.kind,
+            "verbs": ["create"],
+        }));
     }
     Some(
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv.api_version(), "resources": out}),
@@ -148,15 +185,18 @@ fn aggregated_resource(d: &Arc<ResourceDef>) -> Value {
     if !a.categories.is_empty() {
         r.insert("categories".into(), json!(a.categories));
     }
-    if !a.subresources.is_empty() {
-        let subs: Vec<Value> = a
-            .subresources
-            .iter()
-            .map(|s| {
-                let (g, v, k) = subresource_kind(d, s);
-                json!({"subresource": s, "responseKind": {"group": g, "version": v, "kind": k}, "verbs": subresource_verbs(s)})
-            })
-            .collect();
+    let mut subs: Vec<Value> = a
+        .subresources
+        .iter()
+        .map(|s| {
+            let (g, v, k) = subresource_kind(d, s);
+            json!({"subresource": s, "responseKind": {"group": g, "version": v, "kind": k}, "verbs": subresource_verbs(s)})
+        })
+        .collect();
+    if has_token(d) {
+        subs.push(json!({"subresource": "token", "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}, "verbs": ["create"]}));
+    }
+    if !subs.is_empty() {
         r.insert("subresources".into(), Value::Array(subs));
     }
     Value::Object(r)
@@ -170,8 +210,25 @@ pub(crate) fn aggregated(res: &Resources, core: bool, v2beta1: bool) -> Value {
             .versions
             .iter()
             .filter_map(|v| {
-                let defs = res.group_version(&GroupVersion::new(&g.name, v))?;
-                let resources: Vec<Value> = defs.iter().map(aggregated_resource).collect();
+                let gv = GroupVersion::new(&g.name, v);
+                let defs = res.group_version(&gv);
+                if defs.is_none() && create_only(&gv).next().is_none() {
+                    return None;
+                }
+                let mut resources: Vec<Value> = defs
+                    .unwrap_or_default()
+                    .iter()
+                    .map(aggregated_resource)
+                    .collect();
+                resources.extend(create_only(&gv).map(|c| {
+                    json!({
+                        "resource": c.plural,
+                        "responseKind": {"group": c.group, "version": c.version, "kind": c.kind},
+                        "scope": if c.namespaced { "Namespaced" } else { "Cluster" },
+                        "singularResource": c.kind.to_ascii_lowercase(),
+                        "verbs": ["create"],
+                    })
+                }));
                 Some(json!({"version": v, "resources": resources, "freshness": "Current"}))
             })
             .collect();

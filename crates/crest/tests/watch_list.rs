@@ -594,12 +594,14 @@ fn kubectl_watch_and_chunked_get() {
     s.stop();
 }
 
-/// HTTP/2 with prior knowledge (h2c) is served beside HTTP/1.1, watches included.
+/// With `--plain-http`, HTTP/2 with prior knowledge (h2c) is served beside HTTP/1.1, watches
+/// included (over HTTPS, the default, ALPN offers h2).
 #[tokio::test]
 async fn http2_prior_knowledge_clients_list_and_watch() {
-    let s = Server::start();
+    let s = Server::start_with(&["--plain-http"]);
     s.apply_yaml(CRONTAB_CRD);
-    let client = reqwest::Client::builder()
+    let client = s
+        .reqwest_builder()
         .http2_prior_knowledge()
         .build()
         .expect("h2c client");

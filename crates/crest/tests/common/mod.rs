@@ -435,10 +435,11 @@ impl Drop for Server {
     }
 }
 
-/// Servers of this test process by base URL: their CA (PEM) and admin token, for
-/// [`client_for`].
-static SERVERS: std::sync::Mutex<Vec<(String, Option<Vec<u8>>, String)>> =
-    std::sync::Mutex::new(Vec::new());
+/// A server of this test process: its base URL, CA (PEM) and admin token.
+type Registered = (String, Option<Vec<u8>>, String);
+
+/// Servers of this test process by base URL, for [`client_for`].
+static SERVERS: std::sync::Mutex<Vec<Registered>> = std::sync::Mutex::new(Vec::new());
 
 /// Remembers how to talk to the server at `base` as its admin.
 pub(crate) fn register(base: &str, ca_pem: Option<Vec<u8>>, admin_token: &str) {

@@ -326,3 +326,37 @@ fn service_account_tokens() {
     }
     s.stop();
 }
+
+/// The harness's helpers for other users: a kubeconfig with only a user's token (kubectl over
+/// HTTPS sends it), raw requests with a token or none.
+#[tokio::test]
+async fn helpers_for_other_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens.csv");
+    std::fs::write(&file, "alice-token,alice,uid-1,\"dev\"\n").unwrap();
+    let s = Server::start_in_with(
+        &dir.path().join("data"),
+        &["--token-auth-file", file.to_str().unwrap()],
+    );
+    let config = s.kubeconfig_for_token("alice", "alice-token");
+    let (ok, out, err) = s.kubectl_with(&config, &["auth", "whoami", "-o", "json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"]["userInfo"]["username"], "alice", "{v}");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(!text.contains("client-certificate"), "{text}");
+    let (code, v) = whoami(&s, Some("alice-token")).await;
+    assert_eq!(
+        (code, &v["status"]["userInfo"]["username"]),
+        (201, &json!("alice"))
+    );
+    let (code, _, body) = s.http_as(None, "GET", "/version", &[], None).await;
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    let (code, _, _) = s
+        .http_as(Some("wrong"), "GET", "/api/v1/namespaces", &[], None)
+        .await;
+    assert_eq!(code, 401);
+    assert!(s.ca_path().exists());
+    assert_eq!(s.admin_token().len(), admin_token(&s).len());
+    s.stop();
+}

@@ -599,7 +599,16 @@ fn kubectl_watch_and_chunked_get() {
 #[tokio::test]
 async fn http2_prior_knowledge_clients_list_and_watch() {
     let s = Server::start_with(&["--plain-http"]);
-    s.apply_yaml(CRONTAB_CRD);
+    // kubectl sends no credentials over plain HTTP: the CRD goes in as raw HTTP, as the admin.
+    let (code, _, body) = s
+        .http(
+            "POST",
+            CRDS,
+            &[("Content-Type", "application/yaml")],
+            Some(CRONTAB_CRD.as_bytes().to_vec()),
+        )
+        .await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
     let client = s
         .reqwest_builder()
         .http2_prior_knowledge()

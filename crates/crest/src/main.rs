@@ -367,4 +367,15 @@ mod tests {
         assert!(parse_go_duration("1d").is_err());
         assert!(parse_go_duration("").is_err());
     }
+
+    #[test]
+    fn plain_http_only_on_loopback() {
+        for ok in ["127.0.0.1:6443", "127.1.2.3:0", "[::1]:0"] {
+            assert_eq!(check_plain_http(ok.parse().unwrap()), Ok(()), "{ok}");
+        }
+        for refused in ["0.0.0.0:0", "[::]:0", "10.0.0.1:6443", "[::ffff:127.0.0.1]:0"] {
+            let err = check_plain_http(refused.parse().unwrap()).unwrap_err();
+            assert!(err.contains("--plain-http") && err.contains("loopback"), "{err}");
+        }
+    }
 }

@@ -373,9 +373,17 @@ mod tests {
         for ok in ["127.0.0.1:6443", "127.1.2.3:0", "[::1]:0"] {
             assert_eq!(check_plain_http(ok.parse().unwrap()), Ok(()), "{ok}");
         }
-        for refused in ["0.0.0.0:0", "[::]:0", "10.0.0.1:6443", "[::ffff:127.0.0.1]:0"] {
+        for refused in [
+            "0.0.0.0:0",
+            "[::]:0",
+            "10.0.0.1:6443",
+            "[::ffff:127.0.0.1]:0",
+        ] {
             let err = check_plain_http(refused.parse().unwrap()).unwrap_err();
-            assert!(err.contains("--plain-http") && err.contains("loopback"), "{err}");
+            assert!(
+                err.contains("--plain-http") && err.contains("loopback"),
+                "{err}"
+            );
         }
     }
 }

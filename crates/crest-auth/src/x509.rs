@@ -3,8 +3,9 @@
 //! a group, in the certificate's order), and issuing client certificates from the server's CA
 //! (the admin kubeconfig's, and `how to create a user`: CN = user, O = groups).
 //!
-//! Chain verification is rustls's job (the server requires certificates signed by its CA);
-//! this reads the leaf rustls verified.
+//! The TLS layer takes any client certificate (as Go's `tls.RequestClientCert`); [`ClientCa`]
+//! verifies the chain to the server's CA, the validity dates and the client-auth usage per
+//! request (`Authenticator::client_ca`), before [`user_from_client_cert`] reads the leaf.
 
 use crate::der;
 use crate::keys::SigningKey;

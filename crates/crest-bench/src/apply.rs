@@ -22,7 +22,7 @@ pub(crate) async fn compare(binary: &Path, clients: usize, seconds: u64) -> Vec<
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    let client = reqwest::Client::new();
+    let client = crate::client(&base);
     create_crd(&client, &base).await;
     load(&base, clients, 3600, OBJECTS, |i| {
         let body = crontab(&format!("ap-{i}"));

@@ -35,7 +35,7 @@ pub(crate) async fn compare(
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    let client = reqwest::Client::new();
+    let client = crate::client(&base);
     create_crd(&client, &base).await;
     let per_round = objects / ROUNDS;
     let (mut cm_create, mut cr_create, mut cm_get, mut cr_get) = (vec![], vec![], vec![], vec![]);
@@ -130,7 +130,7 @@ pub(crate) async fn compare(
 /// GETs by name per second with `accept`, `concurrency` at a time, for 2 seconds.
 async fn rate(base: &str, accept: &str, names: usize, concurrency: usize) -> f64 {
     use futures::StreamExt;
-    let client = reqwest::Client::new();
+    let client = crate::client(base);
     let t0 = std::time::Instant::now();
     let deadline = t0 + std::time::Duration::from_secs(2);
     let done = futures::stream::iter(0..)
@@ -154,7 +154,7 @@ async fn rate(base: &str, accept: &str, names: usize, concurrency: usize) -> f64
 
 /// The median time of 5 LISTs of every ConfigMap with `accept`.
 async fn list_ms(base: &str, accept: &str) -> f64 {
-    let client = reqwest::Client::new();
+    let client = crate::client(base);
     let mut times = vec![];
     for _ in 0..5 {
         let t = std::time::Instant::now();

@@ -199,7 +199,7 @@ async fn etcd_round(n: usize, clients: usize) -> Figures {
 async fn crest_round(binary: &Path, n: usize, clients: usize) -> Figures {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = crate::start_with(binary, dir.path(), &["--history-retention-seconds", "1"]);
-    let client = reqwest::Client::new();
+    let client = crate::client(&server.base);
     create_crd(&client, &server.base).await;
     let cpu0 = cpu_seconds(server.child.id());
     let rate = load(&server.base, clients, 3600, n - 1, |i| {

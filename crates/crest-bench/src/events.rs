@@ -66,7 +66,7 @@ pub(crate) async fn events_load(binary: &Path) -> Vec<Row> {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    let client = reqwest::Client::new();
+    let client = crate::client(&base);
     create_crd(&client, &base).await;
     // Warm up, then the quiet figure.
     timed_creates(&base, "warm").await;

@@ -28,6 +28,9 @@
 //! - `webhook`: a LIST of 10,000 objects through a conversion webhook on loopback against the
 //!   same LIST without conversion (plus the webhook's own time).
 //! - `hang`: CR create p99 while requests wait on a conversion webhook that never answers.
+//! - `tls`: GETs by name over HTTPS (the default; keep-alive HTTP/1.1 connections, so handshakes
+//!   are amortized) against the same server and data on `--plain-http` (target: HTTPS at least
+//!   80% of plain HTTP), alternated over 2 rounds, best of each.
 //! - `apply`: server-side apply of a 2 KiB CronTab against the same document as a merge patch
 //!   (target: apply at most 2x the merge patch's cost).
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
@@ -82,8 +85,9 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 15] = [
+const SECTIONS: [&str; 16] = [
     "etcd",
+    "tls",
     "events",
     "core",
     "list",
@@ -194,6 +198,130 @@ struct Server {
     base: String,
 }
 
+/// How to reach a server this run started, as its admin: its CA (HTTPS, the default) and the
+/// admin token of its data dir.
+#[derive(Clone)]
+struct Access {
+    /// `None` for a `--plain-http` server.
+    ca: Option<reqwest::Certificate>,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    /// `Bearer <admin token>`.
+    authorization: String,
+}
+
+/// The servers of this run by base URL.
+static SERVERS: std::sync::Mutex<Vec<(String, Access)>> = std::sync::Mutex::new(Vec::new());
+
+/// Reads how to reach the server whose data dir is `dir` (HTTPS: `pki/ca.crt`; `pki/admin.token`).
+fn read_access(base: &str, dir: &Path) -> Access {
+    let token = std::fs::read_to_string(dir.join("pki/admin.token")).expect("pki/admin.token");
+    let authorization = format!("Bearer {}", token.trim());
+    if !base.starts_with("https://") {
+        return Access {
+            ca: None,
+            tls: None,
+            authorization,
+        };
+    }
+    let pem = std::fs::read(dir.join("pki/ca.crt")).expect("pki/ca.crt");
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls::pki_types::pem::PemObject;
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
+        roots.add(cert.expect("ca.crt")).expect("CA");
+    }
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Access {
+        ca: Some(reqwest::Certificate::from_pem(&pem).expect("ca.crt")),
+        tls: Some(Arc::new(tls)),
+        authorization,
+    }
+}
+
+/// How to reach the server at `base` (a server this run started).
+fn access(base: &str) -> Access {
+    SERVERS
+        .lock()
+        .expect("servers")
+        .iter()
+        .rev()
+        .find(|(b, _)| base.starts_with(b.as_str()))
+        .map(|(_, a)| a.clone())
+        .unwrap_or_else(|| panic!("no server of this run at {base}"))
+}
+
+/// A reqwest client for the server at `base`: trusts its CA, sends its admin token.
+fn client(base: &str) -> reqwest::Client {
+    let a = access(base);
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        a.authorization.parse().expect("token header"),
+    );
+    let mut builder = reqwest::Client::builder().default_headers(headers);
+    if let Some(ca) = a.ca {
+        builder = builder.add_root_certificate(ca);
+    }
+    builder.build().expect("client")
+}
+
+/// `host:port` of a base URL.
+fn host_of(base: &str) -> String {
+    base.trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .to_string()
+}
+
+/// An HTTP/1.1 connection to the server at `base` (TLS unless it is a `--plain-http` server),
+/// driven by a task of its own; the `Authorization` value to send.
+async fn connect(
+    base: &str,
+) -> Result<
+    (
+        hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+        String,
+    ),
+    String,
+> {
+    let a = access(base);
+    let host = host_of(base);
+    let stream = tokio::net::TcpStream::connect(&host)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let tx = match a.tls {
+        Some(config) => {
+            // No ALPN: HTTP/1.1, one request at a time per connection (as wrk).
+            let name =
+                rustls::pki_types::ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
+            let tls = tokio_rustls::TlsConnector::from(config)
+                .connect(name, stream)
+                .await
+                .map_err(|e| format!("TLS handshake: {e}"))?;
+            let (tx, conn) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+                    .await
+                    .map_err(|e| format!("handshake: {e}"))?;
+            tokio::spawn(conn);
+            tx
+        }
+        None => {
+            let (tx, conn) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                    .await
+                    .map_err(|e| format!("handshake: {e}"))?;
+            tokio::spawn(conn);
+            tx
+        }
+    };
+    Ok((tx, a.authorization))
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -241,18 +369,17 @@ fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
         );
         std::thread::sleep(Duration::from_micros(500));
     };
+    // HTTPS (the default): trust the CA the server keeps in its data dir; as the admin.
+    let access = read_access(&base, dir);
     let mut client = reqwest::blocking::Client::builder();
-    if base.starts_with("https://") {
-        // --tls: trust the CA the server keeps in its data dir.
-        while server_ca(dir).is_none() {
-            std::thread::sleep(Duration::from_micros(500));
-        }
-        client = client.add_root_certificate(server_ca(dir).expect("ca.crt"));
+    if let Some(ca) = &access.ca {
+        client = client.add_root_certificate(ca.clone());
     }
     let client = client.build().expect("readiness client");
     loop {
         if client
             .get(format!("{base}/readyz"))
+            .header("Authorization", &access.authorization)
             .send()
             .is_ok_and(|r| r.status().is_success())
         {
@@ -260,13 +387,12 @@ fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
         }
         std::thread::sleep(Duration::from_micros(500));
     }
-    (Server { child, base }, t0.elapsed())
-}
-
-/// The CA of a `crest serve --tls` server in `dir`, once it has written it.
-fn server_ca(dir: &Path) -> Option<reqwest::Certificate> {
-    let pem = std::fs::read(dir.join("pki/ca.crt")).ok()?;
-    reqwest::Certificate::from_pem(&pem).ok()
+    let elapsed = t0.elapsed();
+    SERVERS
+        .lock()
+        .expect("servers")
+        .push((base.clone(), access));
+    (Server { child, base }, elapsed)
 }
 
 fn rss_mib(pid: u32) -> f64 {
@@ -370,25 +496,21 @@ async fn create_crd(client: &reqwest::Client, base: &str) -> Duration {
     }
 }
 
-/// One keep-alive HTTP/1.1 connection.
+/// One keep-alive HTTP/1.1 connection (over TLS to an HTTPS server), as the admin.
 struct Conn {
     tx: hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
     host: String,
+    authorization: String,
 }
 
 impl Conn {
     async fn open(base: &str) -> Conn {
-        let host = base.trim_start_matches("http://").to_string();
-        let stream = tokio::net::TcpStream::connect(&host)
-            .await
-            .expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        let (tx, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .expect("handshake");
-        tokio::spawn(conn);
-        Conn { tx, host }
+        let (tx, authorization) = connect(base).await.expect("connection");
+        Conn {
+            tx,
+            host: host_of(base),
+            authorization,
+        }
     }
 
     /// Sends a request and reads the whole response; returns its status code.
@@ -414,7 +536,8 @@ impl Conn {
         let mut req = hyper::Request::builder()
             .method(method)
             .uri(path)
-            .header("Host", &self.host);
+            .header("Host", &self.host)
+            .header("Authorization", &self.authorization);
         if body.is_some() {
             req = req.header("Content-Type", ctype);
         }
@@ -477,7 +600,7 @@ type Row = (String, String, String);
 
 /// The JSON size of a stored CronTab, and the same without its managedFields.
 async fn stored_size(base: &str) -> (usize, usize) {
-    let bytes = reqwest::Client::new()
+    let bytes = client(base)
         .get(format!("{base}{COLLECTION}/ct-0"))
         .send()
         .await
@@ -515,7 +638,7 @@ fn main() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (server, _) = start(&args.binary, dir.path());
         let total = rt.block_on(async {
-            let client = reqwest::Client::new();
+            let client = client(&server.base);
             create_crd(&client, &server.base).await;
             let n = args.objects.saturating_sub(1);
             load(&server.base, args.clients, 3600, n, |i| {
@@ -570,6 +693,9 @@ fn main() {
     if args.wants("events") {
         rows.extend(rt.block_on(events::events_load(&args.binary)));
     }
+    if args.wants("tls") {
+        rows.extend(rt.block_on(tls_overhead(&args.binary, args.clients, args.seconds)));
+    }
     if args.wants("apply") {
         rows.extend(rt.block_on(apply::compare(&args.binary, args.clients, args.seconds)));
     }
@@ -579,6 +705,55 @@ fn main() {
     for (m, r, t) in rows {
         println!("| {m} | {r} | {t} |");
     }
+}
+
+/// GETs by name per second over HTTPS (the default) and over `--plain-http`, the same binary and
+/// data dir (1,000 CronTabs), `clients` keep-alive HTTP/1.1 connections for `seconds`, after a
+/// second of warm-up; two rounds of each, alternated, best of each.
+async fn tls_overhead(binary: &Path, clients: usize, seconds: u64) -> Vec<Row> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let (server, _) = start(binary, dir.path());
+        create_crd(&client(&server.base), &server.base).await;
+        load(&server.base, clients, 3600, 999, |i| {
+            (
+                "POST",
+                COLLECTION.to_string(),
+                Some(crontab(&format!("ct-{}", i + 1))),
+                201,
+            )
+        })
+        .await;
+    }
+    let gets = |i: usize| ("GET", format!("{COLLECTION}/ct-{}", i % 1000), None, 200);
+    let (mut https, mut plain) = (0f64, 0f64);
+    for _ in 0..2 {
+        for plain_http in [false, true] {
+            let flags: &[&str] = if plain_http { &["--plain-http"] } else { &[] };
+            let (server, _) = start_with(binary, dir.path(), flags);
+            load(&server.base, clients, 1, usize::MAX, gets).await;
+            let rate = load(&server.base, clients, seconds, usize::MAX, gets).await;
+            let best = if plain_http { &mut plain } else { &mut https };
+            *best = best.max(rate);
+        }
+    }
+    vec![
+        (
+            format!("GET by name over HTTPS ({clients} keep-alive connections)"),
+            format!("{https:.0} /s"),
+            ">= 80% of plain HTTP".into(),
+        ),
+        (
+            format!("GET by name over --plain-http ({clients} keep-alive connections)"),
+            format!("{plain:.0} /s"),
+            String::new(),
+        ),
+        (
+            "HTTPS / plain HTTP GET throughput".into(),
+            format!("{:.0}%", https / plain * 100.0),
+            ">= 80%".into(),
+        ),
+    ]
 }
 
 /// The original rows (start, creates, GET, LIST, RSS); with the `list` section, the paginated
@@ -615,7 +790,7 @@ fn core(args: &Args, rt: &tokio::runtime::Runtime, out: &mut Vec<Row>) {
     let base = server.base.clone();
 
     rt.block_on(async {
-        let client = reqwest::Client::new();
+        let client = client(&base);
         let t = create_crd(&client, &base).await;
         rows.push((
             "CRD create -> first CR create".into(),
@@ -663,7 +838,7 @@ fn core(args: &Args, rt: &tokio::runtime::Runtime, out: &mut Vec<Row>) {
 
     // RSS first: the LIST that counts the objects would itself allocate a response.
     let rss = rss_mib(server.child.id());
-    let total = rt.block_on(count(&reqwest::Client::new(), &base));
+    let total = rt.block_on(count(&client(&base), &base));
     // The objects' stored size: the 2 KiB body plus what the server adds (system metadata,
     // managedFields), from one object read back.
     let (stored, without_managed) = rt.block_on(stored_size(&base));
@@ -688,7 +863,7 @@ fn core(args: &Args, rt: &tokio::runtime::Runtime, out: &mut Vec<Row>) {
     let validated_dir = tempfile::tempdir().expect("tempdir");
     let (sv, _) = start(&args.binary, validated_dir.path());
     let validated = rt.block_on(async {
-        post_crd(&reqwest::Client::new(), &sv.base, VALIDATED_CRD).await;
+        post_crd(&client(&sv.base), &sv.base, VALIDATED_CRD).await;
         load(&sv.base, args.clients, args.seconds, args.objects, |i| {
             let body =
                 crontab(&format!("v-{i}")).replace("stable.example.com", "validated.example.com");
@@ -710,7 +885,7 @@ fn core(args: &Args, rt: &tokio::runtime::Runtime, out: &mut Vec<Row>) {
     let list_dir = tempfile::tempdir().expect("tempdir");
     let (s2, _) = start(&args.binary, list_dir.path());
     let list_ms = rt.block_on(async {
-        let client = reqwest::Client::new();
+        let client = client(&s2.base);
         create_crd(&client, &s2.base).await;
         load(&s2.base, args.clients, 3600, 9_999, |i| {
             let body = crontab(&format!("l-{i}"));

@@ -70,7 +70,7 @@ pub(crate) async fn openapi(binary: &Path) -> Vec<Row> {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    let client = reqwest::Client::new();
+    let client = crate::client(&base);
     let crds = format!("{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
 
     let t0 = Instant::now();

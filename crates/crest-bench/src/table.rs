@@ -30,7 +30,7 @@ pub(crate) async fn table_list(binary: &Path) -> Row {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    let client = reqwest::Client::new();
+    let client = crate::client(&base);
     serve_crd(&client, &base, CRD, COLLECTION).await;
     load(&base, 32, 3600, OBJECTS, |i| {
         ("POST", COLLECTION.to_string(), Some(crontab(i)), 201)

@@ -27,7 +27,7 @@ pub(crate) async fn compare(binary: &Path, clients: usize) -> Vec<Row> {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    let client = reqwest::Client::new();
+    let client = crate::client(&base);
     serve_crd(&client, &base, CRD, V2).await;
     load(&base, clients, 3600, OBJECTS, |i| {
         (

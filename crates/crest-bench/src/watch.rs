@@ -41,11 +41,7 @@ impl Default for Params {
     }
 }
 
-fn host(base: &str) -> String {
-    base.trim_start_matches("http://").to_string()
-}
-
-/// A watch response streaming on its own HTTP/1.1 connection.
+/// A watch response streaming on its own HTTP/1.1 connection (over TLS to an HTTPS server).
 struct WatchConn {
     _tx: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     body: hyper::body::Incoming,
@@ -54,18 +50,12 @@ struct WatchConn {
 }
 
 impl WatchConn {
-    async fn open(host: &str, path: &str) -> Result<WatchConn, String> {
-        let stream = tokio::net::TcpStream::connect(host)
-            .await
-            .map_err(|e| format!("connect: {e}"))?;
-        stream.set_nodelay(true).map_err(|e| e.to_string())?;
-        let (mut tx, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(|e| format!("handshake: {e}"))?;
-        tokio::spawn(conn);
+    /// Opens a watch of `path` on the server at `base`, as its admin.
+    async fn open(base: &str, path: &str) -> Result<WatchConn, String> {
+        let (mut tx, authorization) = crate::connect(base).await?;
         let req = hyper::Request::get(path)
-            .header("Host", host)
+            .header("Host", crate::host_of(base))
+            .header("Authorization", authorization)
             .body(Full::new(Bytes::new()))
             .map_err(|e| e.to_string())?;
         let resp = tx
@@ -116,7 +106,7 @@ impl WatchConn {
 
 /// Opens `n` watches, `parallel` handshakes at a time; `path(i)` is the i-th watch's request.
 async fn open_watches(
-    host: &str,
+    base: &str,
     n: usize,
     parallel: usize,
     path: impl Fn(usize) -> String,
@@ -126,8 +116,8 @@ async fn open_watches(
     while i < n {
         let mut set = tokio::task::JoinSet::new();
         for j in i..(i + parallel).min(n) {
-            let (host, path) = (host.to_string(), path(j));
-            set.spawn(async move { WatchConn::open(&host, &path).await });
+            let (base, path) = (base.to_string(), path(j));
+            set.spawn(async move { WatchConn::open(&base, &path).await });
         }
         while let Some(r) = set.join_next().await {
             let w = r
@@ -209,7 +199,7 @@ struct Received {
 async fn receive(
     mut w: WatchConn,
     start_rv: u64,
-    host: String,
+    base: String,
     prefix: &'static str,
     sent: Arc<Sent>,
     rewatch: Option<String>,
@@ -280,7 +270,7 @@ async fn receive(
             break;
         };
         let path = format!("{path}&resourceVersion={last_rv}");
-        match WatchConn::open(&host, &path).await {
+        match WatchConn::open(&base, &path).await {
             Ok(next) => {
                 w = next;
                 r.rewatches += 1;
@@ -428,7 +418,7 @@ async fn watch_writes(
             tokio::spawn(receive(
                 w,
                 start_rv,
-                host(base),
+                base.to_string(),
                 prefix,
                 sent.clone(),
                 rewatch.clone(),
@@ -454,10 +444,10 @@ pub(crate) async fn fanout(binary: &Path, p: &Params) -> Row {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    create_crd(&reqwest::Client::new(), &base).await;
+    create_crd(&crate::client(&base), &base).await;
     let rv = list_rv(&base).await;
     let path = format!("{COLLECTION}?watch=1&resourceVersion={rv}");
-    let watches = open_watches(&host(&base), p.watchers, 100, |_| path.clone()).await;
+    let watches = open_watches(&base, p.watchers, 100, |_| path.clone()).await;
     let sent = Sent::new(p.writes);
     let pid = server.child.id().to_string();
     let (cpu0, own0, t0) = (cpu_seconds(&pid), cpu_seconds("self"), Instant::now());
@@ -513,7 +503,7 @@ pub(crate) async fn bookmarks(binary: &Path, p: &Params) -> Row {
     // History kept 5 s: the server compacts every second (retention / 5).
     let (server, _) = start_with(binary, dir.path(), &["--history-retention-seconds", "5"]);
     let base = server.base.clone();
-    create_crd(&reqwest::Client::new(), &base).await;
+    create_crd(&crate::client(&base), &base).await;
     let n = (p.rate * p.bookmark_seconds as f64).round() as usize;
 
     let mut alone = write_paced(&base, "alone", p.rate, Sent::new(n)).await;
@@ -522,7 +512,7 @@ pub(crate) async fn bookmarks(binary: &Path, p: &Params) -> Row {
     let rv = list_rv(&base).await;
     let path = format!("{COLLECTION}?watch=1&allowWatchBookmarks=true");
     let timeout = |i: usize| 4 + i % 6;
-    let watches = open_watches(&host(&base), p.watchers, 100, |i| {
+    let watches = open_watches(&base, p.watchers, 100, |i| {
         format!("{path}&timeoutSeconds={}&resourceVersion={rv}", timeout(i))
     })
     .await;
@@ -542,12 +532,9 @@ pub(crate) async fn bookmarks(binary: &Path, p: &Params) -> Row {
     let end_rv = list_rv(&base).await;
 
     // The revision compacted by now, from the 410 a watch from revision 2 gets.
-    let mut w = WatchConn::open(
-        &host(&base),
-        &format!("{COLLECTION}?watch=1&resourceVersion=2"),
-    )
-    .await
-    .expect("watch from revision 2");
+    let mut w = WatchConn::open(&base, &format!("{COLLECTION}?watch=1&resourceVersion=2"))
+        .await
+        .expect("watch from revision 2");
     let mut compacted = String::new();
     let probe = w.lines(|line| {
         const TOO_OLD: &[u8] = b"too old resource version: 2 (";
@@ -611,13 +598,13 @@ pub(crate) async fn idle(binary: &Path, p: &Params) -> Row {
             p.idle
         );
     }
-    create_crd(&reqwest::Client::new(), &base).await;
+    create_crd(&crate::client(&base), &base).await;
     let rv = list_rv(&base).await;
     let path = format!("{COLLECTION}?watch=1&resourceVersion={rv}");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = rss_mib(pid);
     let t0 = Instant::now();
-    let watches = open_watches(&host(&base), p.idle, 64, |_| path.clone()).await;
+    let watches = open_watches(&base, p.idle, 64, |_| path.clone()).await;
     let opened = t0.elapsed();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let after = rss_mib(pid);
@@ -631,7 +618,7 @@ pub(crate) async fn idle(binary: &Path, p: &Params) -> Row {
             tokio::spawn(receive(
                 w,
                 rv.parse().unwrap_or(0),
-                host(&base),
+                base.clone(),
                 "idle",
                 sent.clone(),
                 None,
@@ -658,12 +645,15 @@ pub(crate) async fn idle(binary: &Path, p: &Params) -> Row {
     let plain = idle_connections(binary, p.idle).await;
     let h2 = idle_h2_watches(binary, p.idle).await;
     (
-        format!("RSS growth for {} idle watches (1 connection each)", p.idle),
+        format!(
+            "RSS growth for {} idle watches (1 TLS connection each, HTTP/1.1)",
+            p.idle
+        ),
         format!(
             "{grown:.1} MiB ({:.1} KiB per watch; {before:.1} -> {after:.1} MiB); opened in \
              {:.1} s; then one create reached {reached} of them, the last after {last:.0} ms; \
              for comparison, as many idle keep-alive connections after one GET /healthz: \
-             {plain:.1} MiB ({:.1} KiB each); the same watches over HTTPS (--tls), HTTP/2 by \
+             {plain:.1} MiB ({:.1} KiB each); the same watches over HTTP/2 by \
              ALPN, {H2_STREAMS} per connection as client-go multiplexes them: \
              {h2:.1} MiB ({:.1} KiB per watch)",
             grown * 1024.0 / p.idle as f64,
@@ -679,22 +669,16 @@ pub(crate) async fn idle(binary: &Path, p: &Params) -> Row {
 /// stream limit, which client-go fills before it opens another connection.
 const H2_STREAMS: usize = 1000;
 
-/// Server RSS growth (MiB) for `n` idle watches of a `crest serve --tls` server, multiplexed
+/// Server RSS growth (MiB) for `n` idle watches of a `crest serve` server (HTTPS), multiplexed
 /// over HTTP/2 connections negotiated by ALPN, `H2_STREAMS` streams each: how client-go and
-/// kubectl talk to kube-apiserver (and to Crest with --tls).
+/// kubectl talk to kube-apiserver (and to Crest).
 async fn idle_h2_watches(binary: &Path, n: usize) -> f64 {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (server, _) = crate::start_with(binary, dir.path(), &["--tls"]);
+    let (server, _) = crate::start(binary, dir.path());
     let pid = server.child.id();
-    let ca = crate::server_ca(dir.path()).expect("crest --tls writes pki/ca.crt");
-    let client = |ca: &reqwest::Certificate| {
-        reqwest::Client::builder()
-            .add_root_certificate(ca.clone())
-            .build()
-            .expect("TLS client")
-    };
-    create_crd(&client(&ca), &server.base).await;
-    let list = client(&ca)
+    let client = || crate::client(&server.base);
+    create_crd(&client(), &server.base).await;
+    let list = client()
         .get(format!("{}{COLLECTION}?limit=1", server.base))
         .send()
         .await
@@ -711,7 +695,7 @@ async fn idle_h2_watches(binary: &Path, n: usize) -> f64 {
     let mut streams = Vec::with_capacity(n);
     while streams.len() < n {
         // One client is one connection; its requests share it as HTTP/2 streams.
-        let client = client(&ca);
+        let client = client();
         let mut set = tokio::task::JoinSet::new();
         for _ in streams.len()..(streams.len() + H2_STREAMS).min(n) {
             let (client, url) = (client.clone(), url.clone());

@@ -139,7 +139,7 @@ pub(crate) async fn list_through_webhook(binary: &Path, clients: usize) -> Vec<R
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    let client = reqwest::Client::new();
+    let client = crate::client(&base);
     let crd = hooked_crd(port, &ca);
     serve_crd(&client, &base, &crd, V1).await;
     load(&base, clients, 3600, OBJECTS, |i| {
@@ -205,7 +205,7 @@ pub(crate) async fn hanging_webhook(binary: &Path) -> Vec<Row> {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, _) = start(binary, dir.path());
     let base = server.base.clone();
-    let client = reqwest::Client::new();
+    let client = crate::client(&base);
     crate::create_crd(&client, &base).await;
     let crd = hooked_crd(port, &ca);
     serve_crd(&client, &base, &crd, V1).await;

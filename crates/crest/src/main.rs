@@ -58,10 +58,13 @@ enum Command {
         /// `1h30m`): kube-apiserver's `--event-ttl`.
         #[arg(long, default_value = "1h", value_parser = parse_go_duration)]
         event_ttl: Duration,
-        /// Serve HTTPS (h2 and HTTP/1.1 by ALPN) with a certificate from a private CA kept in
-        /// DATA_DIR/pki; the kubeconfig trusts that CA.
-        #[arg(long)]
+        /// Accepted for compatibility: HTTPS is the default.
+        #[arg(long, hide = true, conflicts_with = "plain_http")]
         tls: bool,
+        /// Serve plain HTTP instead of HTTPS (only on a loopback --listen address; requests are
+        /// still authenticated, with the admin token the kubeconfig carries).
+        #[arg(long)]
+        plain_http: bool,
         /// Static bearer tokens, kube-apiserver's CSV format (`token,user,uid,"group1,group2"`).
         #[arg(long)]
         token_auth_file: Option<PathBuf>,
@@ -127,7 +130,7 @@ fn write_kubeconfig(
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     let server = format!("{scheme}://{host}:{}", addr.port());
-    // Owner-only, as kubeadm's admin.conf: with --tls it holds a client key.
+    // Owner-only, as kubeadm's admin.conf: it holds the admin's token (and client key).
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -172,9 +175,21 @@ struct ServeOptions {
     retention: Duration,
     watch_history_capacity: usize,
     event_ttl: Duration,
-    tls: bool,
+    plain_http: bool,
     token_auth_file: Option<PathBuf>,
     anonymous_auth: bool,
+}
+
+/// `--plain-http` only where nobody else can listen in: a loopback address.
+fn check_plain_http(listen: SocketAddr) -> Result<(), String> {
+    if listen.ip().is_loopback() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--plain-http serves credentials in clear text and is only allowed on a loopback \
+             --listen address (127.0.0.0/8 or [::1]), not {listen}; drop --plain-http to serve HTTPS"
+        ))
+    }
 }
 
 async fn serve(o: ServeOptions) -> Result<(), String> {
@@ -184,19 +199,35 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         retention,
         watch_history_capacity,
         event_ttl,
-        tls,
+        plain_http,
         token_auth_file,
         anonymous_auth,
     } = o;
     let started = Instant::now();
+    if plain_http {
+        check_plain_http(listen)?;
+    }
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
-    let tls = if tls {
-        Some(tls::prepare(&data_dir, listen)?)
-    } else {
+    let tls = if plain_http {
         None
+    } else {
+        Some(tls::prepare(&data_dir, listen)?)
     };
-    let credentials = auth::prepare(&data_dir, token_auth_file.as_deref(), anonymous_auth)?;
+    let mut credentials = auth::prepare(&data_dir, token_auth_file.as_deref(), anonymous_auth)?;
+    if let Some(t) = &tls {
+        // Client certificates are taken at the TLS level whoever issued them, and verified here
+        // (chain to the CA, validity, client usage): a foreign one is a 401, as upstream.
+        credentials.authenticator.client_ca = Some(
+            crest_auth::x509::ClientCa::from_pem(&t.ca_pem).map_err(|e| {
+                format!(
+                    "the CA in {}: {}",
+                    data_dir.join("pki").display(),
+                    e.message()
+                )
+            })?,
+        );
+    }
     let store = EmbeddedStore::open(&data_dir, EmbeddedOptions::default())
         .map_err(|e| format!("cannot open the store in {}: {e}", data_dir.display()))?;
     let storage: Arc<dyn crest_storage::Storage> = store;
@@ -297,7 +328,8 @@ fn main() -> std::process::ExitCode {
             history_retention_seconds,
             watch_history_capacity,
             event_ttl,
-            tls,
+            tls: _,
+            plain_http,
             token_auth_file,
             anonymous_auth,
         } => runtime.block_on(serve(ServeOptions {
@@ -306,7 +338,7 @@ fn main() -> std::process::ExitCode {
             retention: Duration::from_secs(history_retention_seconds),
             watch_history_capacity,
             event_ttl,
-            tls,
+            plain_http,
             token_auth_file,
             anonymous_auth,
         })),
@@ -334,5 +366,24 @@ mod tests {
         assert!(parse_go_duration("10").is_err());
         assert!(parse_go_duration("1d").is_err());
         assert!(parse_go_duration("").is_err());
+    }
+
+    #[test]
+    fn plain_http_only_on_loopback() {
+        for ok in ["127.0.0.1:6443", "127.1.2.3:0", "[::1]:0"] {
+            assert_eq!(check_plain_http(ok.parse().unwrap()), Ok(()), "{ok}");
+        }
+        for refused in [
+            "0.0.0.0:0",
+            "[::]:0",
+            "10.0.0.1:6443",
+            "[::ffff:127.0.0.1]:0",
+        ] {
+            let err = check_plain_http(refused.parse().unwrap()).unwrap_err();
+            assert!(
+                err.contains("--plain-http") && err.contains("loopback"),
+                "{err}"
+            );
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! `--tls`: a private certificate authority kept in the data dir and a serving certificate
+//! HTTPS (the default): a private certificate authority kept in the data dir and a serving certificate
 //! issued from it at every start, so kubeconfigs written earlier stay valid and the serving
 //! certificate always names the current listen address. The kubeconfig gets an admin client
 //! certificate from the same CA.
@@ -18,8 +18,8 @@ pub(crate) struct Tls {
     /// PEM of the CA that issued the serving certificate (kubeconfig certificate-authority-data).
     pub ca_pem: String,
     /// An admin client certificate and key (PEM) from the same CA for the kubeconfig
-    /// (`crest-admin` in `system:masters`). The server asks clients for certificates and
-    /// verifies them against the CA; a client without one authenticates otherwise.
+    /// (`crest-admin` in `system:masters`). The server asks clients for certificates; the
+    /// authenticator verifies them against the CA; a client without one authenticates otherwise.
     pub client_cert_pem: String,
     pub client_key_pem: String,
 }
@@ -97,7 +97,7 @@ pub(crate) fn prepare(data_dir: &Path, listen: SocketAddr) -> Result<Tls, String
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS configuration: {e}"))?
-        .with_client_cert_verifier(client_verifier(&ca_cert)?)
+        .with_client_cert_verifier(client_verifier())
         .with_single_cert(chain, key)
         .map_err(|e| format!("TLS configuration: {e}"))?;
     // As kube-apiserver: h2 first, so Go and kubectl multiplex every request over one connection.
@@ -111,19 +111,64 @@ pub(crate) fn prepare(data_dir: &Path, listen: SocketAddr) -> Result<Tls, String
 }
 
 /// Client certificates are asked for, not required (tokens and anonymous requests go on), and
-/// verified against the CA (x509 authentication then reads the user from the leaf).
-fn client_verifier(
-    ca_cert: &rcgen::Certificate,
-) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(ca_cert.der().clone())
-        .map_err(|e| format!("TLS client CA: {e}"))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-        .allow_unauthenticated()
-        .build()
-        .map_err(|e| format!("TLS client verifier: {e}"))
+/// taken whoever issued them, as Go's `tls.RequestClientCert` in kube-apiserver: the x509
+/// authenticator (crest-auth's `ClientCa`) verifies the chain to the CA per request, so a
+/// certificate from another CA is a 401 `Unauthorized`, not a failed handshake. The handshake
+/// still proves the client holds the certificate's key (its CertificateVerify signature).
+#[derive(Debug)]
+struct RequestClientCert {
+    schemes: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl rustls::server::danger::ClientCertVerifier for RequestClientCert {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.schemes)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.schemes)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.schemes.supported_schemes()
+    }
+}
+
+fn client_verifier() -> Arc<dyn rustls::server::danger::ClientCertVerifier> {
+    Arc::new(RequestClientCert {
+        schemes: rustls::crypto::ring::default_provider().signature_verification_algorithms,
+    })
 }
 
 fn ca_params() -> CertificateParams {

@@ -10,21 +10,15 @@ use serde_json::{json, Value};
 const REVIEWS: &str = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
 
 fn admin_token(s: &Server) -> String {
-    std::fs::read_to_string(s.dir.join("pki/admin.token"))
-        .expect("admin token")
-        .trim()
-        .to_string()
+    s.admin_token()
 }
 
 async fn whoami(s: &Server, token: Option<&str>) -> (u16, Value) {
-    let auth = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![("Content-Type", "application/json")];
-    if let Some(a) = &auth {
-        headers.push(("Authorization", a.as_str()));
-    }
+    let headers = [("Content-Type", "application/json")];
     let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
     let (code, _, bytes) = s
-        .http(
+        .http_as(
+            token,
             "POST",
             REVIEWS,
             &headers,
@@ -112,7 +106,9 @@ async fn tokens_anonymous_and_unauthorized() {
 #[tokio::test]
 async fn anonymous_auth_can_be_turned_off() {
     let s = Server::start_with(&["--anonymous-auth=false"]);
-    let (code, _, _) = s.http("GET", "/api/v1/namespaces", &[], None).await;
+    let (code, _, _) = s
+        .http_as(None, "GET", "/api/v1/namespaces", &[], None)
+        .await;
     assert_eq!(code, 401);
     let token = admin_token(&s);
     let auth = format!("Bearer {token}");
@@ -143,12 +139,12 @@ fn kubectl_whoami(kubeconfig: &std::path::Path) -> Value {
     serde_json::from_slice(&out.stdout).expect("json")
 }
 
-/// Over TLS kubectl sends the kubeconfig's credentials: `kubectl auth whoami` is the admin, by
+/// Over HTTPS (the default) kubectl sends the kubeconfig's credentials: `kubectl auth whoami` is the admin, by
 /// its client certificate alone too; a certificate the CA issued for another user (CN = user,
 /// O = groups) authenticates as that user.
 #[test]
-fn kubectl_auth_whoami_over_tls() {
-    let s = Server::start_with(&["--tls"]);
+fn kubectl_auth_whoami_over_https() {
+    let s = Server::start();
     let v = kubectl_whoami(&s.kubeconfig);
     assert_eq!(v["kind"], "SelfSubjectReview");
     assert_eq!(v["status"]["userInfo"]["username"], "crest-admin");
@@ -227,7 +223,7 @@ fn rustls_pem_der(pem: &str) -> Vec<u8> {
 /// the token authenticates as the ServiceAccount until the account is deleted.
 #[test]
 fn service_account_tokens() {
-    let s = Server::start_with(&["--tls"]);
+    let s = Server::start();
     s.kubectl_ok(&["create", "serviceaccount", "builder"]);
     let token = s
         .kubectl_ok(&["create", "token", "builder"])
@@ -328,5 +324,39 @@ fn service_account_tokens() {
         );
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
+    s.stop();
+}
+
+/// The harness's helpers for other users: a kubeconfig with only a user's token (kubectl over
+/// HTTPS sends it), raw requests with a token or none.
+#[tokio::test]
+async fn helpers_for_other_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens.csv");
+    std::fs::write(&file, "alice-token,alice,uid-1,\"dev\"\n").unwrap();
+    let s = Server::start_in_with(
+        &dir.path().join("data"),
+        &["--token-auth-file", file.to_str().unwrap()],
+    );
+    let config = s.kubeconfig_for_token("alice", "alice-token");
+    let (ok, out, err) = s.kubectl_with(&config, &["auth", "whoami", "-o", "json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"]["userInfo"]["username"], "alice", "{v}");
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(!text.contains("client-certificate"), "{text}");
+    let (code, v) = whoami(&s, Some("alice-token")).await;
+    assert_eq!(
+        (code, &v["status"]["userInfo"]["username"]),
+        (201, &json!("alice"))
+    );
+    let (code, _, body) = s.http_as(None, "GET", "/version", &[], None).await;
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    let (code, _, _) = s
+        .http_as(Some("wrong"), "GET", "/api/v1/namespaces", &[], None)
+        .await;
+    assert_eq!(code, 401);
+    assert!(s.ca_path().exists());
+    assert_eq!(s.admin_token().len(), admin_token(&s).len());
     s.stop();
 }

@@ -168,7 +168,7 @@ fn webhook_crd(group: &str, url: &str, ca: &str) -> Value {
 }
 
 async fn send(method: &str, url: &str, body: Option<&Value>) -> (u16, Value) {
-    let client = reqwest::Client::new();
+    let client = common::client_for(url);
     let mut req = client.request(method.parse().expect("method"), url);
     if let Some(b) = body {
         req = req
@@ -257,7 +257,7 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
             json!({"host": "localhost", "port": "1234"})
         ]
     );
-    let resp = reqwest::Client::new()
+    let resp = common::client_for(&v1)
         .get(format!("{v1}?watch=1&timeoutSeconds=1"))
         .send()
         .await
@@ -270,7 +270,7 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     // A merge patch through v1 reads, patches and writes back through the webhook.
     let (code, v) = send("PATCH", &format!("{v1}/old"), None).await;
     assert_eq!(code, 415, "{v}");
-    let resp = reqwest::Client::new()
+    let resp = common::client_for(&v1)
         .patch(format!("{v1}/old"))
         .header("Content-Type", "application/merge-patch+json")
         .body(json!({"spec": {"port": "4321"}}).to_string())
@@ -332,7 +332,7 @@ async fn reads_lists_watches_and_writes_go_through_the_webhook() {
     assert_eq!(list["items"].as_array().map(Vec::len), Some(1), "{list}");
 
     // Watches and deletecollection select the same way.
-    let text = reqwest::Client::new()
+    let text = common::client_for(&sel_v1)
         .get(format!(
             "{sel_v1}?watch=1&timeoutSeconds=1&fieldSelector=spec.host%3Dbeta"
         ))

@@ -63,12 +63,12 @@ async fn kill9_loses_no_acknowledged_write() {
     install_crd(&s).await;
     let acked: Arc<Mutex<Vec<(String, String)>>> = Arc::new(Mutex::new(vec![]));
     let base = s.base.clone();
+    let client = s.reqwest();
     let stop_at = Instant::now() + Duration::from_millis(1500);
     let mut writers = vec![];
     for w in 0..16 {
-        let (acked, base) = (acked.clone(), base.clone());
+        let (acked, base, client) = (acked.clone(), base.clone(), client.clone());
         writers.push(tokio::spawn(async move {
-            let client = reqwest::Client::new();
             // Bounded: at most 2,000 writes per writer, or until the server dies.
             for i in 0..2000 {
                 let name = format!("w{w}-{i}");

@@ -744,8 +744,8 @@ async fn a_kopf_operator_records_events_about_its_crontab() {
         ok,
         "kopf is not installed: pip install kopf kubernetes (.ci/run does)"
     );
-    // Python's clients want HTTPS with a CA-verified certificate.
-    let s = Server::start_with(&["--tls"]);
+    // Python's clients want HTTPS with a CA-verified certificate: the default.
+    let s = Server::start();
     s.install_crd(CRONTAB_CRD);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kopf_events.py");
     let log = s.dir.join("kopf.log");

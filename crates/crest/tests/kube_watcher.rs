@@ -93,9 +93,10 @@ fn store() -> (
     (writer.as_reader(), writer)
 }
 
-async fn client_at(addr: SocketAddr) -> kube::Client {
-    let mut config = kube::Config::new(format!("http://{addr}").parse().expect("url"));
-    config.default_namespace = "default".into();
+/// A kube-rs client of `s` (its CA, as the admin) that connects through `addr`.
+async fn client_at(s: &Server, addr: SocketAddr) -> kube::Client {
+    let mut config = s.kube_config().await;
+    config.cluster_url = format!("https://{addr}").parse().expect("url");
     kube::Client::try_from(config).expect("client")
 }
 
@@ -135,11 +136,11 @@ async fn reflector_survives_a_forced_410_and_relists() {
     }
     let upstream: SocketAddr = s
         .base
-        .trim_start_matches("http://")
+        .trim_start_matches("https://")
         .parse()
         .expect("server addr");
     let proxy = Proxy::start(upstream).await;
-    let api = crontabs(client_at(proxy.addr).await);
+    let api = crontabs(client_at(&s, proxy.addr).await);
 
     let (reader, writer) = store();
     let gone = Arc::new(AtomicUsize::new(0));

@@ -405,7 +405,8 @@ async fn hash_etag_and_caching_headers() {
     assert_eq!(code, 200);
 
     // A stale hash redirects to the current URL.
-    let client = reqwest::Client::builder()
+    let client = s
+        .reqwest_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client");

@@ -598,7 +598,7 @@ async fn update_validation_is_upstreams() {
 // --- The webhook Service resolver, end to end ---
 
 async fn post(base: &str, path: &str, obj: Value) {
-    let resp = reqwest::Client::new()
+    let resp = common::client_for(base)
         .post(format!("{base}{path}"))
         .header("Content-Type", "application/json")
         .body(obj.to_string())

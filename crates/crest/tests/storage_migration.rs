@@ -93,8 +93,8 @@ async fn migration_rewrites_old_objects_and_keeps_concurrent_writes() {
     // Concurrent writes through v1 while the migration runs.
     let writer = {
         let base = s.base.clone();
+        let client = s.reqwest();
         tokio::spawn(async move {
-            let client = reqwest::Client::new();
             for i in 0..20 {
                 let r = client
                     .patch(format!("{base}{V1}/old-{i}"))

@@ -1,5 +1,7 @@
-//! `crest serve --tls`: HTTPS with ALPN (h2 and HTTP/1.1) and a kubeconfig that trusts the
-//! server's private CA, so kubectl works over TLS without prompts or flags.
+//! `crest serve` serves HTTPS by default: ALPN (h2 and HTTP/1.1), a kubeconfig that trusts the
+//! server's private CA and authenticates as the admin (client certificate and token), so kubectl
+//! works over TLS without prompts or flags; client certificates are verified by the
+//! authenticator (a foreign CA's is a 401, not a failed handshake); keys are owner-only.
 
 mod common;
 
@@ -23,8 +25,8 @@ fn http_version(server: &Server, path: &str, flags: &[&str]) -> String {
 }
 
 #[test]
-fn kubectl_works_over_tls_with_the_written_kubeconfig() {
-    let server = Server::start_with(&["--tls"]);
+fn kubectl_works_over_https_by_default_with_the_written_kubeconfig() {
+    let server = Server::start();
     assert!(
         server.base.starts_with("https://127.0.0.1:"),
         "{}",
@@ -59,7 +61,7 @@ fn kubectl_works_over_tls_with_the_written_kubeconfig() {
 
 #[test]
 fn alpn_offers_h2_and_http1() {
-    let server = Server::start_with(&["--tls"]);
+    let server = Server::start();
     assert_eq!(http_version(&server, "/version", &[]), "2");
     assert_eq!(http_version(&server, "/version", &["--http1.1"]), "1.1");
     // A plain-HTTP request to the TLS port is refused, not answered in clear text.
@@ -74,13 +76,15 @@ fn alpn_offers_h2_and_http1() {
 #[test]
 fn the_ca_survives_restarts_so_old_kubeconfigs_stay_valid() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start_in_with(dir.path(), &["--tls"]);
+    let server = Server::start_in(dir.path());
     let ca = std::fs::read(dir.path().join("pki/ca.crt")).expect("ca.crt");
     let kept = dir.path().join("old-ca.crt");
     std::fs::write(&kept, &ca).expect("copy ca");
     server.stop();
 
+    // `--tls`, HTTPS before it was the default, is still accepted.
     let server = Server::start_in_with(dir.path(), &["--tls"]);
+    assert!(server.base.starts_with("https://"), "{}", server.base);
     assert_eq!(
         std::fs::read(dir.path().join("pki/ca.crt")).expect("ca.crt"),
         ca,
@@ -91,6 +95,8 @@ fn the_ca_survives_restarts_so_old_kubeconfigs_stay_valid() {
         .arg("--cacert")
         .arg(&kept)
         .args(["-fsS", &format!("{}/readyz", server.base)])
+        .arg("-H")
+        .arg(format!("Authorization: Bearer {}", server.admin_token()))
         .output()
         .expect("curl");
     assert!(
@@ -125,7 +131,7 @@ fn silent_clients_are_disconnected() {
     use std::sync::Arc;
     use std::time::Duration;
 
-    let server = Server::start_with(&["--tls"]);
+    let server = Server::start();
     let addr = server.base.trim_start_matches("https://").to_string();
     let limit = 45;
 
@@ -160,4 +166,197 @@ fn silent_clients_are_disconnected() {
     }
     let closed = seconds_until_closed(&mut tls, limit);
     assert!(closed.is_some(), "an idle TLS connection stays open");
+}
+
+/// Every key and credential the server keeps, and the admin kubeconfig, are owner-only.
+#[cfg(unix)]
+#[test]
+fn keys_and_the_kubeconfig_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start();
+    for f in ["kubeconfig", "pki/ca.key", "pki/sa.key", "pki/admin.token"] {
+        let mode = std::fs::metadata(server.dir.join(f))
+            .unwrap_or_else(|e| panic!("{f}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{f}");
+    }
+    // Whatever else pki/ keeps that is a key is owner-only too.
+    for entry in std::fs::read_dir(server.dir.join("pki")).expect("pki") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if name.ends_with(".key") || name.ends_with(".token") {
+            let mode = std::fs::metadata(&path)
+                .expect("metadata")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{name}");
+        }
+    }
+    let config = std::fs::read_to_string(&server.kubeconfig).expect("kubeconfig");
+    assert!(
+        config.contains(&format!("token: {}", server.admin_token())),
+        "{config}"
+    );
+    server.stop();
+}
+
+/// curl with a client certificate and key (PEM files written in the data dir) and no other
+/// credentials; returns (HTTP status, body).
+fn curl_with_cert(
+    server: &Server,
+    name: &str,
+    cert_pem: &str,
+    key_pem: &str,
+    path: &str,
+) -> (String, String) {
+    let cert = server.dir.join(format!("{name}.crt"));
+    let key = server.dir.join(format!("{name}.key"));
+    std::fs::write(&cert, cert_pem).expect("write cert");
+    std::fs::write(&key, key_pem).expect("write key");
+    let url = format!("{}{path}", server.base);
+    let out = server
+        .curl(&[
+            "-sS",
+            "-w",
+            "\n%{http_code}",
+            "--cert",
+            cert.to_str().expect("path"),
+            "--key",
+            key.to_str().expect("path"),
+            &url,
+        ])
+        .expect("curl");
+    assert!(
+        out.status.success(),
+        "the TLS handshake must succeed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or((&text, ""));
+    (code.to_string(), body.to_string())
+}
+
+const UNAUTHORIZED: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#;
+
+/// As kube-apiserver, client certificates are requested without being verified in the
+/// handshake: one from another CA (even one named `crest-ca` too) completes the handshake and
+/// gets a 401 Status; one of the server's CA that has expired too; the admin client
+/// certificate of the kubeconfig authenticates on its own.
+#[test]
+fn client_certificates_of_other_cas_are_unauthorized() {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    use rustls::pki_types::pem::PemObject;
+    let server = Server::start();
+    for ca_name in ["foreign-ca", "crest-ca"] {
+        let ca_key = KeyPair::generate().expect("key");
+        let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
+        ca.distinguished_name.push(DnType::CommonName, ca_name);
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let ca = ca.self_signed(&ca_key).expect("ca");
+        let mut leaf = CertificateParams::new(Vec::<String>::new()).expect("params");
+        leaf.distinguished_name
+            .push(DnType::CommonName, "crest-admin");
+        leaf.distinguished_name
+            .push(DnType::OrganizationName, "system:masters");
+        leaf.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let key = KeyPair::generate().expect("key");
+        let cert = leaf.signed_by(&key, &ca, &ca_key).expect("leaf");
+        let (code, body) = curl_with_cert(
+            &server,
+            ca_name,
+            &cert.pem(),
+            &key.serialize_pem(),
+            "/api/v1/namespaces",
+        );
+        assert_eq!(code, "401", "{ca_name}: {body}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&body).expect("Status"),
+            serde_json::from_str::<serde_json::Value>(UNAUTHORIZED).expect("json"),
+            "{ca_name}"
+        );
+    }
+
+    // The server's own CA, but expired.
+    let ca_pem = std::fs::read_to_string(server.ca_path()).expect("ca.crt");
+    let ca_der = rustls::pki_types::CertificateDer::from_pem_slice(ca_pem.as_bytes()).expect("der");
+    let ca_key = crest_auth::keys::SigningKey::from_pem(
+        &std::fs::read_to_string(server.dir.join("pki/ca.key")).expect("ca.key"),
+    )
+    .expect("CA key");
+    let expired = crest_auth::x509::issue_client_cert(
+        &ca_der,
+        &ca_key,
+        "old",
+        &["dev"],
+        1_600_000_000,
+        1_600_000_600,
+    )
+    .expect("issue");
+    let (code, body) = curl_with_cert(
+        &server,
+        "expired",
+        &expired.cert_pem,
+        &expired.key_pem,
+        "/api/v1/namespaces",
+    );
+    assert_eq!(code, "401", "{body}");
+
+    // The kubeconfig's admin certificate alone is the admin.
+    let config: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(&server.kubeconfig).expect("kubeconfig"))
+            .expect("yaml");
+    let user = &config["users"][0]["user"];
+    let decode = |field: &str| {
+        use base64::Engine;
+        let data = user[field].as_str().expect(field);
+        String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .expect("base64"),
+        )
+        .expect("pem")
+    };
+    let review = r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#;
+    let cert = server.dir.join("admin.crt");
+    let key = server.dir.join("admin.key");
+    std::fs::write(&cert, decode("client-certificate-data")).expect("write");
+    std::fs::write(&key, decode("client-key-data")).expect("write");
+    let out = server
+        .curl(&[
+            "-fsS",
+            "--cert",
+            cert.to_str().expect("path"),
+            "--key",
+            key.to_str().expect("path"),
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            review,
+            &format!(
+                "{}/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                server.base
+            ),
+        ])
+        .expect("curl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["status"]["userInfo"]["username"], "crest-admin", "{v}");
+    assert_eq!(
+        v["status"]["userInfo"]["groups"],
+        serde_json::json!(["system:masters", "system:authenticated"])
+    );
+    server.stop();
 }

@@ -594,12 +594,23 @@ fn kubectl_watch_and_chunked_get() {
     s.stop();
 }
 
-/// HTTP/2 with prior knowledge (h2c) is served beside HTTP/1.1, watches included.
+/// With `--plain-http`, HTTP/2 with prior knowledge (h2c) is served beside HTTP/1.1, watches
+/// included (over HTTPS, the default, ALPN offers h2).
 #[tokio::test]
 async fn http2_prior_knowledge_clients_list_and_watch() {
-    let s = Server::start();
-    s.apply_yaml(CRONTAB_CRD);
-    let client = reqwest::Client::builder()
+    let s = Server::start_with(&["--plain-http"]);
+    // kubectl sends no credentials over plain HTTP: the CRD goes in as raw HTTP, as the admin.
+    let (code, _, body) = s
+        .http(
+            "POST",
+            CRDS,
+            &[("Content-Type", "application/yaml")],
+            Some(CRONTAB_CRD.as_bytes().to_vec()),
+        )
+        .await;
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    let client = s
+        .reqwest_builder()
         .http2_prior_knowledge()
         .build()
         .expect("h2c client");

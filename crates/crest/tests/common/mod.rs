@@ -86,23 +86,17 @@ impl Server {
             _tmp: None,
         };
         s.wait_ready();
+        register(&s.base, std::fs::read(s.ca_path()).ok(), &s.admin_token());
         s
     }
 
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
+        let url = format!("{}/readyz", self.base);
         loop {
-            // As the admin, so a server refusing anonymous requests is ready too.
-            let token =
-                std::fs::read_to_string(self.dir.join("pki/admin.token")).unwrap_or_default();
-            let auth = format!("Authorization: Bearer {}", token.trim());
-            let url = format!("{}/readyz", self.base);
-            let args: Vec<&str> = if token.trim().is_empty() {
-                vec!["-fsS", &url]
-            } else {
-                vec!["-fsS", "-H", &auth, &url]
-            };
-            if let Ok(out) = self.curl(&args) {
+            // As the admin (curl adds the token), so a server refusing anonymous requests is
+            // ready too.
+            if let Ok(out) = self.curl(&["-fsS", &url]) {
                 if out.status.success() {
                     return;
                 }
@@ -112,13 +106,98 @@ impl Server {
         }
     }
 
-    /// curl, trusting the server's CA when it serves HTTPS (`--tls`).
+    /// The admin's bearer token (`DIR/pki/admin.token`: `crest-admin` in `system:masters`).
+    pub(crate) fn admin_token(&self) -> String {
+        std::fs::read_to_string(self.dir.join("pki/admin.token"))
+            .expect("pki/admin.token")
+            .trim()
+            .to_string()
+    }
+
+    /// The CA the server's certificate (and the admin client certificate) chains to.
+    pub(crate) fn ca_path(&self) -> PathBuf {
+        self.dir.join("pki/ca.crt")
+    }
+
+    /// curl trusting the server's CA, as the admin (its bearer token), unless `args` carry an
+    /// `Authorization` header of their own, a client certificate (`--cert`), or the harness's
+    /// own flag `--anonymous` (taken out: no credentials at all).
     pub(crate) fn curl(&self, args: &[&str]) -> std::io::Result<Output> {
         let mut cmd = Command::new("curl");
         if self.base.starts_with("https://") {
-            cmd.arg("--cacert").arg(self.dir.join("pki/ca.crt"));
+            cmd.arg("--cacert").arg(self.ca_path());
         }
-        cmd.args(args).output()
+        let anonymous = args.contains(&"--anonymous");
+        let own_credentials = args.iter().any(|a| {
+            a.to_ascii_lowercase().starts_with("authorization:") || *a == "--cert" || *a == "-E"
+        });
+        if !anonymous && !own_credentials {
+            if let Ok(token) = std::fs::read_to_string(self.dir.join("pki/admin.token")) {
+                cmd.arg("-H")
+                    .arg(format!("Authorization: Bearer {}", token.trim()));
+            }
+        }
+        cmd.args(args.iter().filter(|a| **a != "--anonymous"))
+            .output()
+    }
+
+    /// A reqwest client builder trusting the server's CA (no credentials).
+    pub(crate) fn reqwest_builder_anonymous(&self) -> reqwest::ClientBuilder {
+        let mut builder = reqwest::Client::builder();
+        if let Ok(pem) = std::fs::read(self.ca_path()) {
+            builder =
+                builder.add_root_certificate(reqwest::Certificate::from_pem(&pem).expect("ca.crt"));
+        }
+        builder
+    }
+
+    /// A reqwest client builder trusting the server's CA that sends the admin's token with
+    /// every request that has no `Authorization` header of its own.
+    pub(crate) fn reqwest_builder(&self) -> reqwest::ClientBuilder {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            reqwest::header::AUTHORIZATION,
+            format!("Bearer {}", self.admin_token())
+                .parse()
+                .expect("header"),
+        );
+        self.reqwest_builder_anonymous().default_headers(headers)
+    }
+
+    /// A reqwest client for this server, as the admin ([`Server::reqwest_builder`]).
+    pub(crate) fn reqwest(&self) -> reqwest::Client {
+        self.reqwest_builder().build().expect("reqwest client")
+    }
+
+    /// Writes `DIR/kubeconfig-<name>`: this server, its CA and only `token` as credentials (no
+    /// client certificate); returns its path.
+    pub(crate) fn kubeconfig_for_token(&self, name: &str, token: &str) -> PathBuf {
+        let path = self.dir.join(format!("kubeconfig-{name}"));
+        let text = format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: crest
+  cluster:
+    server: {}
+    certificate-authority: {}
+contexts:
+- name: {name}
+  context:
+    cluster: crest
+    user: {name}
+    namespace: default
+current-context: {name}
+users:
+- name: {name}
+  user:
+    token: {token}
+",
+            self.base,
+            self.ca_path().display()
+        );
+        std::fs::write(&path, text).expect("write kubeconfig");
+        path
     }
 
     pub(crate) fn pid(&self) -> u32 {
@@ -135,9 +214,24 @@ impl Server {
         args: &[&str],
         stdin: Option<&str>,
     ) -> (bool, String, String) {
+        self.kubectl_with_stdin(&self.kubeconfig, args, stdin)
+    }
+
+    /// Runs kubectl with another kubeconfig (e.g. [`Server::kubeconfig_for_token`]'s); returns
+    /// (success, stdout, stderr).
+    pub(crate) fn kubectl_with(&self, kubeconfig: &Path, args: &[&str]) -> (bool, String, String) {
+        self.kubectl_with_stdin(kubeconfig, args, None)
+    }
+
+    pub(crate) fn kubectl_with_stdin(
+        &self,
+        kubeconfig: &Path,
+        args: &[&str],
+        stdin: Option<&str>,
+    ) -> (bool, String, String) {
         use std::io::Write;
         let mut cmd = Command::new(kubectl_path());
-        cmd.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
+        cmd.arg("--kubeconfig").arg(kubeconfig).args(args);
         cmd.env("KUBECACHEDIR", self.dir.join("kubecache"));
         cmd.stdin(if stdin.is_some() {
             Stdio::piped()
@@ -203,14 +297,22 @@ impl Server {
         ]);
     }
 
-    /// A kube-rs client for this server.
-    pub(crate) async fn client(&self) -> kube::Client {
-        let mut config = kube::Config::new(self.base.parse().expect("server url"));
-        config.default_namespace = "default".into();
-        kube::Client::try_from(config).expect("kube client")
+    /// The kube-rs configuration of the written kubeconfig: this server over HTTPS, trusting
+    /// its CA, as the admin (client certificate and token), namespace `default`.
+    pub(crate) async fn kube_config(&self) -> kube::Config {
+        let kubeconfig = kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("kubeconfig");
+        kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("kube config")
     }
 
-    /// Raw HTTP request; returns (status, headers, body).
+    /// A kube-rs client for this server, as the admin.
+    pub(crate) async fn client(&self) -> kube::Client {
+        kube::Client::try_from(self.kube_config().await).expect("kube client")
+    }
+
+    /// Raw HTTP request as the admin (unless `headers` carry an `Authorization` of their own);
+    /// returns (status, headers, body).
     pub(crate) async fn http(
         &self,
         method: &str,
@@ -218,11 +320,35 @@ impl Server {
         headers: &[(&str, &str)],
         body: Option<Vec<u8>>,
     ) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
-        let client = reqwest::Client::new();
+        let own = headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+        let token = if own { None } else { Some(self.admin_token()) };
+        self.http_as(token.as_deref(), method, path, headers, body)
+            .await
+    }
+
+    /// Raw HTTP request with `token` as bearer token (`None`: anonymous, no `Authorization`
+    /// header unless `headers` has one); returns (status, headers, body).
+    pub(crate) async fn http_as(
+        &self,
+        token: Option<&str>,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+    ) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+        let client = self
+            .reqwest_builder_anonymous()
+            .build()
+            .expect("reqwest client");
         let mut req = client.request(
             method.parse().expect("method"),
             format!("{}{}", self.base, path),
         );
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -307,6 +433,45 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A server of this test process: its base URL, CA (PEM) and admin token.
+type Registered = (String, Option<Vec<u8>>, String);
+
+/// Servers of this test process by base URL, for [`client_for`].
+static SERVERS: std::sync::Mutex<Vec<Registered>> = std::sync::Mutex::new(Vec::new());
+
+/// Remembers how to talk to the server at `base` as its admin.
+pub(crate) fn register(base: &str, ca_pem: Option<Vec<u8>>, admin_token: &str) {
+    SERVERS
+        .lock()
+        .expect("servers")
+        .push((base.to_string(), ca_pem, admin_token.to_string()));
+}
+
+/// A reqwest client for `url` (a URL of a server this process started, [`Server`] or
+/// `webhook::in_process`): it trusts that server's CA and sends its admin token with requests
+/// that have no `Authorization` header of their own.
+pub(crate) fn client_for(url: &str) -> reqwest::Client {
+    let servers = SERVERS.lock().expect("servers");
+    let (_, ca, token) = servers
+        .iter()
+        .rev()
+        .find(|(base, _, _)| url.starts_with(base.as_str()))
+        .unwrap_or_else(|| panic!("no server of this test serves {url}"));
+    let mut builder = reqwest::Client::builder();
+    if let Some(pem) = ca {
+        builder = builder.add_root_certificate(reqwest::Certificate::from_pem(pem).expect("CA"));
+    }
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().expect("header"),
+    );
+    builder
+        .default_headers(headers)
+        .build()
+        .expect("reqwest client")
 }
 
 /// The collection of CustomResourceDefinitions.

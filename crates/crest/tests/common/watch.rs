@@ -16,7 +16,8 @@ pub(crate) struct WatchReader {
 
 impl WatchReader {
     pub(crate) async fn open(s: &Server, path: &str) -> WatchReader {
-        let resp = reqwest::Client::new()
+        let resp = s
+            .reqwest()
             .get(format!("{}{}", s.base, path))
             .send()
             .await

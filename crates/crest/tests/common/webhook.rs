@@ -120,15 +120,45 @@ pub(crate) fn https_server_counted(
     (port, accepted)
 }
 
-/// A Crest server in this process, so its resolver can be called.
+/// A Crest server in this process, so its resolver can be called: HTTPS with a certificate of
+/// a test CA, requests authenticated (an admin token); [`super::client_for`] its base URL gives
+/// a client trusting that CA, as the admin.
 pub(crate) async fn in_process() -> (crest_server::Running, tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = crest_storage::EmbeddedStore::open(dir.path(), Default::default()).expect("store");
+    let (ca, mut tls) = issue("in-process-ca", &["127.0.0.1", "localhost"]);
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let token = crest_auth::tokenfile::random_token().expect("token");
+    let mut tokens = crest_auth::tokenfile::TokenFile::default();
+    tokens.insert(
+        token.clone(),
+        crest_api::UserInfo {
+            name: "crest-admin".into(),
+            groups: vec!["system:masters".into()],
+            ..Default::default()
+        },
+    );
+    let signer = crest_auth::keys::SigningKey::generate().expect("signing key");
+    let issuer = "https://kubernetes.default.svc.cluster.local".to_string();
+    let mut authenticator =
+        crest_auth::authenticator::Authenticator::new(crest_auth::serviceaccount::Verifier {
+            issuers: vec![issuer.clone()],
+            keys: vec![signer.public_key().clone()],
+            api_audiences: vec![issuer.clone()],
+        });
+    authenticator.token_file = Some(tokens);
     let config = crest_server::Config {
         listen: "127.0.0.1:0".parse().expect("addr"),
+        tls: Some(Arc::new(tls)),
+        authenticator: Some(crest_server::Authentication {
+            authenticator: Arc::new(authenticator),
+            signer: Some(Arc::new(signer)),
+            issuer,
+        }),
         ..Default::default()
     };
     let running = crest_server::start(config, store).await.expect("start");
-    let base = format!("http://{}", running.local_addr);
+    let base = format!("https://127.0.0.1:{}", running.local_addr.port());
+    super::register(&base, Some(ca.into_bytes()), &token);
     (running, dir, base)
 }

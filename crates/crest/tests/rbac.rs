@@ -354,7 +354,7 @@ subjects:
         "create",
         "role",
         "cm-reader",
-        "--verb=get",
+        "--verb=get,list",
         "--resource=configmaps",
     ]);
     assert!(out.0, "{}", out.2);

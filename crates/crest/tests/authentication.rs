@@ -1,7 +1,7 @@
 //! Authentication (issue 17, first part): every request is authenticated — the admin's token
 //! from the kubeconfig, `--token-auth-file` users, anonymous without credentials — and a bad
 //! credential is a 401 with kube-apiserver's Status. `kubectl auth whoami` (SelfSubjectReview)
-//! says who a request is. Authorization is not enforced yet.
+//! says who a request is (anonymous requests may not ask: tests/rbac.rs has authorization).
 
 mod common;
 use common::*;
@@ -67,11 +67,13 @@ async fn tokens_anonymous_and_unauthorized() {
         v["status"]["userInfo"],
         json!({"username": "alice", "uid": "uid-1", "groups": ["dev", "ops", "system:authenticated"]})
     );
+    // Anonymous requests authenticate (as system:anonymous) but may not ask who they are:
+    // system:basic-user is bound to system:authenticated only.
     let (code, v) = whoami(&s, None).await;
-    assert_eq!(code, 201, "{v}");
+    assert_eq!(code, 403, "{v}");
     assert_eq!(
-        v["status"]["userInfo"],
-        json!({"username": "system:anonymous", "groups": ["system:unauthenticated"]})
+        v["message"],
+        "selfsubjectreviews.authentication.k8s.io is forbidden: User \"system:anonymous\" cannot create resource \"selfsubjectreviews\" in API group \"authentication.k8s.io\" at the cluster scope"
     );
     // A credential that does not authenticate is a 401, anonymous access or not.
     let (code, v) = whoami(&s, Some("wrong")).await;

@@ -31,6 +31,9 @@
 //! - `tls`: GETs by name over HTTPS (the default; keep-alive HTTP/1.1 connections, so handshakes
 //!   are amortized) against the same server and data on `--plain-http` (target: HTTPS at least
 //!   80% of plain HTTP), alternated over 2 rounds, best of each.
+//! - `authz`: GETs by name as a token user whose access comes from a RoleBinding against the
+//!   admin's (target: at least 90%), and the user's again after 10,000 RoleBindings in other
+//!   namespaces were created (target: within 5%).
 //! - `apply`: server-side apply of a 2 KiB CronTab against the same document as a merge patch
 //!   (target: apply at most 2x the merge patch's cost).
 //! - `table`: a Table LIST (kubectl's Accept) of 10,000 objects with 3 printer columns.
@@ -50,6 +53,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod apply;
+mod authz;
 mod builtin;
 mod etcd;
 mod events;
@@ -85,9 +89,10 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 16] = [
+const SECTIONS: [&str; 17] = [
     "etcd",
     "tls",
+    "authz",
     "events",
     "core",
     "list",
@@ -513,6 +518,13 @@ impl Conn {
         }
     }
 
+    /// A connection that sends `authorization` instead of the admin's.
+    async fn open_as(base: &str, authorization: &str) -> Conn {
+        let mut c = Conn::open(base).await;
+        c.authorization = authorization.to_string();
+        c
+    }
+
     /// Sends a request and reads the whole response; returns its status code.
     async fn send(&mut self, method: &str, path: &str, body: Option<String>) -> u16 {
         self.request(method, path, body).await.0
@@ -568,6 +580,21 @@ async fn load<F>(base: &str, clients: usize, seconds: u64, limit: usize, f: F) -
 where
     F: Fn(usize) -> (&'static str, String, Option<String>, u16) + Send + Sync + 'static,
 {
+    load_as(base, None, clients, seconds, limit, f).await
+}
+
+/// [`load`] as the user whose `Authorization` header value is given (`None`: the admin).
+async fn load_as<F>(
+    base: &str,
+    authorization: Option<&str>,
+    clients: usize,
+    seconds: u64,
+    limit: usize,
+    f: F,
+) -> f64
+where
+    F: Fn(usize) -> (&'static str, String, Option<String>, u16) + Send + Sync + 'static,
+{
     let f = Arc::new(f);
     let done = Arc::new(AtomicUsize::new(0));
     let next = Arc::new(AtomicUsize::new(0));
@@ -576,7 +603,10 @@ where
     let mut tasks = vec![];
     for _ in 0..clients {
         let (f, done, next) = (f.clone(), done.clone(), next.clone());
-        let mut conn = Conn::open(base).await;
+        let mut conn = match authorization {
+            Some(a) => Conn::open_as(base, a).await,
+            None => Conn::open(base).await,
+        };
         tasks.push(tokio::spawn(async move {
             while Instant::now() < deadline {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -695,6 +725,9 @@ fn main() {
     }
     if args.wants("tls") {
         rows.extend(rt.block_on(tls_overhead(&args.binary, args.clients, args.seconds)));
+    }
+    if args.wants("authz") {
+        rows.extend(rt.block_on(authz::authz(&args.binary, args.clients, args.seconds)));
     }
     if args.wants("apply") {
         rows.extend(rt.block_on(apply::compare(&args.binary, args.clients, args.seconds)));

@@ -29,25 +29,16 @@ pub(crate) async fn authz(binary: &Path, clients: usize, seconds: u64) -> Vec<Ro
         ("POST", COLLECTION.to_string(), Some(body), 201)
     })
     .await;
-    let post = |path: String, body: String| {
-        let client = client.clone();
-        async move {
-            let r = client
-                .post(format!("{base}{path}", base = base.clone()))
-                .header("Content-Type", "application/json")
-                .body(body)
-                .send()
-                .await
-                .expect("post");
-            assert!(r.status().is_success(), "{path}: {}", r.status());
-        }
-    };
     post(
+        &client,
+        &base,
         format!("{RBAC}/clusterroles"),
         r#"{"metadata":{"name":"crontab-reader"},"rules":[{"apiGroups":["stable.example.com"],"resources":["crontabs"],"verbs":["get"]}]}"#.into(),
     )
     .await;
     post(
+        &client,
+        &base,
         format!("{RBAC}/namespaces/default/rolebindings"),
         r#"{"metadata":{"name":"bench-user"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"crontab-reader"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"bench-user"}]}"#.into(),
     )
@@ -112,4 +103,15 @@ pub(crate) async fn authz(binary: &Path, clients: usize, seconds: u64) -> Vec<Ro
             "within 5%".into(),
         ),
     ]
+}
+
+async fn post(client: &reqwest::Client, base: &str, path: String, body: String) {
+    let r = client
+        .post(format!("{base}{path}"))
+        .header("Content-Type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("post");
+    assert!(r.status().is_success(), "{path}: {}", r.status());
 }

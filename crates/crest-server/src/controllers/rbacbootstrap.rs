@@ -18,10 +18,13 @@ use serde_json::Value;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 
+/// A bootstrap kind: its resource, its expected objects, and whether it is a binding.
+type BootstrapKind = (&'static str, fn() -> Vec<Value>, bool);
+
 /// Reconciles the bootstrap policy with the store. Does nothing while the RBAC kinds are not
 /// served.
 pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), ApiError> {
-    let kinds: [(&str, fn() -> Vec<Value>, bool); 4] = [
+    let kinds: [BootstrapKind; 4] = [
         ("clusterroles", crest_rbac::bootstrap_cluster_roles, false),
         (
             "clusterrolebindings",

@@ -49,8 +49,8 @@ async fn serve_tls(
     };
     let tls = stream.get_ref().1;
     let h2 = tls.alpn_protocol() == Some(b"h2");
-    // The client's leaf certificate (taken, not verified, in the handshake; the authenticator verifies it against the CA per request), for every
-    // request on the connection.
+    // The client's leaf certificate (taken, not verified, in the handshake: the authenticator
+    // verifies it against the CA per request), for every request on the connection.
     let peer = tls
         .peer_certificates()
         .and_then(|c| c.first())

@@ -4,14 +4,15 @@
 use std::path::Path;
 
 /// Each layer and the layers it may use (besides itself).
-const LAYERS: [(&str, &[&str]); 7] = [
+const LAYERS: [(&str, &[&str]); 8] = [
     ("store", &[]),
     ("registry", &["store"]),
     ("views", &["registry", "store"]),
     ("controllers", &["registry", "store"]),
     ("webhook", &["registry", "store"]),
     ("authn", &["registry", "store"]),
-    ("http", &["views", "authn", "registry", "store"]),
+    ("authz", &["registry", "store"]),
+    ("http", &["views", "authn", "authz", "registry", "store"]),
 ];
 
 fn sources(dir: &Path, out: &mut Vec<(String, String)>) {

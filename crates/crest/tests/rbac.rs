@@ -619,3 +619,137 @@ fn service_account_tokens_are_authorized() {
     assert!(!ok);
     assert!(err.contains("Unauthorized"), "{err}");
 }
+
+/// A client certificate's user (CN) and groups (O) are authorized as such; a watch needs the
+/// `watch` verb; an expired ServiceAccount token is a 401 even where its account has access.
+#[tokio::test]
+async fn certificate_users_watches_and_expired_tokens() {
+    use base64::Engine;
+    let s = Server::start();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let der = |pem: &str| -> Vec<u8> {
+        let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+        b64.decode(body).expect("base64")
+    };
+    let ca_der = der(&std::fs::read_to_string(s.dir.join("pki/ca.crt")).unwrap());
+    let ca_key = crest_auth::keys::SigningKey::from_pem(
+        &std::fs::read_to_string(s.dir.join("pki/ca.key")).unwrap(),
+    )
+    .expect("CA key");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let carol = crest_auth::x509::issue_client_cert(
+        &ca_der,
+        &ca_key,
+        "carol",
+        &["devs"],
+        now - 60,
+        now + 86_400,
+    )
+    .expect("issue");
+    let config: String = std::fs::read_to_string(&s.kubeconfig)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("token:"))
+        .map(|l| {
+            let t = l.trim_start();
+            if t.starts_with("client-certificate-data:") {
+                format!(
+                    "    client-certificate-data: {}\n",
+                    b64.encode(&carol.cert_pem)
+                )
+            } else if t.starts_with("client-key-data:") {
+                format!("    client-key-data: {}\n", b64.encode(&carol.key_pem))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let carol_config = s.dir.join("carol.kubeconfig");
+    std::fs::write(&carol_config, config).unwrap();
+    let (ok, _, err) = s.kubectl_with(&carol_config, &["get", "secrets"]);
+    assert!(!ok);
+    assert!(
+        err.contains("secrets is forbidden: User \"carol\" cannot list resource \"secrets\""),
+        "{err}"
+    );
+    s.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "devs-list",
+        "--clusterrole=edit",
+        "--group=devs",
+    ]);
+    let out = s.kubectl_with(&carol_config, &["get", "secrets"]);
+    assert!(out.0, "{}", out.2);
+
+    // list without watch: a watch is refused, as kube-apiserver words it.
+    s.kubectl_ok(&["create", "serviceaccount", "lister"]);
+    s.kubectl_ok(&[
+        "create",
+        "clusterrole",
+        "cm-list",
+        "--verb=list",
+        "--resource=configmaps",
+    ]);
+    s.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "lister-cm",
+        "--clusterrole=cm-list",
+        "--serviceaccount=default:lister",
+    ]);
+    let token = s
+        .kubectl_ok(&["create", "token", "lister"])
+        .trim()
+        .to_string();
+    let path = "/api/v1/namespaces/default/configmaps";
+    let (code, _, _) = s.http_as(Some(&token), "GET", path, &[], None).await;
+    assert_eq!(code, 200);
+    let (code, _, body) = s
+        .http_as(
+            Some(&token),
+            "GET",
+            &format!("{path}?watch=true"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(code, 403);
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        v["message"],
+        "configmaps is forbidden: User \"system:serviceaccount:default:lister\" cannot watch resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+
+    // A token signed with the server's key for the same account: valid now, 401 once expired.
+    let sa: Value =
+        serde_json::from_str(&s.kubectl_ok(&["get", "sa", "lister", "-o", "json"])).unwrap();
+    let key = crest_auth::keys::SigningKey::from_pem(
+        &std::fs::read_to_string(s.dir.join("pki/sa.key")).unwrap(),
+    )
+    .expect("sa key");
+    let claims = crest_auth::serviceaccount::TokenClaims {
+        issuer: "https://kubernetes.default.svc.cluster.local".into(),
+        namespace: "default".into(),
+        service_account: crest_auth::serviceaccount::ObjectRef {
+            name: "lister".into(),
+            uid: sa["metadata"]["uid"].as_str().unwrap().into(),
+        },
+        audiences: vec!["https://kubernetes.default.svc.cluster.local".into()],
+        expiration_seconds: 3600,
+        warn_after_seconds: 0,
+        bound: None,
+        jti: crest_auth::serviceaccount::new_jti(),
+    };
+    let fresh = crest_auth::serviceaccount::issue(&claims, now, &key).unwrap();
+    let (code, _, body) = s.http_as(Some(&fresh), "GET", path, &[], None).await;
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    let expired = crest_auth::serviceaccount::issue(&claims, now - 7200, &key).unwrap();
+    let (code, _, body) = s.http_as(Some(&expired), "GET", path, &[], None).await;
+    assert_eq!(code, 401, "{}", String::from_utf8_lossy(&body));
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["reason"], "Unauthorized");
+}

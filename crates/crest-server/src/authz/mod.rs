@@ -171,26 +171,30 @@ pub(crate) fn request_info<'a>(
     info
 }
 
-/// Whether `user` may do what `info` describes: `Ok`, or the 403 to answer with. A refusal
-/// is confirmed after the cache has caught up with every acknowledged write (a binding just
-/// created grants at once); an allowed request costs one index lookup.
+/// Whether `user` may do what `info` describes: `Ok`, or the 403 to answer with.
 pub(crate) async fn authorize(
     registry: &Registry,
     user: &UserInfo,
     info: &RequestInfo<'_>,
 ) -> Result<(), ApiError> {
     let a = info.attributes(user);
-    // One lock, one lookup for an allowed request.
-    if registry.rbac.read().authorize_fast(&a).0 == Decision::Allow {
-        return Ok(());
-    }
-    catch_up(registry).await;
-    let (decision, reason) = registry.rbac.read().authorize_fast(&a);
+    let (decision, reason) = decide(registry, &a).await;
     if decision == Decision::Allow {
         return Ok(());
     }
     tracing::debug!(user = %user.name, verb = %info.verb, resource = %info.resource, path = %info.path, "forbidden");
     Err(crest_rbac::forbidden_error(&a, &reason))
+}
+
+/// The authorizer's decision on `a`. An allowed request costs one read lock and one index
+/// lookup; a refusal is confirmed after the cache has caught up with every acknowledged
+/// write (a binding just created grants at once), and carries the reason for the 403.
+async fn decide(registry: &Registry, a: &Attributes<'_>) -> (Decision, String) {
+    if registry.rbac.read().authorize_fast(a).0 == Decision::Allow {
+        return (Decision::Allow, String::new());
+    }
+    catch_up(registry).await;
+    registry.rbac.read().authorize_fast(a)
 }
 
 /// Waits for the cache (and so the RBAC index) to reflect every acknowledged write; when the
@@ -199,15 +203,6 @@ pub(crate) async fn catch_up(registry: &Registry) {
     if let Err(e) = registry.sync().await {
         tracing::debug!(error = %e.message, "authorizing without catching up");
     }
-}
-
-/// Whether `user` may do `a` (the decision alone, after catching up on a refusal).
-pub(crate) async fn allows(registry: &Registry, a: &Attributes<'_>) -> bool {
-    if registry.rbac.read().allows(a) {
-        return true;
-    }
-    catch_up(registry).await;
-    registry.rbac.read().allows(a)
 }
 
 /// The impersonation filter: `Ok(None)` when the request impersonates no one; the user it
@@ -239,8 +234,8 @@ pub(crate) async fn impersonate(
             resource_request: true,
             path: "",
         };
-        if !allows(registry, &a).await {
-            let (_, reason) = registry.rbac.read().authorize_fast(&a);
+        let (decision, reason) = decide(registry, &a).await;
+        if decision != Decision::Allow {
             return Err(Ok(check.forbidden(&user.name, &reason)));
         }
     }

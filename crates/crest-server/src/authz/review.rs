@@ -140,11 +140,22 @@ pub(crate) async fn create(
 ) -> Result<Value, ApiError> {
     let gk = GroupKind::new(GROUP, which.kind());
     let spec = review.get("spec").cloned().unwrap_or_else(|| json!({}));
-    let meta_ns = review
+    let mut meta_ns = review
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    // The create handler's `EnsureObjectNamespaceMatchesRequestNamespace`: an object without
+    // a namespace takes the request's; another one is refused before validation.
+    if let Some(ns) = namespace {
+        if meta_ns.is_empty() {
+            meta_ns = ns.to_string();
+        } else if meta_ns != ns {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    }
     if which == Review::SelfSubjectRules {
         // Answered from the index after catching up with acknowledged writes.
         super::catch_up(registry).await;

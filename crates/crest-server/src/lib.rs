@@ -26,6 +26,7 @@ mod store;
 mod views;
 pub mod webhook;
 
+pub use controllers::leaderelection::LeaderElection;
 use crest_storage::Storage;
 use http::App;
 use registry::Registry;
@@ -50,6 +51,10 @@ pub struct Config {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Who requests are from (tokens, anonymous); `None` takes every request as anonymous.
     pub authenticator: Option<Authentication>,
+    /// Run the controllers only while this replica holds the controller Lease (several
+    /// replicas on one shared store); `None`: this server is the only one on its store and
+    /// runs them from the start.
+    pub leader_election: Option<LeaderElection>,
 }
 
 /// The authenticator a server uses (shared; its cache is internally synchronized), and the
@@ -76,6 +81,7 @@ impl Default for Config {
             event_ttl: Duration::from_secs(3600),
             tls: None,
             authenticator: None,
+            leader_election: None,
         }
     }
 }
@@ -104,6 +110,9 @@ impl Running {
     }
 }
 
+/// How long [`start`] waits for a store that does not answer.
+const STORAGE_STARTUP_WAIT: Duration = Duration::from_secs(60);
+
 /// Loads the cache, ensures the default namespaces, binds and starts serving.
 pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result<Running> {
     let cache = Cache::with_history(cache::HistoryLimits {
@@ -111,9 +120,22 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         max_age: config.history_retention,
     });
     let io_err = |e: crest_api::ApiError| std::io::Error::other(e.message);
-    let (objects, revision) = registry::feed::list_all(storage.as_ref())
-        .await
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    // A store that is not there yet (etcd starting with its replicas) is waited for, a
+    // minute at most, as kube-apiserver waits for etcd before serving.
+    let waited = std::time::Instant::now();
+    let (objects, revision) = loop {
+        match registry::feed::list_all(storage.as_ref()).await {
+            Ok(loaded) => break loaded,
+            Err(e @ (crest_storage::StorageError::Unavailable(_)
+            | crest_storage::StorageError::Timeout(_)))
+                if waited.elapsed() < STORAGE_STARTUP_WAIT =>
+            {
+                tracing::warn!(error = %e, "waiting for storage");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(std::io::Error::other(e.to_string())),
+        }
+    };
     cache.load(objects, revision);
     let registry = Registry::new(storage.clone(), cache.clone());
     registry.rbac.rebuild(&cache);
@@ -147,36 +169,31 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         shutdown,
         authn: config.authenticator.map(authn::Authn::new),
     });
-    tasks.push(tokio::spawn(controllers::run(
-        registry.clone(),
-        app.shutdown.subscribe(),
-    )));
-    tasks.push(tokio::spawn(controllers::gc::run(
-        registry.clone(),
-        app.shutdown.subscribe(),
-    )));
-    tasks.push(tokio::spawn(controllers::event_ttl::run(
-        registry.clone(),
-        config.event_ttl,
-        app.shutdown.subscribe(),
-    )));
-    tasks.push(tokio::spawn(controllers::storageversionmigration::run(
-        registry.clone(),
-        app.shutdown.subscribe(),
-    )));
-    tasks.push(tokio::spawn(controllers::endpointslicemirroring::run(
-        registry.clone(),
-        app.shutdown.subscribe(),
-    )));
-    tasks.push(tokio::spawn(controllers::clusterroleaggregation::run(
-        registry.clone(),
-        app.shutdown.subscribe(),
-    )));
-    tasks.push(tokio::spawn(controllers::compaction::compact_history(
-        registry.clone(),
-        config.history_retention,
-        app.shutdown.subscribe(),
-    )));
+    // The controllers: on every start with a store of its own; under leader election when
+    // replicas share one (exactly one replica runs them at a time).
+    let controllers = {
+        let registry = registry.clone();
+        let (retention, event_ttl) = (config.history_retention, config.event_ttl);
+        move |stop: tokio::sync::watch::Receiver<bool>| {
+            spawn_controllers(registry.clone(), retention, event_ttl, stop)
+        }
+    };
+    match config.leader_election.clone() {
+        None => tasks.extend(controllers(app.shutdown.subscribe())),
+        Some(election) => {
+            tasks.push(tokio::spawn(controllers::compaction::expire_history(
+                registry.clone(),
+                config.history_retention,
+                app.shutdown.subscribe(),
+            )));
+            tasks.push(tokio::spawn(controllers::leaderelection::run(
+                registry.clone(),
+                election,
+                app.shutdown.subscribe(),
+                controllers,
+            )));
+        }
+    }
     let tls = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     tasks.push(tokio::spawn(http::server::accept_loop(
         app.clone(),
@@ -188,4 +205,39 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         app,
         tasks,
     })
+}
+
+/// Starts every controller; each stops when `stop` fires.
+fn spawn_controllers(
+    registry: Arc<Registry>,
+    retention: Duration,
+    event_ttl: Duration,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    vec![
+        tokio::spawn(controllers::run(registry.clone(), stop.clone())),
+        tokio::spawn(controllers::gc::run(registry.clone(), stop.clone())),
+        tokio::spawn(controllers::event_ttl::run(
+            registry.clone(),
+            event_ttl,
+            stop.clone(),
+        )),
+        tokio::spawn(controllers::storageversionmigration::run(
+            registry.clone(),
+            stop.clone(),
+        )),
+        tokio::spawn(controllers::endpointslicemirroring::run(
+            registry.clone(),
+            stop.clone(),
+        )),
+        tokio::spawn(controllers::clusterroleaggregation::run(
+            registry.clone(),
+            stop.clone(),
+        )),
+        tokio::spawn(controllers::compaction::compact_history(
+            registry,
+            retention,
+            stop,
+        )),
+    ]
 }

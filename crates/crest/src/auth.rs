@@ -25,29 +25,24 @@ pub(crate) struct Credentials {
 
 /// Reads (or creates) the pki dir's credentials and builds the authenticator.
 pub(crate) fn prepare(
-    data_dir: &Path,
+    pki: &Path,
     token_auth_file: Option<&Path>,
     anonymous: bool,
 ) -> Result<Credentials, String> {
-    let pki = data_dir.join("pki");
-    std::fs::create_dir_all(&pki).map_err(|e| format!("cannot create {}: {e}", pki.display()))?;
-    let admin_token = match std::fs::read_to_string(pki.join(ADMIN_TOKEN)) {
-        Ok(t) if !t.trim().is_empty() => t.trim().to_string(),
-        _ => {
-            let t = crest_auth::tokenfile::random_token()?;
-            write_private(&pki.join(ADMIN_TOKEN), t.as_bytes())?;
-            t
-        }
-    };
-    let key = match std::fs::read_to_string(pki.join(SA_KEY)) {
-        Ok(pem) => SigningKey::from_pem(&pem)
-            .map_err(|e| format!("{}: {}", pki.join(SA_KEY).display(), e.message()))?,
-        Err(_) => {
-            let k = SigningKey::generate().map_err(|e| e.message().to_string())?;
-            write_private(&pki.join(SA_KEY), k.to_pem().as_bytes())?;
-            k
-        }
-    };
+    std::fs::create_dir_all(pki).map_err(|e| format!("cannot create {}: {e}", pki.display()))?;
+    let admin_token = crate::pki::read_or_create(&pki.join(ADMIN_TOKEN), || {
+        crest_auth::tokenfile::random_token().map(String::into_bytes)
+    })?
+    .trim()
+    .to_string();
+    let key_path = pki.join(SA_KEY);
+    let key_pem = crate::pki::read_or_create(&key_path, || {
+        SigningKey::generate()
+            .map(|k| k.to_pem().into_bytes())
+            .map_err(|e| e.message().to_string())
+    })?;
+    let key = SigningKey::from_pem(&key_pem)
+        .map_err(|e| format!("{}: {}", key_path.display(), e.message()))?;
     let mut tokens = match token_auth_file {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -76,21 +71,4 @@ pub(crate) fn prepare(
         admin_token,
         signer: key,
     })
-}
-
-/// Writes a file only its owner can read (0600), atomically.
-fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension("tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let write = || -> std::io::Result<()> {
-        std::io::Write::write_all(&mut options.open(&tmp)?, bytes)?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -17,6 +17,7 @@ static JEMALLOC_CONF: &u8 =
     &b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
 
 mod auth;
+mod pki;
 mod tls;
 
 use clap::{Parser, Subcommand};
@@ -39,7 +40,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the Kubernetes API on the embedded store.
+    /// Serve the Kubernetes API on the embedded store, or on etcd with --etcd-servers.
     Serve {
         /// Where objects and the kubeconfig are kept.
         #[arg(long, default_value = "./crest-data")]
@@ -72,7 +73,49 @@ enum Command {
         /// (`--anonymous-auth=false`: they get 401).
         #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
         anonymous_auth: bool,
+        /// The CA, the admin token and the ServiceAccount signing key (created on first use).
+        /// Replicas on one etcd share it, so they trust the same clients and tokens.
+        /// Default: DATA_DIR/pki.
+        #[arg(long)]
+        pki_dir: Option<PathBuf>,
+        #[command(flatten)]
+        etcd: EtcdFlags,
     },
+}
+
+/// Storing in etcd instead of the embedded store (kube-apiserver's flags), and the controllers'
+/// leader election that several replicas on one etcd need (kube-controller-manager's flags).
+#[derive(clap::Args, Clone, Debug)]
+struct EtcdFlags {
+    /// Store in etcd (v3 API) at these endpoints (comma-separated URLs, e.g.
+    /// `http://127.0.0.1:2379,http://127.0.0.1:22379`) instead of the embedded store; any
+    /// number of Crest replicas can share one etcd.
+    #[arg(long, value_delimiter = ',')]
+    etcd_servers: Vec<String>,
+    /// The prefix of every key in etcd (kube-apiserver's layout below it).
+    #[arg(long, default_value = "/registry")]
+    etcd_prefix: String,
+    /// The CA that signed etcd's serving certificate.
+    #[arg(long, requires = "etcd_servers")]
+    etcd_cafile: Option<PathBuf>,
+    /// The client certificate Crest presents to etcd (with --etcd-keyfile).
+    #[arg(long, requires_all = ["etcd_servers", "etcd_keyfile"])]
+    etcd_certfile: Option<PathBuf>,
+    /// The client certificate's key.
+    #[arg(long, requires_all = ["etcd_servers", "etcd_certfile"])]
+    etcd_keyfile: Option<PathBuf>,
+    /// How long a request to etcd may take before it fails with a 504.
+    #[arg(long, default_value = "5s", value_parser = parse_go_duration)]
+    etcd_request_timeout: Duration,
+    /// With --etcd-servers: how long a controller Lease not renewed stays another replica's.
+    #[arg(long, default_value = "15s", value_parser = parse_go_duration)]
+    leader_elect_lease_duration: Duration,
+    /// How long the leader keeps trying to renew before it stops its controllers.
+    #[arg(long, default_value = "10s", value_parser = parse_go_duration)]
+    leader_elect_renew_deadline: Duration,
+    /// How often replicas try to acquire the Lease and the leader renews it.
+    #[arg(long, default_value = "2s", value_parser = parse_go_duration)]
+    leader_elect_retry_period: Duration,
 }
 
 fn kubeconfig(server: &str, tls: Option<&tls::Tls>, token: &str) -> String {
@@ -178,6 +221,8 @@ struct ServeOptions {
     plain_http: bool,
     token_auth_file: Option<PathBuf>,
     anonymous_auth: bool,
+    pki_dir: Option<PathBuf>,
+    etcd: EtcdFlags,
 }
 
 /// `--plain-http` only where nobody else can listen in: a loopback address.
@@ -202,6 +247,8 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         plain_http,
         token_auth_file,
         anonymous_auth,
+        pki_dir,
+        etcd,
     } = o;
     let started = Instant::now();
     if plain_http {
@@ -209,28 +256,23 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
     }
     std::fs::create_dir_all(&data_dir)
         .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
+    let pki = pki_dir.unwrap_or_else(|| data_dir.join("pki"));
     let tls = if plain_http {
         None
     } else {
-        Some(tls::prepare(&data_dir, listen)?)
+        Some(tls::prepare(&pki, listen)?)
     };
-    let mut credentials = auth::prepare(&data_dir, token_auth_file.as_deref(), anonymous_auth)?;
+    let mut credentials = auth::prepare(&pki, token_auth_file.as_deref(), anonymous_auth)?;
     if let Some(t) = &tls {
         // Client certificates are taken at the TLS level whoever issued them, and verified here
         // (chain to the CA, validity, client usage): a foreign one is a 401, as upstream.
         credentials.authenticator.client_ca = Some(
             crest_auth::x509::ClientCa::from_pem(&t.ca_pem).map_err(|e| {
-                format!(
-                    "the CA in {}: {}",
-                    data_dir.join("pki").display(),
-                    e.message()
-                )
+                format!("the CA in {}: {}", pki.display(), e.message())
             })?,
         );
     }
-    let store = EmbeddedStore::open(&data_dir, EmbeddedOptions::default())
-        .map_err(|e| format!("cannot open the store in {}: {e}", data_dir.display()))?;
-    let storage: Arc<dyn crest_storage::Storage> = store;
+    let (storage, leader_election) = open_storage(&data_dir, &etcd).await?;
     let config = crest_server::Config {
         listen,
         history_retention: retention,
@@ -242,6 +284,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
             signer: Some(Arc::new(credentials.signer)),
             issuer: auth::ISSUER.into(),
         }),
+        leader_election,
     };
     let running = crest_server::start(config, storage)
         .await
@@ -264,6 +307,75 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
     tracing::info!("shutting down");
     running.shutdown().await;
     Ok(())
+}
+
+/// The store: etcd with --etcd-servers (and leader election for the controllers, since other
+/// replicas may share it), else the embedded store in the data dir (which one process owns).
+async fn open_storage(
+    data_dir: &Path,
+    etcd: &EtcdFlags,
+) -> Result<
+    (
+        Arc<dyn crest_storage::Storage>,
+        Option<crest_server::LeaderElection>,
+    ),
+    String,
+> {
+    if etcd.etcd_servers.is_empty() {
+        let store = EmbeddedStore::open(data_dir, EmbeddedOptions::default())
+            .map_err(|e| format!("cannot open the store in {}: {e}", data_dir.display()))?;
+        return Ok((store, None));
+    }
+    let tls = match (&etcd.etcd_cafile, &etcd.etcd_certfile, &etcd.etcd_keyfile) {
+        (None, None, None) => None,
+        (ca, cert, key) => Some(crest_storage_etcd::EtcdTls {
+            ca_file: ca.clone(),
+            cert_file: cert.clone(),
+            key_file: key.clone(),
+        }),
+    };
+    let prefix = format!("/{}", etcd.etcd_prefix.trim_matches('/'));
+    let options = crest_storage_etcd::EtcdOptions {
+        endpoints: etcd.etcd_servers.clone(),
+        prefix,
+        tls,
+        request_timeout: etcd.etcd_request_timeout,
+        ..Default::default()
+    };
+    let store = crest_storage_etcd::EtcdStore::connect(options)
+        .await
+        .map_err(|e| format!("cannot reach etcd at {}: {e}", etcd.etcd_servers.join(",")))?;
+    let mut election = crest_server::LeaderElection::new(identity());
+    election.lease_duration = etcd.leader_elect_lease_duration;
+    election.renew_deadline = etcd.leader_elect_renew_deadline;
+    election.retry_period = etcd.leader_elect_retry_period;
+    if election.renew_deadline >= election.lease_duration
+        || election.retry_period >= election.renew_deadline
+    {
+        return Err(
+            "--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline, \
+             and that shorter than --leader-elect-lease-duration"
+                .into(),
+        );
+    }
+    tracing::info!(
+        identity = election.identity.as_str(),
+        endpoints = etcd.etcd_servers.join(","),
+        prefix = etcd.etcd_prefix.as_str(),
+        "storing in etcd"
+    );
+    Ok((store, Some(election)))
+}
+
+/// This replica's holder identity in the controller Lease, as kube-controller-manager's:
+/// `hostname_uuid`.
+fn identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "crest".into());
+    format!("{host}_{}", uuid::Uuid::new_v4())
 }
 
 /// Go's `time.ParseDuration` for the non-negative durations flags take: decimal numbers with
@@ -332,6 +444,8 @@ fn main() -> std::process::ExitCode {
             plain_http,
             token_auth_file,
             anonymous_auth,
+            pki_dir,
+            etcd,
         } => runtime.block_on(serve(ServeOptions {
             data_dir,
             listen,
@@ -341,6 +455,8 @@ fn main() -> std::process::ExitCode {
             plain_http,
             token_auth_file,
             anonymous_auth,
+            pki_dir,
+            etcd,
         })),
     };
     match result {

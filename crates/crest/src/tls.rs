@@ -27,35 +27,27 @@ pub(crate) struct Tls {
 const CA_CERT: &str = "ca.crt";
 const CA_KEY: &str = "ca.key";
 
-/// Loads the CA of `dir/pki` (creating it on first use) and issues a serving certificate for
-/// localhost, 127.0.0.1, ::1 and the listen address.
-pub(crate) fn prepare(data_dir: &Path, listen: SocketAddr) -> Result<Tls, String> {
-    let pki = data_dir.join("pki");
-    std::fs::create_dir_all(&pki).map_err(|e| format!("cannot create {}: {e}", pki.display()))?;
+/// Loads the CA of the pki dir (creating it on first use; replicas sharing the dir share it) and
+/// issues a serving certificate for localhost, 127.0.0.1, ::1 and the listen address.
+pub(crate) fn prepare(pki: &Path, listen: SocketAddr) -> Result<Tls, String> {
+    std::fs::create_dir_all(pki).map_err(|e| format!("cannot create {}: {e}", pki.display()))?;
     let key_path = pki.join(CA_KEY);
-    let ca_key = match std::fs::read_to_string(&key_path) {
-        Ok(pem) => KeyPair::from_pem(&pem)
-            .map_err(|e| format!("cannot read the CA key {}: {e}", key_path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let key = KeyPair::generate().map_err(|e| format!("cannot generate a key: {e}"))?;
-            write_private(&key_path, &key.serialize_pem())?;
-            key
-        }
-        Err(e) => return Err(format!("cannot read {}: {e}", key_path.display())),
-    };
+    let key_pem = crate::pki::read_or_create(&key_path, || {
+        KeyPair::generate()
+            .map(|k| k.serialize_pem().into_bytes())
+            .map_err(|e| format!("cannot generate a key: {e}"))
+    })?;
+    let ca_key = KeyPair::from_pem(&key_pem)
+        .map_err(|e| format!("cannot read the CA key {}: {e}", key_path.display()))?;
     // The CA certificate is rebuilt from fixed parameters and the kept key: its subject and key
     // identifier are the same at every start, so certificates it issues verify against the
     // `ca.crt` clients already trust.
     let ca_cert = ca_params()
         .self_signed(&ca_key)
         .map_err(|e| format!("cannot build the CA certificate: {e}"))?;
-    let ca_path = pki.join(CA_CERT);
-    if !ca_path.exists() {
-        std::fs::write(&ca_path, ca_cert.pem())
-            .map_err(|e| format!("cannot write {}: {e}", ca_path.display()))?;
-    }
-    let ca_pem = std::fs::read_to_string(&ca_path)
-        .map_err(|e| format!("cannot read {}: {e}", ca_path.display()))?;
+    let ca_pem = crate::pki::read_or_create_mode(&pki.join(CA_CERT), 0o644, || {
+        Ok(ca_cert.pem().into_bytes())
+    })?;
 
     let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
     if !listen.ip().is_unspecified() && !listen.ip().is_loopback() {
@@ -185,22 +177,4 @@ fn ca_params() -> CertificateParams {
     params.not_before = rcgen::date_time_ymd(2024, 1, 1);
     params.not_after = rcgen::date_time_ymd(2124, 1, 1);
     params
-}
-
-/// Writes a private key readable by its owner only.
-fn write_private(path: &Path, pem: &str) -> Result<(), String> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options
-        .open(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    file.write_all(pem.as_bytes())
-        .and_then(|_| file.sync_all())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -61,3 +61,19 @@ async fn compact_in_steps(registry: &Registry, target: Revision) {
         tokio::task::yield_now().await;
     }
 }
+
+/// Ages out the cache's in-memory change history on every replica (storage compaction runs on
+/// the leader only, through [`compact_history`]).
+pub(crate) async fn expire_history(
+    registry: Arc<Registry>,
+    retention: Duration,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut ticker = tokio::time::interval((retention / 5).max(Duration::from_secs(1)));
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = ticker.tick() => registry.cache.expire_history(),
+        }
+    }
+}

@@ -7,6 +7,7 @@ pub(crate) mod compaction;
 pub(crate) mod endpointslicemirroring;
 pub(crate) mod event_ttl;
 pub(crate) mod gc;
+pub(crate) mod leaderelection;
 pub(crate) mod namespace;
 pub(crate) mod rbacbootstrap;
 pub(crate) mod serviceaccounts;

@@ -162,6 +162,10 @@ async fn follow(
     loop {
         let first = tokio::select! {
             _ = shutdown.changed() => return None,
+            _ = registry.cache.progress_wanted() => {
+                stream.request_progress();
+                continue;
+            }
             ev = stream.next() => ev,
         };
         let first = match first {

@@ -170,11 +170,18 @@ impl Default for HistoryLimits {
     }
 }
 
+/// How long a reader waits for the feed to deliver a revision before asking for progress.
+const PROGRESS_AFTER: Duration = Duration::from_millis(20);
+
 pub(crate) struct Cache {
     state: RwLock<State>,
     revision_tx: watch::Sender<Revision>,
     events_tx: broadcast::Sender<Arc<CacheEvent>>,
     limits: HistoryLimits,
+    /// Readers waiting for a revision the feed's watch has not delivered ask here for a
+    /// progress notification (the revision may have been reached by writes outside the watched
+    /// prefix: another application, or another `--etcd-prefix`, on the same etcd).
+    progress_wanted: tokio::sync::Notify,
 }
 
 /// The history no longer holds the changes after the requested revision (they start after
@@ -217,6 +224,7 @@ impl Cache {
             revision_tx,
             events_tx,
             limits,
+            progress_wanted: tokio::sync::Notify::new(),
         })
     }
 
@@ -513,14 +521,33 @@ impl Cache {
         timeout: Duration,
     ) -> Result<(), crest_api::ApiError> {
         let mut rx = self.revision_tx.subscribe();
-        let waited = tokio::time::timeout(timeout, rx.wait_for(|r| *r >= revision)).await;
-        match waited {
-            Ok(Ok(_)) => Ok(()),
-            _ => Err(crest_api::ApiError::too_large_resource_version(
-                revision,
-                self.revision(),
-            )),
+        let deadline = tokio::time::Instant::now() + timeout;
+        // Changes usually arrive within milliseconds; past that, the revision may have been
+        // reached by writes outside the watched prefix, which only a progress notification
+        // brings: ask for one, and again every 100 ms (a watch re-established meanwhile loses
+        // the request).
+        let mut wait = PROGRESS_AFTER;
+        loop {
+            let until = (tokio::time::Instant::now() + wait).min(deadline);
+            match tokio::time::timeout_at(until, rx.wait_for(|r| *r >= revision)).await {
+                Ok(Ok(_)) => return Ok(()),
+                Ok(Err(_)) => break,
+                Err(_) if until >= deadline => break,
+                Err(_) => {
+                    self.progress_wanted.notify_one();
+                    wait = Duration::from_millis(100);
+                }
+            }
         }
+        Err(crest_api::ApiError::too_large_resource_version(
+            revision,
+            self.revision(),
+        ))
+    }
+
+    /// Resolves when a reader wants the feed to ask its watch for progress.
+    pub(crate) async fn progress_wanted(&self) {
+        self.progress_wanted.notified().await
     }
 
     /// Notified with the new revision after every applied batch.

@@ -15,6 +15,8 @@ pub(crate) struct Server {
     pub dir: PathBuf,
     pub base: String,
     pub kubeconfig: PathBuf,
+    /// The pki dir: `DIR/pki`, or the `--pki-dir` the server was started with.
+    pub pki: PathBuf,
     _tmp: Option<tempfile::TempDir>,
 }
 
@@ -78,11 +80,23 @@ impl Server {
             );
             std::thread::sleep(Duration::from_millis(5));
         };
+        let pki = args
+            .iter()
+            .position(|a| *a == "--pki-dir")
+            .and_then(|i| args.get(i + 1))
+            .map(PathBuf::from)
+            .or_else(|| {
+                args.iter()
+                    .find_map(|a| a.strip_prefix("--pki-dir="))
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| dir.join("pki"));
         let s = Server {
             child,
             dir: dir.to_path_buf(),
             base,
             kubeconfig,
+            pki,
             _tmp: None,
         };
         s.wait_ready();
@@ -108,7 +122,7 @@ impl Server {
 
     /// The admin's bearer token (`DIR/pki/admin.token`: `crest-admin` in `system:masters`).
     pub(crate) fn admin_token(&self) -> String {
-        std::fs::read_to_string(self.dir.join("pki/admin.token"))
+        std::fs::read_to_string(self.pki.join("admin.token"))
             .expect("pki/admin.token")
             .trim()
             .to_string()
@@ -116,7 +130,7 @@ impl Server {
 
     /// The CA the server's certificate (and the admin client certificate) chains to.
     pub(crate) fn ca_path(&self) -> PathBuf {
-        self.dir.join("pki/ca.crt")
+        self.pki.join("ca.crt")
     }
 
     /// curl trusting the server's CA, as the admin (its bearer token), unless `args` carry an
@@ -132,7 +146,7 @@ impl Server {
             a.to_ascii_lowercase().starts_with("authorization:") || *a == "--cert" || *a == "-E"
         });
         if !anonymous && !own_credentials {
-            if let Ok(token) = std::fs::read_to_string(self.dir.join("pki/admin.token")) {
+            if let Ok(token) = std::fs::read_to_string(self.pki.join("admin.token")) {
                 cmd.arg("-H")
                     .arg(format!("Authorization: Bearer {}", token.trim()));
             }

@@ -189,6 +189,18 @@ pub fn decode_object(
     Ok(obj)
 }
 
+/// An object as kube-apiserver stores built-in kinds in etcd (its default storage media type is
+/// protobuf: the envelope naming the storage version and kind), decoded into the JSON Crest
+/// stores; `None` when `stored` is not such an envelope or its kind is not one Crest decodes.
+/// Crest serving an etcd that kube-apiserver wrote reads namespaces, RBAC objects and the other
+/// built-in kinds it shares this way (custom resources and CustomResourceDefinitions are JSON
+/// there already).
+pub fn decode_stored(stored: &[u8]) -> Option<Value> {
+    let (tm, _) = envelope(stored).ok()?;
+    let (group, version) = tm.api_version.split_once('/').unwrap_or(("", &tm.api_version));
+    decode_object(stored, group, version, &tm.kind).ok()
+}
+
 pub fn unsupported_for_kind() -> ApiError {
     ApiError::unsupported_media_type(
         "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",

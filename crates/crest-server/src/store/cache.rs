@@ -40,7 +40,10 @@ impl CachedObject {
     ) -> Self {
         let json = with_resource_version(stored, mod_revision)
             .or_else(|| {
-                let mut v = serde_json::from_slice::<Value>(stored).ok()?;
+                let mut v = serde_json::from_slice::<Value>(stored)
+                    .ok()
+                    // A built-in kind kube-apiserver stored (protobuf), serving its etcd.
+                    .or_else(|| crest_codec::protobuf::decode_stored(stored))?;
                 crest_api::meta::set(&mut v, "resourceVersion", mod_revision.to_string());
                 serde_json::to_vec(&v).ok()
             })

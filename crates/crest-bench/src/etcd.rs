@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Etcd {
-    child: Child,
-    endpoint: String,
+pub(crate) struct Etcd {
+    pub(crate) child: Child,
+    pub(crate) endpoint: String,
 }
 
 impl Drop for Etcd {
@@ -36,7 +36,7 @@ fn free_port() -> u16 {
 }
 
 /// Fails the bench with a clear message when `etcd` is not installed.
-fn etcd_version() -> String {
+pub(crate) fn etcd_version() -> String {
     match Command::new("etcd").arg("--version").output() {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
             .lines()
@@ -48,7 +48,7 @@ fn etcd_version() -> String {
             .to_string(),
         _ => {
             eprintln!(
-                "crest-bench --only etcd needs the etcd server binary on PATH \
+                "crest-bench --only etcd,replicas needs the etcd server binary on PATH \
                  (Debian: apt-get install etcd-server)"
             );
             std::process::exit(2);
@@ -56,7 +56,7 @@ fn etcd_version() -> String {
     }
 }
 
-async fn start_etcd(dir: &Path) -> Etcd {
+pub(crate) async fn start_etcd(dir: &Path) -> Etcd {
     let (client, peer) = (free_port(), free_port());
     let client_url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
@@ -120,7 +120,7 @@ struct Figures {
 }
 
 /// CPU time (user + system) process `pid` has used so far, in seconds.
-fn cpu_seconds(pid: u32) -> f64 {
+pub(crate) fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the command (which may hold spaces) end with ')'.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");

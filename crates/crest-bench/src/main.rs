@@ -41,6 +41,10 @@
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
 //!   same values from 64 gRPC clients, and each data dir after compaction (etcd: + defrag);
 //!   `--rounds R` (default 3) alternates them R times and reports medians. See `etcd.rs`.
+//! - `replicas` (only when named): Crest on etcd (one member) against raw etcd puts (durable 2 KiB
+//!   creates, target >= 0.8x), GET and LIST per replica against the embedded store (within
+//!   10%), server CPU per GET with a second replica (no growth), and a consistent LIST's
+//!   latency against a cached one and an etcd round trip. See `replicas.rs`.
 //! - `--payload repeated|random`: what fills each object's 1,800-character payload: `x`s (the
 //!   default, as every figure so far) or characters compression cannot shrink.
 //! - `idle` (in `watch`): server RSS growth for 10,000 idle watch connections (and, to compare,
@@ -58,6 +62,7 @@ mod builtin;
 mod etcd;
 mod events;
 mod openapi;
+mod replicas;
 mod table;
 mod versions;
 mod watch;
@@ -79,8 +84,8 @@ struct Args {
 impl Args {
     fn wants(&self, section: &str) -> bool {
         // The etcd comparison needs etcd installed: only when asked for.
-        if section == "etcd" {
-            return self.only.iter().any(|s| s == "etcd");
+        if section == "etcd" || section == "replicas" {
+            return self.only.iter().any(|s| s == section);
         }
         self.only.is_empty()
             || self.only.iter().any(|s| {
@@ -89,8 +94,9 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 17] = [
+const SECTIONS: [&str; 18] = [
     "etcd",
+    "replicas",
     "tls",
     "authz",
     "events",
@@ -217,9 +223,9 @@ struct Access {
 /// The servers of this run by base URL.
 static SERVERS: std::sync::Mutex<Vec<(String, Access)>> = std::sync::Mutex::new(Vec::new());
 
-/// Reads how to reach the server whose data dir is `dir` (HTTPS: `pki/ca.crt`; `pki/admin.token`).
-fn read_access(base: &str, dir: &Path) -> Access {
-    let token = std::fs::read_to_string(dir.join("pki/admin.token")).expect("pki/admin.token");
+/// Reads how to reach the server whose pki dir is `pki` (HTTPS: `ca.crt`; `admin.token`).
+fn read_access(base: &str, pki: &Path) -> Access {
+    let token = std::fs::read_to_string(pki.join("admin.token")).expect("pki/admin.token");
     let authorization = format!("Bearer {}", token.trim());
     if !base.starts_with("https://") {
         return Access {
@@ -228,7 +234,7 @@ fn read_access(base: &str, dir: &Path) -> Access {
             authorization,
         };
     }
-    let pem = std::fs::read(dir.join("pki/ca.crt")).expect("pki/ca.crt");
+    let pem = std::fs::read(pki.join("ca.crt")).expect("pki/ca.crt");
     let mut roots = rustls::RootCertStore::empty();
     use rustls::pki_types::pem::PemObject;
     for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
@@ -374,8 +380,14 @@ fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
         );
         std::thread::sleep(Duration::from_micros(500));
     };
-    // HTTPS (the default): trust the CA the server keeps in its data dir; as the admin.
-    let access = read_access(&base, dir);
+    // HTTPS (the default): trust the CA the server keeps in its pki dir; as the admin.
+    let pki = extra
+        .iter()
+        .position(|a| *a == "--pki-dir")
+        .and_then(|i| extra.get(i + 1))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.join("pki"));
+    let access = read_access(&base, &pki);
     let mut client = reqwest::blocking::Client::builder();
     if let Some(ca) = &access.ca {
         client = client.add_root_certificate(ca.clone());
@@ -686,6 +698,14 @@ fn main() {
             args.objects,
             args.clients,
             args.rounds,
+        )));
+    }
+    if args.wants("replicas") {
+        rows.extend(rt.block_on(replicas::replicas(
+            &args.binary,
+            args.objects,
+            args.clients,
+            args.seconds,
         )));
     }
     if args.wants("fanout") {

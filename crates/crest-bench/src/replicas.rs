@@ -1,0 +1,285 @@
+//! `replicas` (only when named; needs `etcd` on PATH): Crest on etcd against raw etcd and
+//! against the embedded store, in the same run on the same machine.
+//!
+//! - Durable creates of 2 KiB CronTabs through one Crest replica on a one-member etcd against
+//!   raw etcd puts of the same values from as many gRPC clients (target: Crest >= 0.8x etcd).
+//! - GETs by name and LISTs (100 objects) from keep-alive connections against a replica on etcd
+//!   and against the embedded store holding the same objects (target: within 10%).
+//! - Server CPU per GET of replica A alone, then while a second replica B on the same etcd
+//!   serves the same load at the same time (target: A's CPU per GET does not grow).
+//! - The latency of a consistent LIST (no resourceVersion: etcd's current revision, then the
+//!   cache) against a LIST from the cache (`resourceVersion=0`) and a raw etcd round trip
+//!   (target: the difference at most one etcd round trip).
+//!
+//! Each measurement alternates the two sides over rounds and keeps the best of each, as the
+//! other sections do; the client runs on one thread beside the servers on this machine.
+
+use crate::etcd::{cpu_seconds, etcd_version, start_etcd};
+use crate::{client, create_crd, crontab, load, start_with, Row, Server, COLLECTION};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+const OBJECTS: usize = 100;
+const ROUNDS: usize = 2;
+
+/// Raw etcd: `n` puts of CronTab JSON under `prefix` from `clients` connections; puts/s.
+async fn etcd_puts(endpoint: &str, prefix: &str, n: usize, clients: usize) -> f64 {
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut conns = vec![];
+    for _ in 0..clients {
+        conns.push(
+            etcd_client::Client::connect([endpoint], None)
+                .await
+                .expect("etcd connect"),
+        );
+    }
+    let t0 = Instant::now();
+    let mut tasks = vec![];
+    for mut c in conns {
+        let (next, prefix) = (next.clone(), prefix.to_string());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return;
+                }
+                let key = format!("{prefix}/stable.example.com/crontabs/default/ct-{i}");
+                c.put(key, crontab(&format!("ct-{i}")), None)
+                    .await
+                    .expect("etcd put");
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("etcd client");
+    }
+    n as f64 / t0.elapsed().as_secs_f64()
+}
+
+/// Starts a replica on etcd `endpoint` under `prefix`, sharing `pki`.
+fn replica(binary: &Path, dir: &Path, endpoint: &str, prefix: &str, pki: &Path) -> Server {
+    let pki = pki.to_string_lossy().to_string();
+    start_with(
+        binary,
+        dir,
+        &[
+            "--etcd-servers",
+            endpoint,
+            "--etcd-prefix",
+            prefix,
+            "--pki-dir",
+            &pki,
+        ],
+    )
+    .0
+}
+
+/// GETs by name per second.
+async fn gets(base: &str, clients: usize, seconds: u64, prefix: &'static str) -> f64 {
+    load(base, clients, seconds, usize::MAX, move |i| {
+        (
+            "GET",
+            format!("{COLLECTION}/{prefix}-{}", i % OBJECTS),
+            None,
+            200,
+        )
+    })
+    .await
+}
+
+/// LISTs of the collection per second.
+async fn lists(base: &str, clients: usize, seconds: u64) -> f64 {
+    load(base, clients, seconds, usize::MAX, |_| {
+        ("GET", COLLECTION.to_string(), None, 200)
+    })
+    .await
+}
+
+async fn fill(base: &str, clients: usize, prefix: &'static str) {
+    create_crd(&client(base), base).await;
+    load(base, clients, 3600, OBJECTS - 1, move |i| {
+        (
+            "POST",
+            COLLECTION.to_string(),
+            Some(crontab(&format!("{prefix}-{}", i + 1))),
+            201,
+        )
+    })
+    .await;
+    // `create_crd` created `first`; the GETs read `<prefix>-0` too.
+    load(base, 1, 60, 1, move |_| {
+        (
+            "POST",
+            COLLECTION.to_string(),
+            Some(crontab(&format!("{prefix}-0"))),
+            201,
+        )
+    })
+    .await;
+}
+
+/// Median of sequential request latencies in microseconds.
+async fn latency_us(base: &str, path: &str, n: usize) -> f64 {
+    let mut conn = crate::Conn::open(base).await;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        assert_eq!(conn.send("GET", path, None).await, 200, "{path}");
+        v.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median latency of etcd's keys-only limit-1 range, the round trip a consistent read adds.
+async fn etcd_round_trip_us(endpoint: &str, n: usize) -> f64 {
+    let mut c = etcd_client::Client::connect([endpoint], None)
+        .await
+        .expect("etcd connect");
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        c.get(
+            "/",
+            Some(
+                etcd_client::GetOptions::new()
+                    .with_keys_only()
+                    .with_limit(1),
+            ),
+        )
+        .await
+        .expect("etcd range");
+        v.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+pub(crate) async fn replicas(
+    binary: &Path,
+    n: usize,
+    clients: usize,
+    seconds: u64,
+) -> Vec<Row> {
+    let version = etcd_version();
+    let etcd_dir = tempfile::tempdir().expect("tempdir");
+    let etcd = start_etcd(etcd_dir.path()).await;
+    let endpoint = etcd.endpoint.clone();
+    let pki = tempfile::tempdir().expect("tempdir");
+    let mut rows = vec![];
+
+    // Durable creates: raw etcd puts against Crest creates, alternated, best of each.
+    let n = n.min(20_000);
+    let (mut raw, mut through) = (0f64, 0f64);
+    for round in 0..ROUNDS {
+        raw = raw.max(etcd_puts(&endpoint, &format!("/raw-{round}"), n, clients).await);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let a = replica(
+            binary,
+            dir.path(),
+            &endpoint,
+            &format!("/creates-{round}"),
+            pki.path(),
+        );
+        create_crd(&client(&a.base), &a.base).await;
+        let rate = load(&a.base, clients, 3600, n, |i| {
+            let body = crontab(&format!("ct-{i}"));
+            ("POST", COLLECTION.to_string(), Some(body), 201)
+        })
+        .await;
+        through = through.max(rate);
+        eprintln!("round {}: etcd {raw:.0} puts/s, Crest on etcd {rate:.0} creates/s", round + 1);
+    }
+    rows.push((
+        format!("{version}: puts of {n} 2 KiB values, {clients} gRPC clients (best of {ROUNDS})"),
+        format!("{raw:.0} /s"),
+        "reference".into(),
+    ));
+    rows.push((
+        format!("Crest on etcd: durable creates of {n} 2 KiB CronTabs, {clients} HTTP clients"),
+        format!("{through:.0} /s = {:.2}x raw etcd puts", through / raw),
+        ">= 0.8x etcd".into(),
+    ));
+
+    // Reads per replica against the embedded store, the same objects.
+    let emb_dir = tempfile::tempdir().expect("tempdir");
+    let (embedded, _) = start_with(binary, emb_dir.path(), &[]);
+    fill(&embedded.base, clients, "r").await;
+    let a_dir = tempfile::tempdir().expect("tempdir");
+    let a = replica(binary, a_dir.path(), &endpoint, "/reads", pki.path());
+    fill(&a.base, clients, "r").await;
+    gets(&a.base, clients, 1, "r").await;
+    gets(&embedded.base, clients, 1, "r").await;
+    let (mut e_get, mut a_get, mut e_list, mut a_list) = (0f64, 0f64, 0f64, 0f64);
+    for _ in 0..ROUNDS {
+        a_get = a_get.max(gets(&a.base, clients, seconds, "r").await);
+        e_get = e_get.max(gets(&embedded.base, clients, seconds, "r").await);
+        e_list = e_list.max(lists(&embedded.base, clients, seconds).await);
+        a_list = a_list.max(lists(&a.base, clients, seconds).await);
+    }
+    drop(embedded);
+    rows.push((
+        format!("GET by name, {clients} clients: replica on etcd vs embedded store"),
+        format!(
+            "{a_get:.0} /s vs {e_get:.0} /s = {:.0}%",
+            a_get / e_get * 100.0
+        ),
+        "within 10%".into(),
+    ));
+    rows.push((
+        format!("LIST of {OBJECTS} CronTabs, {clients} clients: replica on etcd vs embedded"),
+        format!(
+            "{a_list:.0} /s vs {e_list:.0} /s = {:.0}%",
+            a_list / e_list * 100.0
+        ),
+        "within 10%".into(),
+    ));
+
+    // CPU per GET on A, alone and with a second replica serving the same load.
+    let cpu_per_get = |before: f64, after: f64, rate: f64, secs: u64| {
+        (after - before) * 1e6 / (rate * secs as f64)
+    };
+    let c0 = cpu_seconds(a.child.id());
+    let rate = gets(&a.base, clients / 2, seconds, "r").await;
+    let alone = cpu_per_get(c0, cpu_seconds(a.child.id()), rate, seconds);
+    let b_dir = tempfile::tempdir().expect("tempdir");
+    let b = replica(binary, b_dir.path(), &endpoint, "/reads", pki.path());
+    gets(&b.base, clients / 2, 1, "r").await;
+    let c0 = cpu_seconds(a.child.id());
+    let e0 = cpu_seconds(etcd.child.id());
+    let (ra, rb) = tokio::join!(
+        gets(&a.base, clients / 2, seconds, "r"),
+        gets(&b.base, clients / 2, seconds, "r")
+    );
+    let with_b = cpu_per_get(c0, cpu_seconds(a.child.id()), ra, seconds);
+    let etcd_per_get = (cpu_seconds(etcd.child.id()) - e0) * 1e6 / ((ra + rb) * seconds as f64);
+    rows.push((
+        "server CPU per GET on replica A: alone vs with replica B under the same load".into(),
+        format!(
+            "{alone:.1} us vs {with_b:.1} us ({:.0}%); A {ra:.0} /s + B {rb:.0} /s; etcd {etcd_per_get:.1} us per GET",
+            with_b / alone * 100.0
+        ),
+        "no growth".into(),
+    ));
+    drop(b);
+
+    // What consistency costs a LIST.
+    let path = COLLECTION.to_string();
+    let cached = format!("{COLLECTION}?resourceVersion=0");
+    let consistent_us = latency_us(&a.base, &path, 500).await;
+    let cached_us = latency_us(&a.base, &cached, 500).await;
+    let rtt_us = etcd_round_trip_us(&endpoint, 500).await;
+    rows.push((
+        format!("LIST of {OBJECTS}, one client, median: consistent vs from cache (rv=0)"),
+        format!(
+            "{consistent_us:.0} us vs {cached_us:.0} us: +{:.0} us; an etcd round trip {rtt_us:.0} us",
+            consistent_us - cached_us
+        ),
+        "at most one etcd round trip more".into(),
+    ));
+    drop(a);
+    drop(etcd);
+    rows
+}

@@ -68,13 +68,18 @@ async fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
     };
     let mut checks: Vec<(&str, Option<String>)> = vec![("ping", None), ("log", None)];
     if endpoint != "livez" {
-        let storage = app
-            .registry
-            .storage
-            .current_revision()
-            .await
-            .err()
-            .map(|e| e.to_string());
+        // Bounded as kube-apiserver's `--etcd-healthcheck-timeout` (2 s): a store that hangs
+        // fails the check instead of hanging the probe.
+        let storage = match tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            app.registry.storage.current_revision(),
+        )
+        .await
+        {
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("the store did not answer within 2s".into()),
+        };
         checks.push(("etcd", storage));
         checks.push(("cache-feed", app.registry.feed.problem()));
     }

@@ -180,6 +180,25 @@ async fn follow(
             Some(Err(e)) => return Some(e),
             None => return Some(StorageError::Unavailable("the watch ended".into())),
         };
+        if first.kv.mod_revision <= registry.cache.revision() {
+            // A change older than a progress notification already applied: etcd before 3.4.25
+            // and 3.5.8 can notify progress past the events it still has to send a watcher
+            // that is catching up (etcd-io/etcd#15220). The cache may have answered reads at
+            // that revision without the change; re-list so it holds the store's state again.
+            tracing::error!(
+                revision = first.kv.mod_revision,
+                cache = registry.cache.revision(),
+                "the storage watch delivered a change older than its progress notification; \
+                 re-listing"
+            );
+            return Some(match resync(registry).await {
+                Ok(rev) => {
+                    *from = rev;
+                    StorageError::Unavailable("re-listed after an out-of-order watch".into())
+                }
+                Err(e) => e,
+            });
+        }
         let mut batch = vec![first];
         let mut ended = None;
         while batch.len() < 1024 {

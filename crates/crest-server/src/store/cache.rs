@@ -174,7 +174,7 @@ impl Default for HistoryLimits {
 }
 
 /// How long a reader waits for the feed to deliver a revision before asking for progress.
-const PROGRESS_AFTER: Duration = Duration::from_millis(20);
+const PROGRESS_AFTER: Duration = Duration::from_millis(50);
 
 pub(crate) struct Cache {
     state: RwLock<State>,
@@ -525,7 +525,7 @@ impl Cache {
     ) -> Result<(), crest_api::ApiError> {
         let mut rx = self.revision_tx.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
-        // Changes usually arrive within milliseconds; past that, the revision may have been
+        // Changes usually arrive within milliseconds; past 50 ms, the revision may have been
         // reached by writes outside the watched prefix, which only a progress notification
         // brings: ask for one, and again every 100 ms (a watch re-established meanwhile loses
         // the request).

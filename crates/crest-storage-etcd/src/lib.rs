@@ -733,7 +733,21 @@ struct WatchTask {
     after: Revision,
     tx: mpsc::Sender<Result<WatchEvent>>,
     closed: tokio::sync::watch::Receiver<bool>,
+    /// Every event with a revision `<=` this one has been delivered (see [`WatchTask::handle`]).
+    confirmed: Revision,
+    /// etcd has the watcher among its synced ones: it gets events as they are written, so an
+    /// answer to a progress request is not overtaken by history still to replay.
+    synced: bool,
+    /// A progress request to send again (an answer came while the watcher may have been
+    /// replaying history).
+    ask_again: Option<tokio::time::Instant>,
 }
+
+/// etcd (3.4) sends a lagging watcher at most this many revisions in one response; a response
+/// with fewer carries everything up to its header revision.
+const WATCH_BATCH_REVS: usize = 1000;
+/// etcd syncs lagging watchers every 100 ms: how long to wait before asking for progress again.
+const ASK_AGAIN: Duration = Duration::from_millis(100);
 
 enum Sent {
     Ok,
@@ -774,6 +788,19 @@ impl WatchTask {
                     break;
                 }
                 _ = tx.closed() => break,
+                _ = async {
+                    match self.ask_again {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    self.ask_again = None;
+                    if sender.request_progress().await.is_err() {
+                        let _ = self.send(Err(StorageError::Unavailable("etcd watch: the stream broke".into()))).await;
+                        break;
+                    }
+                    continue;
+                }
                 _ = progress.notified() => {
                     if sender.request_progress().await.is_err() {
                         let _ = self.send(Err(StorageError::Unavailable("etcd watch: the stream broke".into()))).await;
@@ -831,11 +858,36 @@ impl WatchTask {
         if resp.created() {
             return Sent::Ok;
         }
+        let header = resp.header().map(|h| h.revision()).unwrap_or(0);
         if resp.events().is_empty() {
-            let Some(h) = resp.header() else {
+            if header == 0 {
                 return Sent::Ok;
-            };
-            return self.send(Ok(WatchEvent::Progress(h.revision()))).await;
+            }
+            if resp.watch_id() >= 0 {
+                // A periodic notification (`progress_notify`): etcd sends those to synced
+                // watchers only, in line with their events.
+                self.synced = true;
+                self.confirmed = self.confirmed.max(header);
+            } else if !self.synced && header > self.confirmed {
+                // The answer to a progress request, which etcd before 3.4.25 sends at once with
+                // the store's revision even while this watcher still replays history: it would
+                // overtake events. Ask again once etcd has had time to sync the watcher.
+                self.ask_again = Some(tokio::time::Instant::now() + ASK_AGAIN);
+                return Sent::Ok;
+            }
+            return self.send(Ok(WatchEvent::Progress(header))).await;
+        }
+        let mut revs = resp
+            .events()
+            .iter()
+            .filter_map(|e| e.kv().map(|kv| kv.mod_revision()))
+            .collect::<Vec<_>>();
+        revs.dedup();
+        if revs.len() < WATCH_BATCH_REVS {
+            // A whole batch (a live event, or the rest of a replay): the watcher has everything
+            // up to the header revision and is synced from now on.
+            self.synced = true;
+            self.confirmed = self.confirmed.max(header);
         }
         for ev in resp.events() {
             let item = self.event(ev);
@@ -918,6 +970,10 @@ impl Inner {
             after: req.after,
             tx,
             closed: self.close_tx.subscribe(),
+            confirmed: req.after,
+            // A watch from after the current revision has no history to replay.
+            synced: first.created() && first.header().is_some_and(|h| req.after >= h.revision()),
+            ask_again: None,
         };
         if !first.created() {
             // Not the creation: a compaction cancel or the like; deliver it as the first item.

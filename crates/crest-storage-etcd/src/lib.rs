@@ -172,6 +172,7 @@ fn classify(e: etcd_client::Error) -> Failure {
             match st.code() {
                 Code::Unavailable if not_sent => Failure::NotSent(full),
                 Code::DeadlineExceeded => Failure::Timeout(full),
+                _ if source.contains("TimeoutExpired") => Failure::Timeout(full),
                 _ if msg.contains("request timed out") => Failure::Timeout(full),
                 Code::Unavailable | Code::Cancelled | Code::Aborted | Code::ResourceExhausted => {
                     Failure::Unavailable(full)
@@ -606,7 +607,6 @@ impl EtcdStore {
         }
         let mut opts = ConnectOptions::new()
             .with_connect_timeout(o.dial_timeout)
-            .with_timeout(o.request_timeout)
             .with_keep_alive(Duration::from_secs(10), o.request_timeout)
             .with_keep_alive_while_idle(true)
             .with_require_leader(true);

@@ -227,7 +227,7 @@ impl Inner {
     }
 
     /// The etcd key of a Crest key.
-    fn to_etcd(&self, key: &str) -> Result<Vec<u8>> {
+    fn etcd_key(&self, key: &str) -> Result<Vec<u8>> {
         match key.strip_prefix(ROOT) {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => {
                 Ok(format!("{}{rest}", self.prefix).into_bytes())
@@ -239,7 +239,7 @@ impl Inner {
     }
 
     /// The Crest key of an etcd key.
-    fn from_etcd(&self, key: &[u8]) -> Result<String> {
+    fn crest_key(&self, key: &[u8]) -> Result<String> {
         let s = std::str::from_utf8(key)
             .map_err(|_| StorageError::Internal(format!("etcd key {key:?} is not UTF-8")))?;
         match s.strip_prefix(self.prefix.as_str()) {
@@ -253,7 +253,7 @@ impl Inner {
 
     fn kv(&self, kv: &etcd_client::KeyValue) -> Result<KeyValue> {
         Ok(KeyValue {
-            key: self.from_etcd(kv.key())?,
+            key: self.crest_key(kv.key())?,
             value: Bytes::copy_from_slice(kv.value()),
             create_revision: kv.create_revision(),
             mod_revision: kv.mod_revision(),
@@ -313,7 +313,7 @@ impl Inner {
 
     /// The store revision, from a fresh request.
     async fn fetch_revision(&self) -> Result<Revision> {
-        let key = self.to_etcd(ROOT)?;
+        let key = self.etcd_key(ROOT)?;
         let resp = self
             .call(Kind::Read, "revision", || {
                 let mut kv = self.kv.clone();
@@ -328,7 +328,7 @@ impl Inner {
     /// anything was compacted.
     async fn probe_compacted(&self) -> Result<Revision> {
         self.check_open()?;
-        let key = self.to_etcd(ROOT)?;
+        let key = self.etcd_key(ROOT)?;
         let probe = async {
             let mut w = self.watch.clone();
             let (mut sender, mut stream) = w
@@ -397,11 +397,11 @@ impl Inner {
     }
 
     async fn range(&self, req: RangeRequest) -> Result<RangeResult> {
-        let prefix = self.to_etcd(&req.prefix)?;
+        let prefix = self.etcd_key(&req.prefix)?;
         let end = prefix_end(&prefix);
         let mut start = prefix.clone();
         if let Some(after) = &req.start_after {
-            let mut s = self.to_etcd(after)?;
+            let mut s = self.etcd_key(after)?;
             s.push(0);
             if s > start {
                 start = s;
@@ -483,7 +483,7 @@ impl Inner {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<WriteOutcome> {
-        let k = self.to_etcd(key)?;
+        let k = self.etcd_key(key)?;
         let txn = Txn::new()
             .when([Compare::create_revision(k.clone(), CompareOp::Equal, 0)])
             .and_then([TxnOp::put(k.clone(), value.to_vec(), None)])
@@ -503,7 +503,7 @@ impl Inner {
     }
 
     async fn update(&self, key: &str, expected: Revision, value: Bytes) -> Result<WriteOutcome> {
-        let k = self.to_etcd(key)?;
+        let k = self.etcd_key(key)?;
         let txn = Txn::new()
             .when([
                 Compare::mod_revision(k.clone(), CompareOp::Equal, expected),
@@ -539,7 +539,7 @@ impl Inner {
     }
 
     async fn delete(&self, key: &str, expected: Revision) -> Result<WriteOutcome> {
-        let k = self.to_etcd(key)?;
+        let k = self.etcd_key(key)?;
         let cond = if expected == 0 {
             Compare::version(k.clone(), CompareOp::Greater, 0)
         } else {
@@ -667,7 +667,7 @@ impl EtcdStore {
         }
         // Learn the compacted revision: a read at revision 1 fails only when something was
         // compacted, and then the probe finds how far.
-        let key = inner.to_etcd(ROOT)?;
+        let key = inner.etcd_key(ROOT)?;
         let first = inner
             .call(Kind::Read, "range", || {
                 let mut kv = inner.kv.clone();
@@ -929,7 +929,7 @@ impl Inner {
                 compacted,
             });
         }
-        let key = self.to_etcd(&req.prefix)?;
+        let key = self.etcd_key(&req.prefix)?;
         let end = prefix_end(&key);
         let mut opts = WatchOptions::new()
             .with_range(end)
@@ -1033,7 +1033,7 @@ impl Storage for EtcdStore {
         revision: Revision,
     ) -> BoxFuture<'a, Result<Option<KeyValue>>> {
         Box::pin(async move {
-            let k = self.inner.to_etcd(key)?;
+            let k = self.inner.etcd_key(key)?;
             let mut opts = GetOptions::new();
             if revision > 0 {
                 opts = opts.with_revision(revision);

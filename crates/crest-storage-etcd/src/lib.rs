@@ -692,7 +692,7 @@ impl EtcdStore {
     }
 }
 
-fn tls_options(tls: &EtcdTls) -> Result<etcd_client::TlsOptions> {
+pub(crate) fn tls_options(tls: &EtcdTls) -> Result<etcd_client::TlsOptions> {
     let read = |p: &PathBuf| {
         std::fs::read(p).map_err(|e| StorageError::Internal(format!("{}: {e}", p.display())))
     };

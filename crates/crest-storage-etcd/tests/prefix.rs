@@ -155,3 +155,34 @@ async fn prefixes_separate_stores_and_share_revisions() {
     a.close().await;
     b.close().await;
 }
+
+/// `https://` endpoints with a CA and a client certificate (`--etcd-cafile`, `--etcd-certfile`,
+/// `--etcd-keyfile`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_client_certificates() {
+    let cluster = tokio::task::block_in_place(|| EtcdCluster::start_tls(1));
+    assert!(cluster.client_urls()[0].starts_with("https://"));
+    let s = EtcdStore::connect(EtcdOptions {
+        endpoints: cluster.client_urls(),
+        tls: cluster.tls(),
+        ..Default::default()
+    })
+    .await
+    .expect("connect over TLS");
+    let kv = put(&s, "/registry/secrets/default/s", "x").await;
+    assert_eq!(s.current_revision().await.expect("rev"), kv.mod_revision);
+    s.close().await;
+    // Without the client certificate etcd refuses the connection.
+    let refused = EtcdStore::connect(EtcdOptions {
+        endpoints: cluster.client_urls(),
+        tls: cluster.tls().map(|t| crest_storage_etcd::EtcdTls {
+            cert_file: None,
+            key_file: None,
+            ..t
+        }),
+        dial_timeout: Duration::from_millis(500),
+        ..Default::default()
+    })
+    .await;
+    assert!(refused.is_err());
+}

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod linearizability;
 pub(crate) mod watch;
 pub(crate) mod webhook;
 

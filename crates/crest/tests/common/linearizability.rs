@@ -480,13 +480,11 @@ impl<'a> KeyCheck<'a> {
                 continue;
             };
             match (&op.kind, &op.outcome) {
-                (Kind::Get, Outcome::Ok { rv: Some(rv), .. }) => {
-                    if (*rv, 0) < lb_pos {
-                        self.err(format!(
-                            "stale read: {op} returned rv {rv}, but {lb_op} completed before it was invoked, at {}",
-                            show_pos(lb_pos)
-                        ));
-                    }
+                (Kind::Get, Outcome::Ok { rv: Some(rv), .. }) if (*rv, 0) < lb_pos => {
+                    self.err(format!(
+                        "stale read: {op} returned rv {rv}, but {lb_op} completed before it was invoked, at {}",
+                        show_pos(lb_pos)
+                    ));
                 }
                 (Kind::Get, Outcome::NotFound) => {
                     let explained = self.ops.iter().any(|d| {
@@ -541,10 +539,10 @@ impl<'a> KeyCheck<'a> {
                     expected_rv: Some(e),
                     ..
                 } => {
-                    if !self
+                    if self
                         .placed
                         .get(&(*e, 0))
-                        .is_some_and(|w| Self::value_of(w).is_some())
+                        .is_none_or(|w| Self::value_of(w).is_none())
                     {
                         self.err(format!(
                             "{op} was applied over rv {e}, which no create or update of the key produced"
@@ -598,10 +596,10 @@ impl<'a> KeyCheck<'a> {
                 }
                 Kind::Delete { .. } => {
                     if pos.1 == 1 {
-                        if !self
+                        if self
                             .placed
                             .get(&(pos.0, 0))
-                            .is_some_and(|w| Self::value_of(w).is_some())
+                            .is_none_or(|w| Self::value_of(w).is_none())
                         {
                             self.err(format!(
                                 "{op} removed the state at rv {}, which no create or update of the key produced",

@@ -19,12 +19,15 @@ use crate::api::{
     WatchRequest, WatchStream, WriteOutcome,
 };
 use bytes::Bytes;
-use std::path::PathBuf;
+use std::any::Any;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 type OpenFn =
     dyn Fn(PathBuf) -> BoxFuture<'static, crate::Result<Arc<dyn Storage>>> + Send + Sync + 'static;
+
+type FixtureFn = dyn Fn(&Path) -> Box<dyn Any + Send> + Send + Sync + 'static;
 
 /// How the suite reaches one backend.
 #[derive(Clone)]
@@ -33,6 +36,10 @@ pub struct Backend {
     /// How long an idle `progress_notify` watch may wait for its notification (the backend's
     /// interval plus slack). `None` skips that check.
     pub progress_within: Option<Duration>,
+    /// The revision of an empty store: 0 for the embedded backend, 1 for etcd (whose first
+    /// write gets revision 2). Cases check revisions relative to it.
+    pub empty_revision: Revision,
+    fixture: Option<Arc<FixtureFn>>,
 }
 
 impl Backend {
@@ -46,7 +53,26 @@ impl Backend {
         Backend {
             open: Arc::new(open),
             progress_within: None,
+            empty_revision: 0,
+            fixture: None,
         }
+    }
+
+    /// The revision of an empty store (see [`Backend::empty_revision`]).
+    pub fn empty_revision(mut self, r: Revision) -> Self {
+        self.empty_revision = r;
+        self
+    }
+
+    /// Per-case state: `fixture(dir)` runs before the case (outside its runtime) and what it
+    /// returns is dropped after the case, before `dir` is removed. An external backend starts
+    /// its server here (leaving what `open` needs in `dir`) and stops it on drop.
+    pub fn fixture(
+        mut self,
+        fixture: impl Fn(&Path) -> Box<dyn Any + Send> + Send + Sync + 'static,
+    ) -> Self {
+        self.fixture = Some(Arc::new(fixture));
+        self
     }
 
     pub fn progress_within(mut self, d: Duration) -> Self {
@@ -67,6 +93,11 @@ impl Ctx {
             .await
             .expect("open the backend")
     }
+
+    /// The revision `n` writes after an empty store's.
+    pub fn rev(&self, n: Revision) -> Revision {
+        self.backend.empty_revision + n
+    }
 }
 
 pub type Case = fn(Arc<Ctx>) -> BoxFuture<'static, ()>;
@@ -79,6 +110,8 @@ pub fn run(backend: Backend, case: Case) {
         .build()
         .expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
+    let fixture = backend.fixture.clone();
+    let _fixture = fixture.map(|f| f(dir.path()));
     let ctx = Arc::new(Ctx {
         backend,
         dir: dir.path().to_path_buf(),
@@ -225,34 +258,39 @@ async fn reopen(ctx: &Ctx, s: Arc<dyn Storage>) -> Arc<dyn Storage> {
 
 // ---- cases ----
 
-/// One global revision: 0 when empty, +1 for every successful write of any key, unchanged by a
-/// failed condition.
+/// One global revision: the backend's `empty_revision` when empty, +1 for every successful write
+/// of any key, unchanged by a failed condition.
 pub async fn revisions_are_global_and_strictly_increasing(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    assert_eq!(current(&*s).await, 0);
-    let a = create(&*s, "/r/a", "1").await;
-    assert_eq!(a.mod_revision, 1);
-    let bkv = create(&*s, "/r/b", "1").await;
-    assert_eq!(bkv.mod_revision, 2);
-    let a2 = update(&*s, "/r/a", a.mod_revision, "2").await;
-    assert_eq!(a2.mod_revision, 3);
+    assert_eq!(current(&*s).await, ctx.rev(0));
+    assert!(
+        range(&*s, "/registry/", 0).await.is_empty(),
+        "empty at first"
+    );
+    let a = create(&*s, "/registry/r/a", "1").await;
+    assert_eq!(a.mod_revision, ctx.rev(1));
+    let bkv = create(&*s, "/registry/r/b", "1").await;
+    assert_eq!(bkv.mod_revision, ctx.rev(2));
+    let a2 = update(&*s, "/registry/r/a", a.mod_revision, "2").await;
+    assert_eq!(a2.mod_revision, ctx.rev(3));
     assert!(matches!(
-        s.create("/r/a", b("x")).await.expect("create"),
+        s.create("/registry/r/a", b("x")).await.expect("create"),
         WriteOutcome::Conflict(_)
     ));
-    assert_eq!(current(&*s).await, 3);
-    let d = delete(&*s, "/r/b", bkv.mod_revision).await;
-    assert_eq!(d.mod_revision, 4);
-    assert_eq!(current(&*s).await, 4);
+    assert_eq!(current(&*s).await, ctx.rev(3));
+    let d = delete(&*s, "/registry/r/b", bkv.mod_revision).await;
+    assert_eq!(d.mod_revision, ctx.rev(4));
+    assert_eq!(current(&*s).await, ctx.rev(4));
     let r = s
         .range(RangeRequest {
-            prefix: "/r/".into(),
+            prefix: "/registry/r/".into(),
             ..Default::default()
         })
         .await
         .expect("range");
     assert_eq!(
-        r.revision, 4,
+        r.revision,
+        ctx.rev(4),
         "a latest read is served at the current revision"
     );
     s.close().await;
@@ -260,15 +298,21 @@ pub async fn revisions_are_global_and_strictly_increasing(ctx: Arc<Ctx>) {
 
 pub async fn create_only_if_absent(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let kv = create(&*s, "/c/a", "one").await;
-    assert_eq!((kv.create_revision, kv.mod_revision, kv.version), (1, 1, 1));
+    let kv = create(&*s, "/registry/c/a", "one").await;
+    assert_eq!(
+        (kv.create_revision, kv.mod_revision, kv.version),
+        (ctx.rev(1), ctx.rev(1), 1)
+    );
     assert_eq!(kv.value, b("one"));
-    match s.create("/c/a", b("two")).await.expect("create") {
+    match s.create("/registry/c/a", b("two")).await.expect("create") {
         WriteOutcome::Conflict(Some(cur)) => assert_eq!(cur, kv),
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        s.get("/c/a", 0).await.expect("get").map(|k| k.value),
+        s.get("/registry/c/a", 0)
+            .await
+            .expect("get")
+            .map(|k| k.value),
         Some(b("one"))
     );
     s.close().await;
@@ -276,10 +320,10 @@ pub async fn create_only_if_absent(ctx: Arc<Ctx>) {
 
 pub async fn update_only_at_the_expected_revision(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let kv = create(&*s, "/u/a", "1").await;
-    create(&*s, "/u/other", "x").await;
+    let kv = create(&*s, "/registry/u/a", "1").await;
+    create(&*s, "/registry/u/other", "x").await;
     match s
-        .update("/u/a", kv.mod_revision + 1, b("2"))
+        .update("/registry/u/a", kv.mod_revision + 1, b("2"))
         .await
         .expect("update")
     {
@@ -287,89 +331,106 @@ pub async fn update_only_at_the_expected_revision(ctx: Arc<Ctx>) {
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        s.update("/u/missing", 1, b("2")).await.expect("update"),
+        s.update("/registry/u/missing", 1, b("2"))
+            .await
+            .expect("update"),
         WriteOutcome::Conflict(None)
     );
-    let up = update(&*s, "/u/a", kv.mod_revision, "2").await;
-    assert_eq!((up.create_revision, up.mod_revision, up.version), (1, 3, 2));
+    let up = update(&*s, "/registry/u/a", kv.mod_revision, "2").await;
+    assert_eq!(
+        (up.create_revision, up.mod_revision, up.version),
+        (ctx.rev(1), ctx.rev(3), 2)
+    );
     // The old revision no longer matches.
     assert!(matches!(
-        s.update("/u/a", kv.mod_revision, b("3"))
+        s.update("/registry/u/a", kv.mod_revision, b("3"))
             .await
             .expect("update"),
         WriteOutcome::Conflict(Some(_))
     ));
-    assert_eq!(s.get("/u/a", 0).await.expect("get"), Some(up));
+    assert_eq!(s.get("/registry/u/a", 0).await.expect("get"), Some(up));
     s.close().await;
 }
 
 pub async fn delete_only_at_the_expected_revision(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let kv = create(&*s, "/d/a", "1").await;
-    match s.delete("/d/a", 7).await.expect("delete") {
+    let kv = create(&*s, "/registry/d/a", "1").await;
+    match s.delete("/registry/d/a", 7).await.expect("delete") {
         WriteOutcome::Conflict(Some(cur)) => assert_eq!(cur, kv),
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        s.delete("/d/missing", 0).await.expect("delete"),
+        s.delete("/registry/d/missing", 0).await.expect("delete"),
         WriteOutcome::Conflict(None)
     );
-    let gone = delete(&*s, "/d/a", kv.mod_revision).await;
-    assert_eq!(gone.mod_revision, 2, "a delete answers its own revision");
+    let gone = delete(&*s, "/registry/d/a", kv.mod_revision).await;
+    assert_eq!(
+        gone.mod_revision,
+        ctx.rev(2),
+        "a delete answers its own revision"
+    );
     assert_eq!(gone.value, b("1"), "and the deleted value");
-    assert_eq!(s.get("/d/a", 0).await.expect("get"), None);
+    assert_eq!(s.get("/registry/d/a", 0).await.expect("get"), None);
     // Created again: a new life (create revision, version 1).
-    let again = create(&*s, "/d/a", "2").await;
+    let again = create(&*s, "/registry/d/a", "2").await;
     assert_eq!(
         (again.create_revision, again.mod_revision, again.version),
-        (3, 3, 1)
+        (ctx.rev(3), ctx.rev(3), 1)
     );
     // expected 0 deletes whatever is there.
-    update(&*s, "/d/a", 3, "3").await;
-    let gone = delete(&*s, "/d/a", 0).await;
-    assert_eq!((gone.mod_revision, gone.value), (5, b("3")));
+    update(&*s, "/registry/d/a", ctx.rev(3), "3").await;
+    let gone = delete(&*s, "/registry/d/a", 0).await;
+    assert_eq!((gone.mod_revision, gone.value), (ctx.rev(5), b("3")));
     s.close().await;
 }
 
 pub async fn reads_at_latest_and_past_revisions(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let a = create(&*s, "/h/a", "a1").await; // 1
-    let bkv = create(&*s, "/h/b", "b1").await; // 2
-    update(&*s, "/h/a", a.mod_revision, "a2").await; // 3
-    delete(&*s, "/h/b", bkv.mod_revision).await; // 4
-    create(&*s, "/h/c", "c1").await; // 5
+    let a = create(&*s, "/registry/h/a", "a1").await; // 1
+    let bkv = create(&*s, "/registry/h/b", "b1").await; // 2
+    update(&*s, "/registry/h/a", a.mod_revision, "a2").await; // 3
+    delete(&*s, "/registry/h/b", bkv.mod_revision).await; // 4
+    create(&*s, "/registry/h/c", "c1").await; // 5
     let expect: [&[(&str, &str)]; 5] = [
-        &[("/h/a", "a1")],
-        &[("/h/a", "a1"), ("/h/b", "b1")],
-        &[("/h/a", "a2"), ("/h/b", "b1")],
-        &[("/h/a", "a2")],
-        &[("/h/a", "a2"), ("/h/c", "c1")],
+        &[("/registry/h/a", "a1")],
+        &[("/registry/h/a", "a1"), ("/registry/h/b", "b1")],
+        &[("/registry/h/a", "a2"), ("/registry/h/b", "b1")],
+        &[("/registry/h/a", "a2")],
+        &[("/registry/h/a", "a2"), ("/registry/h/c", "c1")],
     ];
     for (i, want) in expect.iter().enumerate() {
-        let rev = i as Revision + 1;
-        assert_eq!(range(&*s, "/h/", rev).await, pairs(want), "range at {rev}");
+        let rev = ctx.rev(i as Revision + 1);
+        assert_eq!(
+            range(&*s, "/registry/h/", rev).await,
+            pairs(want),
+            "range at {rev}"
+        );
         let r = s
             .range(RangeRequest {
-                prefix: "/h/".into(),
+                prefix: "/registry/h/".into(),
                 revision: rev,
                 ..Default::default()
             })
             .await
             .expect("range");
         assert_eq!(r.revision, rev);
-        for key in ["/h/a", "/h/b", "/h/c"] {
+        for key in ["/registry/h/a", "/registry/h/b", "/registry/h/c"] {
             let got = s.get(key, rev).await.expect("get");
             let want = want.iter().find(|(k, _)| *k == key).map(|(_, v)| b(v));
             assert_eq!(got.map(|k| k.value), want, "{key} at {rev}");
         }
     }
     // A past value carries its own revisions.
-    let old = s.get("/h/a", 2).await.expect("get").expect("present");
+    let old = s
+        .get("/registry/h/a", ctx.rev(2))
+        .await
+        .expect("get")
+        .expect("present");
     assert_eq!(
         (old.create_revision, old.mod_revision, old.version),
-        (1, 1, 1)
+        (ctx.rev(1), ctx.rev(1), 1)
     );
-    assert_eq!(range(&*s, "/h/", 0).await, pairs(expect[4]));
+    assert_eq!(range(&*s, "/registry/h/", 0).await, pairs(expect[4]));
     s.close().await;
 }
 
@@ -377,7 +438,7 @@ pub async fn paging_reads_one_snapshot(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
     let mut revs = std::collections::HashMap::new();
     for i in 0..25 {
-        let k = format!("/p/{i:02}");
+        let k = format!("/registry/p/{i:02}");
         revs.insert(k.clone(), create(&*s, &k, "v1").await.mod_revision);
     }
     let at = current(&*s).await;
@@ -386,7 +447,7 @@ pub async fn paging_reads_one_snapshot(ctx: Arc<Ctx>) {
     loop {
         let page = s
             .range(RangeRequest {
-                prefix: "/p/".into(),
+                prefix: "/registry/p/".into(),
                 start_after: start_after.clone(),
                 limit: 10,
                 revision: at,
@@ -405,18 +466,18 @@ pub async fn paging_reads_one_snapshot(ctx: Arc<Ctx>) {
             kv.key.clone()
         }));
         // Writes between pages are not seen by the later pages.
-        let k = format!("/p/{:02}", seen.len() + 2);
+        let k = format!("/registry/p/{:02}", seen.len() + 2);
         if let Some(r) = revs.get(&k).copied() {
             let kv = update(&*s, &k, r, "v2").await;
             revs.insert(k, kv.mod_revision);
         }
-        create(&*s, &format!("/p/{:02}x", seen.len()), "new").await;
+        create(&*s, &format!("/registry/p/{:02}x", seen.len()), "new").await;
         if !page.more {
             break;
         }
         start_after = seen.last().cloned();
     }
-    let want: Vec<String> = (0..25).map(|i| format!("/p/{i:02}")).collect();
+    let want: Vec<String> = (0..25).map(|i| format!("/registry/p/{i:02}")).collect();
     assert_eq!(seen, want);
     s.close().await;
 }
@@ -424,11 +485,11 @@ pub async fn paging_reads_one_snapshot(ctx: Arc<Ctx>) {
 pub async fn count_and_more(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
     for i in 0..5 {
-        create(&*s, &format!("/n/{i}"), "v").await;
+        create(&*s, &format!("/registry/n/{i}"), "v").await;
     }
     let r = s
         .range(RangeRequest {
-            prefix: "/n/".into(),
+            prefix: "/registry/n/".into(),
             limit: 2,
             count: true,
             ..Default::default()
@@ -438,7 +499,7 @@ pub async fn count_and_more(ctx: Arc<Ctx>) {
     assert_eq!((r.kvs.len(), r.more, r.count), (2, true, 5));
     let r = s
         .range(RangeRequest {
-            prefix: "/n/".into(),
+            prefix: "/registry/n/".into(),
             limit: 5,
             count: true,
             ..Default::default()
@@ -448,18 +509,18 @@ pub async fn count_and_more(ctx: Arc<Ctx>) {
     assert_eq!((r.kvs.len(), r.more, r.count), (5, false, 5));
     let r = s
         .range(RangeRequest {
-            prefix: "/n/".into(),
-            start_after: Some("/n/3".into()),
+            prefix: "/registry/n/".into(),
+            start_after: Some("/registry/n/3".into()),
             count: true,
             ..Default::default()
         })
         .await
         .expect("range");
     assert_eq!((r.kvs.len(), r.more, r.count), (1, false, 1));
-    assert_eq!(r.kvs[0].key, "/n/4");
+    assert_eq!(r.kvs[0].key, "/registry/n/4");
     let r = s
         .range(RangeRequest {
-            prefix: "/n/".into(),
+            prefix: "/registry/n/".into(),
             limit: 3,
             ..Default::default()
         })
@@ -471,25 +532,28 @@ pub async fn count_and_more(ctx: Arc<Ctx>) {
 
 pub async fn prefixes_are_isolated(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let mut w = watch(&*s, "/a/", 0).await;
-    create(&*s, "/a", "parent").await;
-    create(&*s, "/a/1", "in").await;
-    create(&*s, "/ab/1", "sibling").await;
-    create(&*s, "/a/2", "in").await;
-    create(&*s, "/b/1", "other").await;
+    let mut w = watch(&*s, "/registry/a/", 0).await;
+    create(&*s, "/registry/a", "parent").await;
+    create(&*s, "/registry/a/1", "in").await;
+    create(&*s, "/registry/ab/1", "sibling").await;
+    create(&*s, "/registry/a/2", "in").await;
+    create(&*s, "/registry/b/1", "other").await;
     assert_eq!(
-        range(&*s, "/a/", 0).await,
-        pairs(&[("/a/1", "in"), ("/a/2", "in")])
+        range(&*s, "/registry/a/", 0).await,
+        pairs(&[("/registry/a/1", "in"), ("/registry/a/2", "in")])
     );
-    assert_eq!(range(&*s, "/ab/", 0).await, pairs(&[("/ab/1", "sibling")]));
-    assert_eq!(next_change(&mut w).await.kv.key, "/a/1");
-    assert_eq!(next_change(&mut w).await.kv.key, "/a/2");
+    assert_eq!(
+        range(&*s, "/registry/ab/", 0).await,
+        pairs(&[("/registry/ab/1", "sibling")])
+    );
+    assert_eq!(next_change(&mut w).await.kv.key, "/registry/a/1");
+    assert_eq!(next_change(&mut w).await.kv.key, "/registry/a/2");
     quiet(&mut w, 200).await;
     // Paging from a key outside the prefix stays inside it.
     let r = s
         .range(RangeRequest {
-            prefix: "/a/".into(),
-            start_after: Some("/".into()),
+            prefix: "/registry/a/".into(),
+            start_after: Some("/registry/".into()),
             ..Default::default()
         })
         .await
@@ -500,10 +564,10 @@ pub async fn prefixes_are_isolated(ctx: Arc<Ctx>) {
 
 pub async fn watch_delivers_changes_in_order_with_prev_kv(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let mut w = watch(&*s, "/w/", 0).await;
-    let c = create(&*s, "/w/a", "1").await;
-    let u = update(&*s, "/w/a", c.mod_revision, "2").await;
-    let d = delete(&*s, "/w/a", u.mod_revision).await;
+    let mut w = watch(&*s, "/registry/w/", 0).await;
+    let c = create(&*s, "/registry/w/a", "1").await;
+    let u = update(&*s, "/registry/w/a", c.mod_revision, "2").await;
+    let d = delete(&*s, "/registry/w/a", u.mod_revision).await;
 
     let ev = next_change(&mut w).await;
     assert_eq!(ev.event_type, EventType::Put);
@@ -519,13 +583,13 @@ pub async fn watch_delivers_changes_in_order_with_prev_kv(ctx: Arc<Ctx>) {
     assert_eq!(ev.event_type, EventType::Delete);
     assert_eq!(
         (ev.kv.key.as_str(), ev.kv.mod_revision),
-        ("/w/a", d.mod_revision)
+        ("/registry/w/a", d.mod_revision)
     );
     assert!(ev.kv.value.is_empty());
     assert_eq!(ev.prev_kv, Some(u.clone()));
 
     // The same from history.
-    let mut h = watch(&*s, "/w/", 0).await;
+    let mut h = watch(&*s, "/registry/w/", 0).await;
     for want in [&c, &u] {
         assert_eq!(&next_change(&mut h).await.kv, want);
     }
@@ -544,7 +608,11 @@ pub async fn watch_replays_long_history_then_follows(ctx: Arc<Ctx>) {
         let s = s.clone();
         tasks.push(tokio::spawn(async move {
             for i in 0..N / 8 {
-                let prefix = if i % 3 == 0 { "/other/" } else { "/long/" };
+                let prefix = if i % 3 == 0 {
+                    "/registry/other/"
+                } else {
+                    "/registry/long/"
+                };
                 create(&*s, &format!("{prefix}{t}-{i}"), "v").await;
             }
         }));
@@ -557,7 +625,7 @@ pub async fn watch_replays_long_history_then_follows(ctx: Arc<Ctx>) {
         let mut v = vec![];
         for item in s
             .range(RangeRequest {
-                prefix: "/long/".into(),
+                prefix: "/registry/long/".into(),
                 ..Default::default()
             })
             .await
@@ -569,13 +637,17 @@ pub async fn watch_replays_long_history_then_follows(ctx: Arc<Ctx>) {
         v.sort();
         v
     };
-    let mut w = watch(&*s, "/long/", 10).await;
+    let mut w = watch(&*s, "/registry/long/", 10).await;
     let more = {
         let s = s.clone();
         tokio::spawn(async move {
             let mut revs = vec![];
             for i in 0..200 {
-                revs.push(create(&*s, &format!("/long/z{i}"), "v").await.mod_revision);
+                revs.push(
+                    create(&*s, &format!("/registry/long/z{i}"), "v")
+                        .await
+                        .mod_revision,
+                );
             }
             revs
         })
@@ -586,7 +658,7 @@ pub async fn watch_replays_long_history_then_follows(ctx: Arc<Ctx>) {
     while got.len() < want.iter().filter(|&&r| r > 10).count() + live.len() {
         let ev = next_change(&mut w).await;
         assert!(ev.kv.mod_revision > last, "in revision order, no repeats");
-        assert!(ev.kv.key.starts_with("/long/"));
+        assert!(ev.kv.key.starts_with("/registry/long/"));
         last = ev.kv.mod_revision;
         got.push(last);
     }
@@ -603,30 +675,35 @@ pub async fn watch_replays_long_history_then_follows(ctx: Arc<Ctx>) {
 /// As etcd: a watch may start after the current revision; it gets the changes from there.
 pub async fn watch_from_a_future_revision_waits(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    create(&*s, "/f/a", "1").await; // 1
-    let mut w = watch(&*s, "/f/", 3).await;
-    create(&*s, "/f/b", "1").await; // 2
-    create(&*s, "/f/c", "1").await; // 3
-    create(&*s, "/f/d", "1").await; // 4
+    create(&*s, "/registry/f/a", "1").await; // 1
+    let mut w = watch(&*s, "/registry/f/", ctx.rev(3)).await;
+    create(&*s, "/registry/f/b", "1").await; // 2
+    create(&*s, "/registry/f/c", "1").await; // 3
+    create(&*s, "/registry/f/d", "1").await; // 4
     let ev = next_change(&mut w).await;
-    assert_eq!((ev.kv.key.as_str(), ev.kv.mod_revision), ("/f/d", 4));
+    assert_eq!(
+        (ev.kv.key.as_str(), ev.kv.mod_revision),
+        ("/registry/f/d", ctx.rev(4))
+    );
     s.close().await;
 }
 
 pub async fn watch_from_a_compacted_revision_fails(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let mut rev = create(&*s, "/x/a", "0").await.mod_revision;
+    let mut rev = create(&*s, "/registry/x/a", "0").await.mod_revision;
     for i in 1..10 {
-        rev = update(&*s, "/x/a", rev, &i.to_string()).await.mod_revision;
+        rev = update(&*s, "/registry/x/a", rev, &i.to_string())
+            .await
+            .mod_revision;
     }
-    s.compact(6).await.expect("compact");
-    assert_eq!(s.compacted_revision(), 6);
-    match s.watch(WatchRequest::new("/x/", 2)).await {
+    s.compact(ctx.rev(6)).await.expect("compact");
+    assert_eq!(s.compacted_revision(), ctx.rev(6));
+    match s.watch(WatchRequest::new("/registry/x/", ctx.rev(2))).await {
         Err(StorageError::Compacted {
             requested,
             compacted,
         }) => {
-            assert_eq!((requested, compacted), (2, 6))
+            assert_eq!((requested, compacted), (ctx.rev(2), ctx.rev(6)))
         }
         // A backend may accept the watch and fail it as its first item (etcd's cancel).
         Ok(mut w) => match next(&mut w).await {
@@ -636,10 +713,10 @@ pub async fn watch_from_a_compacted_revision_fails(ctx: Arc<Ctx>) {
         Err(e) => panic!("expected Compacted, got {e}"),
     }
     // From the compacted revision on, history is there.
-    let mut w = watch(&*s, "/x/", 6).await;
+    let mut w = watch(&*s, "/registry/x/", ctx.rev(6)).await;
     let ev = next_change(&mut w).await;
-    assert_eq!(ev.kv.mod_revision, 7);
-    assert_eq!(ev.prev_kv.map(|p| p.mod_revision), Some(6));
+    assert_eq!(ev.kv.mod_revision, ctx.rev(7));
+    assert_eq!(ev.prev_kv.map(|p| p.mod_revision), Some(ctx.rev(6)));
     s.close().await;
 }
 
@@ -647,7 +724,7 @@ pub async fn compaction_keeps_the_latest_state(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
     let mut live = std::collections::BTreeMap::new();
     for i in 0..30 {
-        let k = format!("/k/{i:02}");
+        let k = format!("/registry/k/{i:02}");
         let mut kv = create(&*s, &k, "0").await;
         for v in 1..(i % 4) {
             kv = update(&*s, &k, kv.mod_revision, &v.to_string()).await;
@@ -659,14 +736,14 @@ pub async fn compaction_keeps_the_latest_state(ctx: Arc<Ctx>) {
         }
     }
     let mid = current(&*s).await;
-    let at_mid = range(&*s, "/k/", mid).await;
+    let at_mid = range(&*s, "/registry/k/", mid).await;
     // More changes after the compaction point.
     let first = live.keys().next().cloned().expect("a live key");
     let kv = live[&first].clone();
     let newer = update(&*s, &first, kv.mod_revision, "newer").await;
     s.compact(mid).await.expect("compact");
     assert_eq!(
-        range(&*s, "/k/", mid).await,
+        range(&*s, "/registry/k/", mid).await,
         at_mid,
         "the compacted revision still reads"
     );
@@ -676,8 +753,8 @@ pub async fn compaction_keeps_the_latest_state(ctx: Arc<Ctx>) {
     ));
     assert!(matches!(
         s.range(RangeRequest {
-            prefix: "/k/".into(),
-            revision: 1,
+            prefix: "/registry/k/".into(),
+            revision: ctx.rev(1),
             ..Default::default()
         })
         .await,
@@ -686,7 +763,7 @@ pub async fn compaction_keeps_the_latest_state(ctx: Arc<Ctx>) {
     live.insert(first.clone(), newer);
     let latest = s
         .range(RangeRequest {
-            prefix: "/k/".into(),
+            prefix: "/registry/k/".into(),
             ..Default::default()
         })
         .await
@@ -701,14 +778,14 @@ pub async fn compaction_keeps_the_latest_state(ctx: Arc<Ctx>) {
     assert_eq!(s.compacted_revision(), now);
     let after = s
         .range(RangeRequest {
-            prefix: "/k/".into(),
+            prefix: "/registry/k/".into(),
             ..Default::default()
         })
         .await
         .expect("range")
         .kvs;
     assert_eq!(after, want);
-    let mut w = watch(&*s, "/k/", now).await;
+    let mut w = watch(&*s, "/registry/k/", now).await;
     let kv = update(&*s, &first, live[&first].mod_revision, "last").await;
     let ev = next_change(&mut w).await;
     assert_eq!(ev.kv, kv);
@@ -722,9 +799,9 @@ pub async fn compaction_keeps_the_latest_state(ctx: Arc<Ctx>) {
 
 pub async fn future_revisions_are_refused(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    create(&*s, "/fr/a", "1").await;
+    create(&*s, "/registry/fr/a", "1").await;
     let now = current(&*s).await;
-    match s.get("/fr/a", now + 1).await {
+    match s.get("/registry/fr/a", now + 1).await {
         Err(StorageError::FutureRevision { requested, current }) => {
             assert_eq!((requested, current), (now + 1, now))
         }
@@ -732,7 +809,7 @@ pub async fn future_revisions_are_refused(ctx: Arc<Ctx>) {
     }
     assert!(matches!(
         s.range(RangeRequest {
-            prefix: "/fr/".into(),
+            prefix: "/registry/fr/".into(),
             revision: now + 5,
             ..Default::default()
         })
@@ -744,11 +821,11 @@ pub async fn future_revisions_are_refused(ctx: Arc<Ctx>) {
 
 pub async fn progress_on_request(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let mut w = watch(&*s, "/pg/", 0).await;
-    let kv = create(&*s, "/pg/a", "1").await;
+    let mut w = watch(&*s, "/registry/pg/", 0).await;
+    let kv = create(&*s, "/registry/pg/a", "1").await;
     // Writes elsewhere move the revision without events for this watch.
-    create(&*s, "/elsewhere/a", "1").await;
-    let now = create(&*s, "/elsewhere/b", "1").await.mod_revision;
+    create(&*s, "/registry/elsewhere/a", "1").await;
+    let now = create(&*s, "/registry/elsewhere/b", "1").await.mod_revision;
     w.request_progress();
     // The change first, then the progress: everything up to its revision was delivered.
     match next(&mut w).await {
@@ -761,7 +838,7 @@ pub async fn progress_on_request(ctx: Arc<Ctx>) {
     }
     quiet(&mut w, 200).await;
     // Asked while replaying history: answered after it.
-    let mut h = watch(&*s, "/pg/", 0).await;
+    let mut h = watch(&*s, "/registry/pg/", 0).await;
     h.request_progress();
     let ev = next_change(&mut h).await;
     assert_eq!(ev.kv, kv);
@@ -777,17 +854,17 @@ pub async fn progress_when_idle(ctx: Arc<Ctx>) {
         return;
     };
     let s = ctx.open().await;
-    create(&*s, "/idle/a", "1").await;
+    create(&*s, "/registry/idle/a", "1").await;
     let mut w = s
         .watch(WatchRequest {
-            prefix: "/idle/".into(),
-            after: 1,
+            prefix: "/registry/idle/".into(),
+            after: ctx.rev(1),
             progress_notify: true,
         })
         .await
         .expect("watch");
-    let plain = watch(&*s, "/idle/", 1).await;
-    let now = create(&*s, "/busy/a", "1").await.mod_revision;
+    let plain = watch(&*s, "/registry/idle/", ctx.rev(1)).await;
+    let now = create(&*s, "/registry/busy/a", "1").await.mod_revision;
     // Notifications may come before the write elsewhere lands; one must then carry its revision.
     let deadline = tokio::time::Instant::now() + within * 2;
     let mut last = 0;
@@ -820,7 +897,11 @@ pub async fn concurrent_writes_get_distinct_revisions(ctx: Arc<Ctx>) {
         tasks.push(tokio::spawn(async move {
             let mut revs = vec![];
             for i in 0..25 {
-                revs.push(create(&*s, &format!("/cc/{t}/{i}"), "v").await.mod_revision);
+                revs.push(
+                    create(&*s, &format!("/registry/cc/{t}/{i}"), "v")
+                        .await
+                        .mod_revision,
+                );
             }
             // Everyone races for the same key: exactly one wins each round.
             revs
@@ -834,13 +915,17 @@ pub async fn concurrent_writes_get_distinct_revisions(ctx: Arc<Ctx>) {
     let n = all.len();
     all.dedup();
     assert_eq!(all.len(), n, "no revision given twice");
-    assert_eq!(all, (1..=n as Revision).collect::<Vec<_>>(), "no gaps");
-    let race = create(&*s, "/cc/race", "0").await;
+    assert_eq!(
+        all,
+        (ctx.rev(1)..=ctx.rev(n as Revision)).collect::<Vec<_>>(),
+        "no gaps"
+    );
+    let race = create(&*s, "/registry/cc/race", "0").await;
     let mut tasks = vec![];
     for t in 0..8 {
         let s = s.clone();
         tasks.push(tokio::spawn(async move {
-            s.update("/cc/race", race.mod_revision, b(&t.to_string()))
+            s.update("/registry/cc/race", race.mod_revision, b(&t.to_string()))
                 .await
                 .expect("update")
         }));
@@ -857,44 +942,47 @@ pub async fn concurrent_writes_get_distinct_revisions(ctx: Arc<Ctx>) {
 
 pub async fn restart_keeps_data_and_revisions(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    let a = create(&*s, "/rs/a", "1").await;
-    update(&*s, "/rs/a", a.mod_revision, "2").await;
-    let bkv = create(&*s, "/rs/b", "1").await;
-    delete(&*s, "/rs/b", bkv.mod_revision).await;
-    create(&*s, "/rs/c", "1").await; // 5
-    s.compact(2).await.expect("compact");
-    let before = range(&*s, "/rs/", 0).await;
+    let a = create(&*s, "/registry/rs/a", "1").await;
+    update(&*s, "/registry/rs/a", a.mod_revision, "2").await;
+    let bkv = create(&*s, "/registry/rs/b", "1").await;
+    delete(&*s, "/registry/rs/b", bkv.mod_revision).await;
+    create(&*s, "/registry/rs/c", "1").await; // 5
+    s.compact(ctx.rev(2)).await.expect("compact");
+    let before = range(&*s, "/registry/rs/", 0).await;
     let s = reopen(&ctx, s).await;
-    assert_eq!(current(&*s).await, 5);
-    assert_eq!(s.compacted_revision(), 2);
-    assert_eq!(range(&*s, "/rs/", 0).await, before);
+    assert_eq!(current(&*s).await, ctx.rev(5));
+    assert_eq!(s.compacted_revision(), ctx.rev(2));
+    assert_eq!(range(&*s, "/registry/rs/", 0).await, before);
     assert_eq!(
-        range(&*s, "/rs/", 3).await,
-        pairs(&[("/rs/a", "2"), ("/rs/b", "1")])
+        range(&*s, "/registry/rs/", ctx.rev(3)).await,
+        pairs(&[("/registry/rs/a", "2"), ("/registry/rs/b", "1")])
     );
     // History from before the restart replays.
-    let mut w = watch(&*s, "/rs/", 2).await;
-    assert_eq!(next_change(&mut w).await.kv.mod_revision, 3);
+    let mut w = watch(&*s, "/registry/rs/", ctx.rev(2)).await;
+    assert_eq!(next_change(&mut w).await.kv.mod_revision, ctx.rev(3));
     assert_eq!(next_change(&mut w).await.event_type, EventType::Delete);
-    assert_eq!(next_change(&mut w).await.kv.key, "/rs/c");
+    assert_eq!(next_change(&mut w).await.kv.key, "/registry/rs/c");
     // Revisions continue, never reused.
-    let d = create(&*s, "/rs/d", "1").await;
-    assert_eq!(d.mod_revision, 6);
+    let d = create(&*s, "/registry/rs/d", "1").await;
+    assert_eq!(d.mod_revision, ctx.rev(6));
     assert_eq!(next_change(&mut w).await.kv, d);
     drop(w);
     let s = reopen(&ctx, s).await;
-    assert_eq!(create(&*s, "/rs/e", "1").await.mod_revision, 7);
+    assert_eq!(
+        create(&*s, "/registry/rs/e", "1").await.mod_revision,
+        ctx.rev(7)
+    );
     s.close().await;
 }
 
 pub async fn close_ends_writes_and_watches(ctx: Arc<Ctx>) {
     let s = ctx.open().await;
-    create(&*s, "/cl/a", "1").await;
-    let mut w = watch(&*s, "/cl/", 0).await;
-    assert_eq!(next_change(&mut w).await.kv.key, "/cl/a");
+    create(&*s, "/registry/cl/a", "1").await;
+    let mut w = watch(&*s, "/registry/cl/", 0).await;
+    assert_eq!(next_change(&mut w).await.kv.key, "/registry/cl/a");
     s.close().await;
     assert!(matches!(
-        s.create("/cl/b", b("1")).await,
+        s.create("/registry/cl/b", b("1")).await,
         Err(StorageError::Closed)
     ));
     assert!(matches!(

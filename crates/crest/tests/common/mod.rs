@@ -128,6 +128,7 @@ impl Server {
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .env("RUST_LOG", rust_log)
+            .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)

@@ -1,0 +1,551 @@
+//! Crest on etcd under faults (issue #18): a concurrent history of creates, updates, deletes and
+//! reads against two replicas while an etcd member and a replica are killed, checked
+//! linearizable per key with no acknowledged write lost (`common/linearizability.rs`); losing
+//! one of three etcd members; losing all of etcd (prompt 5xx Status errors, /readyz failing,
+//! service and watches resuming by themselves); etcd hanging (SIGSTOP). Needs Debian's `etcd`
+//! (fails if it is missing). The tests run one at a time: they measure latencies.
+
+mod common;
+
+use common::linearizability::{check_final, History, Kind, Outcome};
+use common::replicas::*;
+use common::watch::WatchReader;
+use common::Server;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+/// One test at a time: they measure latencies on a small machine.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A tiny deterministic generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// How a write's HTTP answer classifies: acknowledged, definitely refused, or unknown.
+fn write_outcome(answer: &Result<(u16, Value), String>) -> Outcome {
+    match answer {
+        Ok((200 | 201, v)) => Outcome::Ok {
+            rv: v["metadata"]["resourceVersion"]
+                .as_str()
+                .and_then(|s| s.parse().ok()),
+            value: value_of(v),
+        },
+        // Refused before anything was written.
+        Ok((code @ (400 | 404 | 409 | 422 | 429), v)) => {
+            Outcome::Failed(format!("{code} {}", v["reason"].as_str().unwrap_or("")))
+        }
+        Ok((code, v)) => Outcome::Unknown(format!("{code} {}", short(v))),
+        Err(e) => Outcome::Unknown(format!("transport: {}", e.chars().take(120).collect::<String>())),
+    }
+}
+
+fn short(v: &Value) -> String {
+    v.to_string().chars().take(200).collect()
+}
+
+/// A replica's current base URL (it changes when the replica is restarted).
+type Base = Arc<RwLock<String>>;
+
+struct Client {
+    id: usize,
+    /// Index of the replica this client talks to.
+    replica: usize,
+    base: Base,
+    http: reqwest::Client,
+    history: Arc<History>,
+    rng: Rng,
+    seq: i64,
+    /// The last resourceVersion this client saw per key.
+    seen: HashMap<String, u64>,
+    /// 5xx answers and transport errors, with their invocation instants.
+    errors: Vec<(Duration, Duration, String)>,
+}
+
+impl Client {
+    async fn step(&mut self, keys: &[String]) {
+        let key = keys[(self.rng.next() % keys.len() as u64) as usize].clone();
+        let name = key.split('/').nth(1).expect("ns/name").to_string();
+        let base = self.base.read().expect("base").clone();
+        let url = format!("{base}{CMS}/{name}");
+        self.seq += 1;
+        let value = self.id as i64 * 1_000_000 + self.seq;
+        let choice = self.rng.next() % 100;
+        let known = self.seen.get(&key).copied();
+        let invoked = self.history.now();
+        let (kind, answer) = if choice < 35 || (choice < 60 && known.is_none()) {
+            (Kind::Get, request(&self.http, "GET", &url, None).await)
+        } else if choice < 60 {
+            let mut body = configmap(&name, value);
+            body["metadata"]["resourceVersion"] = json!(known.expect("known").to_string());
+            (
+                Kind::Update {
+                    value,
+                    expected_rv: known,
+                },
+                request(&self.http, "PUT", &url, Some(&body)).await,
+            )
+        } else if choice < 70 {
+            (
+                Kind::Update {
+                    value,
+                    expected_rv: None,
+                },
+                request(&self.http, "PUT", &url, Some(&configmap(&name, value))).await,
+            )
+        } else if choice < 87 {
+            (
+                Kind::Create { value },
+                request(
+                    &self.http,
+                    "POST",
+                    &format!("{base}{CMS}"),
+                    Some(&configmap(&name, value)),
+                )
+                .await,
+            )
+        } else {
+            let body = match known {
+                Some(rv) => json!({
+                    "apiVersion": "v1",
+                    "kind": "DeleteOptions",
+                    "preconditions": {"resourceVersion": rv.to_string()},
+                }),
+                None => json!({"apiVersion": "v1", "kind": "DeleteOptions"}),
+            };
+            (
+                Kind::Delete { expected_rv: known },
+                request(&self.http, "DELETE", &url, Some(&body)).await,
+            )
+        };
+        let outcome = match (&kind, &answer) {
+            (Kind::Get, Ok((404, _))) => Outcome::NotFound,
+            (Kind::Get, Ok((200, v))) => Outcome::Ok {
+                rv: v["metadata"]["resourceVersion"]
+                    .as_str()
+                    .and_then(|s| s.parse().ok()),
+                value: value_of(v),
+            },
+            (Kind::Get, other) => write_outcome(other),
+            (_, a) => write_outcome(a),
+        };
+        match (&kind, &outcome) {
+            (Kind::Delete { .. }, Outcome::Ok { .. }) | (_, Outcome::NotFound) => {
+                self.seen.remove(&key);
+            }
+            (_, Outcome::Ok { rv: Some(rv), .. }) => {
+                self.seen.insert(key.clone(), *rv);
+            }
+            (_, Outcome::Failed(_)) => {
+                self.seen.remove(&key);
+            }
+            _ => {}
+        }
+        if let Outcome::Unknown(why) = &outcome {
+            self.errors
+                .push((invoked, self.history.now(), format!("{kind:?}: {why}")));
+        }
+        self.history.record(self.id, &key, kind, invoked, outcome);
+    }
+}
+
+#[test]
+fn concurrent_history_with_faults_is_linearizable() {
+    let _serial = serial();
+    let started = Instant::now();
+    let mut etcd = EtcdCluster::start(3);
+    let pki = tempfile::tempdir().expect("tempdir");
+    let flags = ["--etcd-request-timeout", "3s"];
+    let a = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &flags);
+    let mut b = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &flags);
+    let bases: Vec<Base> = vec![
+        Arc::new(RwLock::new(a.base.clone())),
+        Arc::new(RwLock::new(b.base.clone())),
+    ];
+    let http = admin_client(pki.path(), Duration::from_secs(8));
+    let history = Arc::new(History::new());
+    let keys: Vec<String> = (0..8).map(|i| format!("default/lin-{i}")).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let rt = runtime();
+    let clients: Vec<_> = (0..4)
+        .map(|id| {
+            let mut client = Client {
+                id,
+                replica: id % 2,
+                base: bases[id % 2].clone(),
+                http: http.clone(),
+                history: history.clone(),
+                rng: Rng(0x9E37_79B9_7F4A_7C15 ^ (id as u64 + 1) * 0x1234_5678),
+                seq: 0,
+                seen: HashMap::new(),
+                errors: vec![],
+            };
+            let keys = keys.clone();
+            let stop = stop.clone();
+            rt.spawn(async move {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) && n < 3000 {
+                    client.step(&keys).await;
+                    n += 1;
+                    // A client of a dead replica gets connection refused at once: pace it.
+                    if client.errors.last().is_some_and(|e| e.1 + Duration::from_millis(5) > client.history.now()) {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+                client
+            })
+        })
+        .collect();
+
+    // Faults: an etcd member killed and restarted, then replica B killed and restarted.
+    let at = |t: f64| {
+        let wake = Duration::from_secs_f64(t);
+        let now = history.now();
+        if wake > now {
+            std::thread::sleep(wake - now);
+        }
+    };
+    at(1.5);
+    etcd.kill(0);
+    let member_killed = history.now();
+    at(3.5);
+    etcd.restart(0);
+    let member_back = history.now();
+    at(5.0);
+    b.kill9_in_place();
+    let replica_killed = history.now();
+    let b2 = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &flags);
+    *bases[1].write().expect("base") = b2.base.clone();
+    let replica_back = history.now();
+    at(replica_back.as_secs_f64().max(8.0) + 3.0);
+    stop.store(true, Ordering::Relaxed);
+    let clients: Vec<Client> = clients
+        .into_iter()
+        .map(|h| rt.block_on(h).expect("client task"))
+        .collect();
+    let ops = history.ops();
+
+    // Final reads of every key through both replicas.
+    let finals_history = History::new();
+    rt.block_on(async {
+        for key in &keys {
+            let name = key.split('/').nth(1).expect("name");
+            for (i, base) in [&a.base, &b2.base].iter().enumerate() {
+                let invoked = finals_history.now();
+                let answer = request(&http, "GET", &format!("{base}{CMS}/{name}"), None).await;
+                let outcome = match &answer {
+                    Ok((404, _)) => Outcome::NotFound,
+                    Ok((200, v)) => Outcome::Ok {
+                        rv: Some(rv(v)),
+                        value: value_of(v),
+                    },
+                    other => write_outcome(other),
+                };
+                finals_history.record(100 + i, key, Kind::Get, invoked, outcome);
+            }
+        }
+    });
+    // The finals come after every op of the history.
+    let offset = history.now() + Duration::from_secs(1);
+    let finals: Vec<_> = finals_history
+        .ops()
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut op)| {
+            op.id = ops.len() + i;
+            op.invoked += offset;
+            op.completed += offset;
+            op
+        })
+        .collect();
+
+    let count = |f: &dyn Fn(&Outcome) -> bool| ops.iter().filter(|o| f(&o.outcome)).count();
+    let acked_writes = ops
+        .iter()
+        .filter(|o| o.kind != Kind::Get && matches!(o.outcome, Outcome::Ok { .. }))
+        .count();
+    eprintln!(
+        "history: {} ops ({} acknowledged writes, {} ok, {} not found, {} refused, {} unknown); etcd member killed {:?}..{:?}, replica B killed {:?}..{:?}; total {:?}",
+        ops.len(),
+        acked_writes,
+        count(&|o| matches!(o, Outcome::Ok { .. })),
+        count(&|o| matches!(o, Outcome::NotFound)),
+        count(&|o| matches!(o, Outcome::Failed(_))),
+        count(&|o| matches!(o, Outcome::Unknown(_))),
+        member_killed,
+        member_back,
+        replica_killed,
+        replica_back,
+        started.elapsed(),
+    );
+    for c in &clients {
+        for (from, to, why) in c.errors.iter().take(5) {
+            eprintln!(
+                "  client {} (replica {}): {:.3}s..{:.3}s {why}",
+                c.id,
+                c.replica,
+                from.as_secs_f64(),
+                to.as_secs_f64()
+            );
+        }
+    }
+    if let Err(errors) = check_final(&ops, &finals) {
+        let dump: Vec<String> = ops.iter().chain(finals.iter()).map(|o| o.to_string()).collect();
+        let path = std::env::temp_dir().join(format!("crest-history-{}.txt", std::process::id()));
+        let _ = std::fs::write(&path, dump.join("\n"));
+        panic!(
+            "the history is not linearizable ({} violations; whole history in {}):\n{}\n{}",
+            errors.len(),
+            path.display(),
+            errors.iter().take(20).cloned().collect::<Vec<_>>().join("\n"),
+            logs(&[&a, &b, &b2])
+        );
+    }
+    assert!(
+        acked_writes >= 50,
+        "too few acknowledged writes ({acked_writes}) for the history to mean much"
+    );
+    // Replica A's clients: no 5xx and no connection error while only replica B was down.
+    for c in clients.iter().filter(|c| c.replica == 0) {
+        let during: Vec<_> = c
+            .errors
+            .iter()
+            .filter(|(from, to, _)| *to >= replica_killed && *from <= replica_back)
+            .collect();
+        assert!(
+            during.is_empty(),
+            "client {} of replica A got errors while only replica B was down ({:?}..{:?}): {during:?}",
+            c.id,
+            replica_killed,
+            replica_back
+        );
+    }
+}
+
+#[test]
+fn losing_one_of_three_etcd_members_keeps_writes_going() {
+    let _serial = serial();
+    let started = Instant::now();
+    let mut etcd = EtcdCluster::start(3);
+    let pki = tempfile::tempdir().expect("tempdir");
+    let s = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &[]);
+    let c = admin_client(pki.path(), Duration::from_secs(10));
+    let rt = runtime();
+    for victim in [0, 2] {
+        etcd.kill(victim);
+        rt.block_on(async {
+            let mut slowest = Duration::ZERO;
+            for i in 0..15 {
+                let name = format!("m{victim}-{i}");
+                let t = Instant::now();
+                let (code, v) = call(&c, "POST", &format!("{}{CMS}", s.base), Some(&configmap(&name, i))).await;
+                assert_eq!(code, 201, "write {i} with etcd member {victim} down: {v}\n{}", logs(&[&s]));
+                let mut changed = v.clone();
+                changed["data"]["value"] = json!("x");
+                let (code, v) = call(&c, "PUT", &format!("{}{CMS}/{name}", s.base), Some(&changed)).await;
+                assert_eq!(code, 200, "update {i} with etcd member {victim} down: {v}");
+                let (code, v) = call(&c, "GET", &format!("{}{CMS}/{name}", s.base), None).await;
+                assert_eq!(code, 200, "read {i} with etcd member {victim} down: {v}");
+                slowest = slowest.max(t.elapsed());
+            }
+            eprintln!("etcd member {victim} down: 15 create+update+get rounds, slowest {slowest:?}");
+        });
+        etcd.restart(victim);
+    }
+    eprintln!("one member lost: {:?}", started.elapsed());
+}
+
+/// Asserts `answer` is a 503/504 `Status` that came within `bound`.
+fn assert_prompt_5xx(what: &str, answer: &Result<(u16, Value), String>, took: Duration, bound: Duration) {
+    match answer {
+        Ok((code @ (503 | 504), v)) => {
+            assert_eq!(v["kind"], "Status", "{what}: {code} without a Status: {v}");
+            assert_eq!(v["code"], json!(*code), "{what}: {v}");
+        }
+        other => panic!("{what}: expected a 503/504 Status, got {other:?}"),
+    }
+    assert!(took <= bound, "{what} took {took:?}, more than {bound:?}");
+}
+
+/// The requests that must fail promptly while etcd is gone or hung.
+async fn assert_requests_fail_promptly(c: &reqwest::Client, base: &str, bound: Duration) {
+    let cases: Vec<(&str, String, Option<Value>)> = vec![
+        ("POST", format!("{base}{CMS}"), Some(configmap("during", 1))),
+        ("PUT", format!("{base}{CMS}/before"), Some(configmap("before", 2))),
+        ("GET", format!("{base}{CMS}/before"), None),
+        ("GET", format!("{base}{CMS}"), None),
+        ("DELETE", format!("{base}{CMS}/before"), None),
+    ];
+    for (method, url, body) in cases {
+        let t = Instant::now();
+        let answer = request(c, method, &url, body.as_ref()).await;
+        assert_prompt_5xx(&format!("{method} {url}"), &answer, t.elapsed(), bound);
+    }
+    // /readyz fails, and says why.
+    let t = Instant::now();
+    let answer = request(c, "GET", &format!("{base}/readyz?verbose"), None).await;
+    let took = t.elapsed();
+    match answer {
+        Ok((code, v)) => {
+            assert_ne!(code, 200, "/readyz must fail while etcd does not answer: {v}");
+            let text = v.as_str().unwrap_or_default();
+            assert!(text.contains("[-]etcd"), "/readyz?verbose must name etcd: {text}");
+        }
+        Err(e) => panic!("/readyz did not answer: {e}"),
+    }
+    assert!(took <= bound, "/readyz took {took:?}");
+}
+
+/// Waits until the replica serves again by itself: /readyz 200, a write and a read succeed.
+async fn assert_service_resumes(c: &reqwest::Client, s: &Server, within: Duration) -> Duration {
+    let t = Instant::now();
+    loop {
+        let ready = matches!(request(c, "GET", &format!("{}/readyz", s.base), None).await, Ok((200, _)));
+        if ready {
+            break;
+        }
+        assert!(t.elapsed() < within, "/readyz not 200 {within:?} after etcd came back\n{}", logs(&[s]));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (code, v) = call(c, "POST", &format!("{}{CMS}", s.base), Some(&configmap("after", 3))).await;
+    assert_eq!(code, 201, "a write once /readyz is 200 again: {v}");
+    let (code, v) = call(c, "GET", &format!("{}{CMS}/after", s.base), None).await;
+    assert_eq!(code, 200, "a read once /readyz is 200 again: {v}");
+    t.elapsed()
+}
+
+/// After the outage: the watch opened before it either delivers the `after` ConfigMap (it
+/// continued), or ended (or sent an error), and a new watch from its last resourceVersion
+/// delivers it or answers 410 Gone.
+async fn assert_watch_resumes(s: &Server, watch: &mut WatchReader, mut last_rv: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        match watch.next(Duration::from_millis(500)).await {
+            Some(ev) if ev["type"] == "ADDED" && ev["object"]["metadata"]["name"] == "after" => {
+                eprintln!("the watch opened before the outage continued");
+                return;
+            }
+            Some(ev) if ev["type"] == "ERROR" => {
+                eprintln!("the watch opened before the outage ended with {ev}");
+                break;
+            }
+            Some(ev) => last_rv = rv(&ev["object"]).max(last_rv),
+            None if watch.has_ended() => {
+                eprintln!("the watch opened before the outage ended");
+                break;
+            }
+            None => {}
+        }
+    }
+    assert!(
+        Instant::now() < deadline || watch.has_ended(),
+        "the watch opened before the outage neither delivered the write after it nor ended"
+    );
+    let mut again = WatchReader::open(s, &format!("{CMS}?watch=1&resourceVersion={last_rv}")).await;
+    if again.status == 410 {
+        eprintln!("re-watch from {last_rv}: 410 Gone");
+        return;
+    }
+    assert_eq!(again.status, 200, "re-watch from {last_rv}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        match again.next(Duration::from_millis(500)).await {
+            Some(ev) if ev["type"] == "ADDED" && ev["object"]["metadata"]["name"] == "after" => {
+                eprintln!("re-watch from {last_rv} delivered the write");
+                return;
+            }
+            Some(ev) if ev["type"] == "ERROR" => {
+                assert_eq!(ev["object"]["code"], 410, "re-watch error: {ev}");
+                return;
+            }
+            _ => {}
+        }
+    }
+    panic!("a re-watch from {last_rv} neither delivered the write after the outage nor answered 410");
+}
+
+#[test]
+fn losing_all_of_etcd_gives_prompt_errors_and_service_resumes() {
+    let _serial = serial();
+    let started = Instant::now();
+    let mut etcd = EtcdCluster::start(3);
+    let pki = tempfile::tempdir().expect("tempdir");
+    let s = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &["--etcd-request-timeout", "2s"]);
+    let c = admin_client(pki.path(), Duration::from_secs(15));
+    let rt = runtime();
+    let (mut watch, before) = rt.block_on(async {
+        let (code, v) = call(&c, "POST", &format!("{}{CMS}", s.base), Some(&configmap("before", 1))).await;
+        assert_eq!(code, 201, "{v}");
+        let before = rv(&v);
+        let watch = WatchReader::open(&s, &format!("{CMS}?watch=1&resourceVersion={before}")).await;
+        assert_eq!(watch.status, 200);
+        (watch, before)
+    });
+    for i in 0..3 {
+        etcd.kill(i);
+    }
+    rt.block_on(assert_requests_fail_promptly(&c, &s.base, Duration::from_secs(4)));
+    etcd.restart_all();
+    let took = rt.block_on(assert_service_resumes(&c, &s, Duration::from_secs(20)));
+    eprintln!("service resumed {took:?} after etcd came back");
+    rt.block_on(assert_watch_resumes(&s, &mut watch, before));
+    eprintln!("all of etcd lost: {:?}", started.elapsed());
+}
+
+#[test]
+fn etcd_hanging_gives_504_and_heals_on_resume() {
+    let _serial = serial();
+    let started = Instant::now();
+    let etcd = EtcdCluster::start(3);
+    let pki = tempfile::tempdir().expect("tempdir");
+    let s = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &["--etcd-request-timeout", "2s"]);
+    let c = admin_client(pki.path(), Duration::from_secs(15));
+    let rt = runtime();
+    let (mut watch, before) = rt.block_on(async {
+        let (code, v) = call(&c, "POST", &format!("{}{CMS}", s.base), Some(&configmap("before", 1))).await;
+        assert_eq!(code, 201, "{v}");
+        let before = rv(&v);
+        let watch = WatchReader::open(&s, &format!("{CMS}?watch=1&resourceVersion={before}")).await;
+        (watch, before)
+    });
+    for i in 0..3 {
+        etcd.pause(i);
+    }
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async {
+            // A write to a hung etcd: 504 after the request timeout.
+            let t = Instant::now();
+            let answer = request(&c, "POST", &format!("{}{CMS}", s.base), Some(&configmap("hung", 1))).await;
+            let took = t.elapsed();
+            assert!(matches!(answer, Ok((504, _))), "a write to a hung etcd must answer 504: {answer:?} ({took:?})");
+            assert_prompt_5xx("POST while etcd hangs", &answer, took, Duration::from_secs(4));
+            assert_requests_fail_promptly(&c, &s.base, Duration::from_secs(4)).await;
+        })
+    }));
+    for i in 0..3 {
+        etcd.resume(i);
+    }
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(e);
+    }
+    let took = rt.block_on(assert_service_resumes(&c, &s, Duration::from_secs(20)));
+    eprintln!("service resumed {took:?} after etcd resumed");
+    rt.block_on(assert_watch_resumes(&s, &mut watch, before));
+    eprintln!("etcd hung: {:?}", started.elapsed());
+}

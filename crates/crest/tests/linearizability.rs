@@ -85,6 +85,17 @@ fn valid_histories_pass() {
         .get(1, (40, 50), ok(105, 2))
         .delete(1, (60, 70), ok(105, 2))
         .get(0, (80, 90), Outcome::NotFound)
+        .create(1, 5, (91, 92), 110)
+        // Unconditional, answered with a Status: no position.
+        .delete(
+            1,
+            (93, 94),
+            Outcome::Ok {
+                rv: None,
+                value: None,
+            },
+        )
+        .get(0, (95, 96), Outcome::NotFound)
         .create(1, 3, (100, 110), 120)
         .get(0, (120, 130), ok(120, 3));
     check(&h.ops).expect("sequential history");
@@ -150,7 +161,24 @@ fn stale_read_fails() {
     let h = H::default()
         .create(0, 1, (0, 10), 100)
         .get(1, (20, 30), Outcome::NotFound);
-    assert_fails(&h.ops, &["stale read", "op #1 (client 1, get", "op #0"]);
+    assert_fails(
+        &h.ops,
+        &["stale read", "op #1 (client 1, default/k get", "op #0"],
+    );
+
+    // A delete acknowledged before the create cannot explain a later not-found.
+    let h = H::default()
+        .delete(
+            0,
+            (0, 5),
+            Outcome::Ok {
+                rv: None,
+                value: None,
+            },
+        )
+        .create(0, 1, (10, 20), 100)
+        .get(1, (30, 40), Outcome::NotFound);
+    assert_fails(&h.ops, &["stale read", "op #2", "op #1"]);
 }
 
 #[test]

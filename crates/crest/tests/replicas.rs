@@ -45,11 +45,17 @@ fn reads_resource_versions_watches_and_continue_tokens_across_replicas() {
             assert_eq!(code, 201, "create through A: {created}");
             let written = rv(&created);
             let (code, got) = call(&c, "GET", &format!("{}{CMS}/{name}", b.base), None).await;
-            assert_eq!(code, 200, "GET through B right after the create through A: {got}");
+            assert_eq!(
+                code, 200,
+                "GET through B right after the create through A: {got}"
+            );
             assert_eq!(rv(&got), written, "B's GET of {name}: {got}");
             let (code, list) = call(&c, "GET", &format!("{}{CMS}", b.base), None).await;
             assert_eq!(code, 200, "{list}");
-            assert!(rv(&list) >= written, "B's LIST is older than A's write: {list}");
+            assert!(
+                rv(&list) >= written,
+                "B's LIST is older than A's write: {list}"
+            );
             let item = list["items"]
                 .as_array()
                 .expect("items")
@@ -194,8 +200,14 @@ fn reads_resource_versions_watches_and_continue_tokens_across_replicas() {
             }
             assert!(pages < 20, "paging does not end");
         }
-        assert_eq!(got, all, "pages from A and B together must be the whole list");
-        assert!(on_b >= 2, "B must have served continue tokens of A ({pages} pages)");
+        assert_eq!(
+            got, all,
+            "pages from A and B together must be the whole list"
+        );
+        assert!(
+            on_b >= 2,
+            "B must have served continue tokens of A ({pages} pages)"
+        );
     });
     eprintln!("across replicas: {:?}", started.elapsed());
 }
@@ -210,12 +222,10 @@ fn names(list: &Value) -> Vec<String> {
 }
 
 fn established(crd: &Value) -> bool {
-    crd["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == "Established" && c["status"] == "True")
-        })
+    crd["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Established" && c["status"] == "True")
+    })
 }
 
 #[test]
@@ -279,9 +289,21 @@ fn a_crd_created_through_one_replica_is_served_by_the_other_within_a_second() {
     // kubectl against B.
     b.apply_yaml(MY_CRONTAB);
     let out = b.kubectl_ok(&["get", "crontabs", "-o", "name"]);
-    assert!(out.contains("crontab.stable.example.com/my-new-cron-object"), "{out}");
-    assert!(out.contains("crontab.stable.example.com/through-b"), "{out}");
-    let out = a.kubectl_ok(&["get", "ct", "my-new-cron-object", "-o", "jsonpath={.spec.image}"]);
+    assert!(
+        out.contains("crontab.stable.example.com/my-new-cron-object"),
+        "{out}"
+    );
+    assert!(
+        out.contains("crontab.stable.example.com/through-b"),
+        "{out}"
+    );
+    let out = a.kubectl_ok(&[
+        "get",
+        "ct",
+        "my-new-cron-object",
+        "-o",
+        "jsonpath={.spec.image}",
+    ]);
     assert_eq!(out, "my-awesome-cron-image");
     eprintln!("CRD across replicas: {:?}", started.elapsed());
 }
@@ -312,7 +334,10 @@ async fn controllers_work(c: &reqwest::Client, base: &str, tag: &str, replicas: 
         c,
         "POST",
         &format!("{base}{CRDS}"),
-        Some(&crd_json(&name, &format!("{}{}", tag[..1].to_uppercase(), &tag[1..]))),
+        Some(&crd_json(
+            &name,
+            &format!("{}{}", tag[..1].to_uppercase(), &tag[1..]),
+        )),
     )
     .await;
     assert_eq!(code, 201, "{v}");
@@ -360,11 +385,20 @@ fn exactly_one_leader_and_fail_over_after_kill_9() {
     let rt = runtime();
     let (leader, holder) = {
         let rs: Vec<&Server> = replicas.iter().collect();
-        let (leader, holder) = rt.block_on(wait_leader(&c, &rs[0].base, &rs, Duration::from_secs(10)));
+        let (leader, holder) =
+            rt.block_on(wait_leader(&c, &rs[0].base, &rs, Duration::from_secs(10)));
         // Exactly one replica leads, and keeps leading (a few renewals).
         std::thread::sleep(Duration::from_millis(1500));
-        assert_eq!(leaders_logged(&rs), 1, "exactly one replica must lead\n{}", logs(&rs));
-        assert_eq!(rt.block_on(lease_holder(&c, &rs[0].base)).as_deref(), Some(holder.as_str()));
+        assert_eq!(
+            leaders_logged(&rs),
+            1,
+            "exactly one replica must lead\n{}",
+            logs(&rs)
+        );
+        assert_eq!(
+            rt.block_on(lease_holder(&c, &rs[0].base)).as_deref(),
+            Some(holder.as_str())
+        );
         assert!(rs[leader].log().contains("became leader"));
         (leader, holder)
     };
@@ -413,7 +447,11 @@ fn graceful_stop_of_the_leader_hands_over_at_once() {
     let stopped = Instant::now();
     let exited = replicas[leader].wait_exit(Duration::from_secs(20));
     let rs: Vec<&Server> = replicas.iter().collect();
-    assert!(exited, "the leader did not exit within 20 s of SIGTERM\n{}", logs(&rs));
+    assert!(
+        exited,
+        "the leader did not exit within 20 s of SIGTERM\n{}",
+        logs(&rs)
+    );
     rt.block_on(async {
         loop {
             let now = lease_holder(&c, &base).await;

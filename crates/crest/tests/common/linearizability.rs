@@ -41,8 +41,8 @@
 //!    invoked, rv(A) < rv(B)); a get that found the object must be at or after `LB` (no stale
 //!    read, no read older than an earlier read); a get that answered 404 must be explained by a
 //!    delete (acknowledged, or of unknown outcome) invoked before the get completed and placed
-//!    after `LB` (an unknown-outcome delete with no position explains it too), unless nothing
-//!    precedes it at all. A 404 does not give later reads a lower bound (not checked).
+//!    after `LB` (a delete with no position explains it too unless it was acknowledged before the
+//!    op at `LB` was invoked), unless nothing precedes it at all. A 404 does not give later reads a lower bound (not checked).
 //! 4. *Preconditions* (e): an update conditional on `e` (acknowledged, or unknown and observed)
 //!    was applied to the state `e`: `e` is the resourceVersion of a create/update of the key, and
 //!    no known write or delete lies between `e` and the update (no lost update; two updates
@@ -117,7 +117,7 @@ pub(crate) struct Op {
 
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "op #{} (client {}, ", self.id, self.client)?;
+        write!(f, "op #{} (client {}, {} ", self.id, self.client, self.key)?;
         match &self.kind {
             Kind::Create { value } => write!(f, "create value={value}")?,
             Kind::Update { value, expected_rv } => match expected_rv {
@@ -290,6 +290,12 @@ impl<'a> KeyCheck<'a> {
 
     fn err(&mut self, msg: String) {
         self.errors.push(format!("key {}: {msg}", self.key));
+    }
+
+    /// Whether the unplaced delete `d` may have taken effect after `op` did: unless `d` was
+    /// acknowledged before `op` was invoked.
+    fn not_before(d: &Op, op: &Op) -> bool {
+        !(matches!(d.outcome, Outcome::Ok { .. }) && d.completed < op.invoked)
     }
 
     fn value_of(op: &Op) -> Option<i64> {
@@ -493,11 +499,13 @@ impl<'a> KeyCheck<'a> {
                             && d.invoked < op.completed
                             && match self.delete_pos.get(&d.id) {
                                 Some(p) => *p >= lb_pos,
-                                // An unknown-outcome delete: after its precondition's state, or
-                                // anywhere.
-                                None => match (&d.outcome, &d.kind) {
-                                    (Outcome::Unknown(_), Kind::Delete { expected_rv }) => {
+                                // A delete without a position (an unknown outcome, or an
+                                // unconditional delete answered with a Status): after its
+                                // precondition's state, or anywhere.
+                                None => match d.kind {
+                                    Kind::Delete { expected_rv } => {
                                         expected_rv.is_none_or(|e| (e, 1) >= lb_pos)
+                                            && Self::not_before(d, lb_op)
                                     }
                                     _ => false,
                                 },
@@ -579,6 +587,7 @@ impl<'a> KeyCheck<'a> {
                             && !self.delete_pos.contains_key(&d.id)
                             && !matches!(d.outcome, Outcome::Failed(_))
                             && d.invoked < op.completed
+                            && Self::not_before(d, pop)
                             && match d.kind {
                                 Kind::Delete {
                                     expected_rv: Some(e),
@@ -640,11 +649,13 @@ impl<'a> KeyCheck<'a> {
                 show_pos(p)
             )),
             (Outcome::NotFound, Some((p, o))) if p.1 == 0 && !matches!(o.kind, Kind::Delete { .. }) => {
-                // An unknown-outcome delete invoked after the last write may have removed it.
+                // A delete without a position (unknown outcome, or answered with a Status) may
+                // have removed it.
                 let maybe = self.ops.iter().any(|d| {
                     matches!(d.kind, Kind::Delete { .. })
-                        && matches!(d.outcome, Outcome::Unknown(_))
+                        && !matches!(d.outcome, Outcome::Failed(_))
                         && !self.delete_pos.contains_key(&d.id)
+                        && Self::not_before(d, o)
                         && match d.kind {
                             Kind::Delete { expected_rv: Some(e) } => e == p.0,
                             _ => true,

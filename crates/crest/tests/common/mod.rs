@@ -147,7 +147,10 @@ impl Server {
             }
             let log = || std::fs::read_to_string(dir.join("crest.log")).unwrap_or_default();
             if let Ok(Some(status)) = child.try_wait() {
-                panic!("crest exited ({status}) before writing its kubeconfig\n{}", log());
+                panic!(
+                    "crest exited ({status}) before writing its kubeconfig\n{}",
+                    log()
+                );
             }
             assert!(
                 Instant::now() < deadline,

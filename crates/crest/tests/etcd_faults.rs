@@ -354,6 +354,37 @@ fn concurrent_history_with_faults_is_linearizable() {
     }
 }
 
+/// The index of the etcd member that is raft leader (etcdctl endpoint status).
+fn raft_leader(etcd: &EtcdCluster) -> usize {
+    let urls = etcd.client_urls();
+    let out = std::process::Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args([
+            "--endpoints",
+            &urls.join(","),
+            "endpoint",
+            "status",
+            "-w",
+            "json",
+        ])
+        .output()
+        .expect("etcdctl (Debian's etcd-client) is needed");
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "etcdctl endpoint status: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let rows = status.as_array().expect("endpoint status rows");
+    rows.iter()
+        .position(|r| {
+            r["Status"]["leader"].is_u64()
+                && r["Status"]["leader"] == r["Status"]["header"]["member_id"]
+        })
+        .unwrap_or_else(|| panic!("no raft leader in {status}"))
+}
+
 #[test]
 fn losing_one_of_three_etcd_members_keeps_writes_going() {
     let _serial = serial();
@@ -363,8 +394,41 @@ fn losing_one_of_three_etcd_members_keeps_writes_going() {
     let s = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &[]);
     let c = admin_client(pki.path(), Duration::from_secs(10));
     let rt = runtime();
-    for victim in [0, 2] {
+    let leader = raft_leader(&etcd);
+    // The raft leader first, then a follower; a writer keeps writing through Crest meanwhile.
+    let victims = [leader, (leader + 1) % 3];
+    for (round, victim) in victims.into_iter().enumerate() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (c, base, stop) = (c.clone(), s.base.clone(), stop.clone());
+            rt.spawn(async move {
+                // (invoked, completed, status or error) of each write.
+                let mut writes: Vec<(Instant, Instant, Result<u16, String>)> = vec![];
+                let name = format!("busy-{round}");
+                let url = format!("{base}{CMS}/{name}");
+                let (code, v) = call(
+                    &c,
+                    "POST",
+                    &format!("{base}{CMS}"),
+                    Some(&configmap(&name, 0)),
+                )
+                .await;
+                assert_eq!(code, 201, "{v}");
+                let mut i = 0;
+                while !stop.load(Ordering::Relaxed) && i < 2000 {
+                    i += 1;
+                    let t = Instant::now();
+                    // Unconditional: a write in flight during the kill may or may not have
+                    // happened, and the next one must not depend on it.
+                    let answer = request(&c, "PUT", &url, Some(&configmap(&name, i))).await;
+                    writes.push((t, Instant::now(), answer.map(|(code, _)| code)));
+                }
+                writes
+            })
+        };
+        std::thread::sleep(Duration::from_millis(500));
         etcd.kill(victim);
+        let killed = Instant::now();
         rt.block_on(async {
             let mut slowest = Duration::ZERO;
             for i in 0..15 {
@@ -398,9 +462,40 @@ fn losing_one_of_three_etcd_members_keeps_writes_going() {
                 slowest = slowest.max(t.elapsed());
             }
             eprintln!(
-                "etcd member {victim} down: 15 create+update+get rounds, slowest {slowest:?}"
+                "etcd member {victim} ({}) down: 15 create+update+get rounds, slowest {slowest:?}",
+                if round == 0 {
+                    "raft leader"
+                } else {
+                    "follower"
+                }
             );
         });
+        std::thread::sleep(Duration::from_millis(1000));
+        stop.store(true, Ordering::Relaxed);
+        let writes = rt.block_on(writer).expect("writer");
+        let in_flight: Vec<_> = writes
+            .iter()
+            .filter(|(from, to, _)| *from <= killed && *to >= killed)
+            .collect();
+        let failed_after: Vec<_> = writes
+            .iter()
+            .filter(|(from, _, r)| *from > killed && !matches!(r, Ok(200)))
+            .map(|(from, to, r)| (from.duration_since(killed), to.duration_since(killed), r))
+            .collect();
+        let slowest = writes
+            .iter()
+            .map(|(f, t, _)| *t - *f)
+            .max()
+            .unwrap_or_default();
+        eprintln!(
+            "busy writer around the kill of member {victim}: {} writes, in flight at the kill: {:?}, slowest {slowest:?}",
+            writes.len(),
+            in_flight.iter().map(|(f, t, r)| (*t - *f, r)).collect::<Vec<_>>()
+        );
+        assert!(
+            failed_after.is_empty(),
+            "writes sent after etcd member {victim} was killed failed (since the kill: invoked, completed, answer): {failed_after:?}"
+        );
         etcd.restart(victim);
     }
     eprintln!("one member lost: {:?}", started.elapsed());

@@ -172,6 +172,7 @@ fn classify(e: etcd_client::Error) -> Failure {
             match st.code() {
                 Code::Unavailable if not_sent => Failure::NotSent(full),
                 Code::DeadlineExceeded => Failure::Timeout(full),
+                _ if source.contains("TimeoutExpired") => Failure::Timeout(full),
                 _ if msg.contains("request timed out") => Failure::Timeout(full),
                 Code::Unavailable | Code::Cancelled | Code::Aborted | Code::ResourceExhausted => {
                     Failure::Unavailable(full)
@@ -226,7 +227,7 @@ impl Inner {
     }
 
     /// The etcd key of a Crest key.
-    fn to_etcd(&self, key: &str) -> Result<Vec<u8>> {
+    fn etcd_key(&self, key: &str) -> Result<Vec<u8>> {
         match key.strip_prefix(ROOT) {
             Some(rest) if rest.is_empty() || rest.starts_with('/') => {
                 Ok(format!("{}{rest}", self.prefix).into_bytes())
@@ -238,7 +239,7 @@ impl Inner {
     }
 
     /// The Crest key of an etcd key.
-    fn from_etcd(&self, key: &[u8]) -> Result<String> {
+    fn crest_key(&self, key: &[u8]) -> Result<String> {
         let s = std::str::from_utf8(key)
             .map_err(|_| StorageError::Internal(format!("etcd key {key:?} is not UTF-8")))?;
         match s.strip_prefix(self.prefix.as_str()) {
@@ -252,7 +253,7 @@ impl Inner {
 
     fn kv(&self, kv: &etcd_client::KeyValue) -> Result<KeyValue> {
         Ok(KeyValue {
-            key: self.from_etcd(kv.key())?,
+            key: self.crest_key(kv.key())?,
             value: Bytes::copy_from_slice(kv.value()),
             create_revision: kv.create_revision(),
             mod_revision: kv.mod_revision(),
@@ -312,7 +313,7 @@ impl Inner {
 
     /// The store revision, from a fresh request.
     async fn fetch_revision(&self) -> Result<Revision> {
-        let key = self.to_etcd(ROOT)?;
+        let key = self.etcd_key(ROOT)?;
         let resp = self
             .call(Kind::Read, "revision", || {
                 let mut kv = self.kv.clone();
@@ -327,7 +328,7 @@ impl Inner {
     /// anything was compacted.
     async fn probe_compacted(&self) -> Result<Revision> {
         self.check_open()?;
-        let key = self.to_etcd(ROOT)?;
+        let key = self.etcd_key(ROOT)?;
         let probe = async {
             let mut w = self.watch.clone();
             let (mut sender, mut stream) = w
@@ -396,11 +397,11 @@ impl Inner {
     }
 
     async fn range(&self, req: RangeRequest) -> Result<RangeResult> {
-        let prefix = self.to_etcd(&req.prefix)?;
+        let prefix = self.etcd_key(&req.prefix)?;
         let end = prefix_end(&prefix);
         let mut start = prefix.clone();
         if let Some(after) = &req.start_after {
-            let mut s = self.to_etcd(after)?;
+            let mut s = self.etcd_key(after)?;
             s.push(0);
             if s > start {
                 start = s;
@@ -482,7 +483,7 @@ impl Inner {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<WriteOutcome> {
-        let k = self.to_etcd(key)?;
+        let k = self.etcd_key(key)?;
         let txn = Txn::new()
             .when([Compare::create_revision(k.clone(), CompareOp::Equal, 0)])
             .and_then([TxnOp::put(k.clone(), value.to_vec(), None)])
@@ -502,7 +503,7 @@ impl Inner {
     }
 
     async fn update(&self, key: &str, expected: Revision, value: Bytes) -> Result<WriteOutcome> {
-        let k = self.to_etcd(key)?;
+        let k = self.etcd_key(key)?;
         let txn = Txn::new()
             .when([
                 Compare::mod_revision(k.clone(), CompareOp::Equal, expected),
@@ -538,7 +539,7 @@ impl Inner {
     }
 
     async fn delete(&self, key: &str, expected: Revision) -> Result<WriteOutcome> {
-        let k = self.to_etcd(key)?;
+        let k = self.etcd_key(key)?;
         let cond = if expected == 0 {
             Compare::version(k.clone(), CompareOp::Greater, 0)
         } else {
@@ -606,7 +607,6 @@ impl EtcdStore {
         }
         let mut opts = ConnectOptions::new()
             .with_connect_timeout(o.dial_timeout)
-            .with_timeout(o.request_timeout)
             .with_keep_alive(Duration::from_secs(10), o.request_timeout)
             .with_keep_alive_while_idle(true)
             .with_require_leader(true);
@@ -667,7 +667,7 @@ impl EtcdStore {
         }
         // Learn the compacted revision: a read at revision 1 fails only when something was
         // compacted, and then the probe finds how far.
-        let key = inner.to_etcd(ROOT)?;
+        let key = inner.etcd_key(ROOT)?;
         let first = inner
             .call(Kind::Read, "range", || {
                 let mut kv = inner.kv.clone();
@@ -692,7 +692,7 @@ impl EtcdStore {
     }
 }
 
-fn tls_options(tls: &EtcdTls) -> Result<etcd_client::TlsOptions> {
+pub(crate) fn tls_options(tls: &EtcdTls) -> Result<etcd_client::TlsOptions> {
     let read = |p: &PathBuf| {
         std::fs::read(p).map_err(|e| StorageError::Internal(format!("{}: {e}", p.display())))
     };
@@ -929,7 +929,7 @@ impl Inner {
                 compacted,
             });
         }
-        let key = self.to_etcd(&req.prefix)?;
+        let key = self.etcd_key(&req.prefix)?;
         let end = prefix_end(&key);
         let mut opts = WatchOptions::new()
             .with_range(end)
@@ -1033,7 +1033,7 @@ impl Storage for EtcdStore {
         revision: Revision,
     ) -> BoxFuture<'a, Result<Option<KeyValue>>> {
         Box::pin(async move {
-            let k = self.inner.to_etcd(key)?;
+            let k = self.inner.etcd_key(key)?;
             let mut opts = GetOptions::new();
             if revision > 0 {
                 opts = opts.with_revision(revision);

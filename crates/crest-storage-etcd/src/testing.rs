@@ -1,5 +1,5 @@
 //! Throwaway etcd clusters for tests (feature `testing`): [`EtcdCluster`] runs Debian's `etcd`
-//! (3.4) on free 127.0.0.1 ports, each member in its own temporary data dir, and kills every
+//! (3.4) on free 127.0.0.1 ports (optionally with client TLS), each member in its own temporary data dir, and kills every
 //! process it started when dropped.
 //!
 //! Members keep fsync on (acknowledged writes survive a kill), use short raft timings (heartbeat
@@ -22,8 +22,9 @@ struct Member {
 }
 
 impl Member {
-    fn client_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+    fn client_url(&self, tls: bool) -> String {
+        let scheme = if tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
     fn peer_url(&self) -> String {
@@ -41,6 +42,8 @@ pub struct EtcdCluster {
     members: Vec<Member>,
     initial_cluster: String,
     token: String,
+    /// With TLS: the CA, server and client certificates in the root dir.
+    tls: Option<crate::EtcdTls>,
     // Dropped after the members are killed (field order).
     _root: tempfile::TempDir,
 }
@@ -75,9 +78,89 @@ fn signal(pid: u32, sig: &str) {
         .status();
 }
 
+/// Makes a CA, a serving certificate for 127.0.0.1 and a client certificate with `openssl` in
+/// `dir`.
+fn make_certs(dir: &Path) -> Result<crate::EtcdTls, String> {
+    let run = |args: &[&str]| -> Result<(), String> {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .map_err(|e| format!("openssl: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut ca = vec!["req", "-x509", "-days", "2", "-subj", "/CN=crest-test-ca"];
+    ca.extend(ec);
+    ca.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
+    run(&ca)?;
+    for (name, usage) in [("server", "serverAuth"), ("client", "clientAuth")] {
+        let (key, csr, crt, ext) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.crt"),
+            format!("{name}.ext"),
+        );
+        std::fs::write(
+            dir.join(&ext),
+            format!("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage={usage}\n"),
+        )
+        .map_err(|e| e.to_string())?;
+        let subj = format!("/CN={name}");
+        let mut req = vec!["req", "-subj", &subj];
+        req.extend(ec);
+        req.extend(["-keyout", &key, "-out", &csr]);
+        run(&req)?;
+        run(&[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            &ext,
+            "-out",
+            &crt,
+        ])?;
+    }
+    Ok(crate::EtcdTls {
+        ca_file: Some(dir.join("ca.crt")),
+        cert_file: Some(dir.join("client.crt")),
+        key_file: Some(dir.join("client.key")),
+    })
+}
+
 /// Waits (up to `within`) until a linearizable read through each of `urls` succeeds, from a
 /// thread of its own so that it works inside and outside a tokio runtime.
-fn answering(urls: Vec<String>, within: Duration) -> Result<(), String> {
+fn answering(
+    urls: Vec<String>,
+    tls: Option<crate::EtcdTls>,
+    within: Duration,
+) -> Result<(), String> {
+    let tls = tls
+        .as_ref()
+        .map(crate::tls_options)
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let worker = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -87,9 +170,12 @@ fn answering(urls: Vec<String>, within: Duration) -> Result<(), String> {
             let deadline = Instant::now() + within;
             for url in urls {
                 loop {
-                    let opts = etcd_client::ConnectOptions::new()
+                    let mut opts = etcd_client::ConnectOptions::new()
                         .with_connect_timeout(Duration::from_millis(500))
                         .with_timeout(Duration::from_secs(1));
+                    if let Some(t) = &tls {
+                        opts = opts.with_tls(t.clone());
+                    }
                     let got = match etcd_client::Client::connect([&url], Some(opts)).await {
                         Ok(mut c) => c.get("/crest-testing-ready", None).await.map(|_| ()),
                         Err(e) => Err(e),
@@ -115,6 +201,17 @@ impl EtcdCluster {
     /// linearizable read. Panics with where the etcd log is when they do not, and with
     /// "etcd not found: install Debian's etcd-server" when `etcd` is not on `PATH`.
     pub fn start(members: usize) -> EtcdCluster {
+        Self::start_with(members, false)
+    }
+
+    /// As [`EtcdCluster::start`], with client TLS: members serve `https://` client URLs with a
+    /// certificate of a throwaway CA and require client certificates of it; [`EtcdCluster::tls`]
+    /// has the files for the client. Needs `openssl` on `PATH`.
+    pub fn start_tls(members: usize) -> EtcdCluster {
+        Self::start_with(members, true)
+    }
+
+    fn start_with(members: usize, tls: bool) -> EtcdCluster {
         assert!(
             etcd_available(),
             "etcd not found: install Debian's etcd-server"
@@ -122,7 +219,7 @@ impl EtcdCluster {
         let members = members.max(1);
         let mut last = String::new();
         for _attempt in 0..3 {
-            match Self::try_start(members) {
+            match Self::try_start(members, tls) {
                 Ok(c) => return c,
                 // Most likely a port taken between choosing and binding it: again, new ports.
                 Err(e) => last = e,
@@ -131,8 +228,13 @@ impl EtcdCluster {
         panic!("etcd cluster did not start: {last}")
     }
 
-    fn try_start(n: usize) -> Result<EtcdCluster, String> {
+    fn try_start(n: usize, tls: bool) -> Result<EtcdCluster, String> {
         let root = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let tls = if tls {
+            Some(make_certs(root.path())?)
+        } else {
+            None
+        };
         let mut members = vec![];
         for i in 0..n {
             let dir = root.path().join(format!("m{i}"));
@@ -159,12 +261,17 @@ impl EtcdCluster {
             members,
             initial_cluster,
             token,
+            tls,
             _root: root,
         };
         for i in 0..n {
             cluster.spawn(i, "new")?;
         }
-        if let Err(e) = answering(cluster.client_urls(), Duration::from_secs(30)) {
+        if let Err(e) = answering(
+            cluster.client_urls(),
+            cluster.tls.clone(),
+            Duration::from_secs(30),
+        ) {
             let logs = cluster
                 .members
                 .iter()
@@ -189,18 +296,30 @@ impl EtcdCluster {
     fn spawn(&mut self, i: usize, state: &str) -> Result<(), String> {
         let initial_cluster = self.initial_cluster.clone();
         let token = self.token.clone();
+        let tls = self.tls.is_some();
+        let certs = self._root.path().to_path_buf();
         let m = &mut self.members[i];
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(m.log())
             .map_err(|e| e.to_string())?;
-        let child = Command::new("etcd")
+        let mut cmd = Command::new("etcd");
+        if tls {
+            cmd.arg("--cert-file")
+                .arg(certs.join("server.crt"))
+                .arg("--key-file")
+                .arg(certs.join("server.key"))
+                .arg("--trusted-ca-file")
+                .arg(certs.join("ca.crt"))
+                .arg("--client-cert-auth");
+        }
+        let child = cmd
             .args(["--name", &m.name])
             .arg("--data-dir")
             .arg(m.dir.join("data"))
-            .args(["--listen-client-urls", &m.client_url()])
-            .args(["--advertise-client-urls", &m.client_url()])
+            .args(["--listen-client-urls", &m.client_url(tls)])
+            .args(["--advertise-client-urls", &m.client_url(tls)])
             .args(["--listen-peer-urls", &m.peer_url()])
             .args(["--initial-advertise-peer-urls", &m.peer_url()])
             .args(["--initial-cluster", &initial_cluster])
@@ -221,7 +340,13 @@ impl EtcdCluster {
 
     /// The members' client URLs, `http://127.0.0.1:<port>`.
     pub fn client_urls(&self) -> Vec<String> {
-        self.members.iter().map(Member::client_url).collect()
+        let tls = self.tls.is_some();
+        self.members.iter().map(|m| m.client_url(tls)).collect()
+    }
+
+    /// The client's TLS files of a cluster started with [`EtcdCluster::start_tls`].
+    pub fn tls(&self) -> Option<crate::EtcdTls> {
+        self.tls.clone()
     }
 
     /// The client URLs comma-joined, as `--etcd-servers` takes them.
@@ -271,7 +396,8 @@ impl EtcdCluster {
         if let Err(e) = self.spawn(i, "existing") {
             panic!("restart etcd member {i}: {e}");
         }
-        if let Err(e) = answering(vec![self.members[i].client_url()], Duration::from_secs(30)) {
+        let url = self.client_urls()[i].clone();
+        if let Err(e) = answering(vec![url], self.tls.clone(), Duration::from_secs(30)) {
             panic!(
                 "etcd member {i} did not come back: {e}; log: {}",
                 self.members[i].log().display()
@@ -288,7 +414,11 @@ impl EtcdCluster {
                 }
             }
         }
-        if let Err(e) = answering(self.client_urls(), Duration::from_secs(30)) {
+        if let Err(e) = answering(
+            self.client_urls(),
+            self.tls.clone(),
+            Duration::from_secs(30),
+        ) {
             panic!("etcd members did not come back: {e}");
         }
     }

@@ -194,7 +194,7 @@ fn concurrent_history_with_faults_is_linearizable() {
                 base: bases[id % 2].clone(),
                 http: http.clone(),
                 history: history.clone(),
-                rng: Rng(0x9E37_79B9_7F4A_7C15 ^ (id as u64 + 1) * 0x1234_5678),
+                rng: Rng(0x9E37_79B9_7F4A_7C15 ^ ((id as u64 + 1) * 0x1234_5678)),
                 seq: 0,
                 seen: HashMap::new(),
                 errors: vec![],

@@ -3,6 +3,7 @@
 //! Lease and which replica holds it.
 
 use super::Server;
+#[allow(unused_imports)]
 pub(crate) use crest_storage_etcd::testing::EtcdCluster;
 use serde_json::Value;
 use std::path::Path;

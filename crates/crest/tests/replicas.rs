@@ -13,6 +13,13 @@ use std::time::{Duration, Instant};
 
 const CMS: &str = "/api/v1/namespaces/default/configmaps";
 
+/// One test at a time: they measure latencies (1 s, 2 s) on a small machine.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// An etcd cluster of three, a shared pki dir, and `n` replicas started one after the other
 /// (the first writes the pki files) with `extra` flags.
 fn cluster(n: usize, extra: &[&str]) -> (EtcdCluster, tempfile::TempDir, Vec<Server>) {
@@ -26,6 +33,7 @@ fn cluster(n: usize, extra: &[&str]) -> (EtcdCluster, tempfile::TempDir, Vec<Ser
 
 #[test]
 fn reads_resource_versions_watches_and_continue_tokens_across_replicas() {
+    let _serial = serial();
     let started = Instant::now();
     let (_etcd, pki, replicas) = cluster(2, &[]);
     let (a, b) = (&replicas[0], &replicas[1]);
@@ -230,6 +238,7 @@ fn established(crd: &Value) -> bool {
 
 #[test]
 fn a_crd_created_through_one_replica_is_served_by_the_other_within_a_second() {
+    let _serial = serial();
     let started = Instant::now();
     let (_etcd, pki, replicas) = cluster(2, &[]);
     let (a, b) = (&replicas[0], &replicas[1]);
@@ -379,6 +388,7 @@ async fn controllers_work(c: &reqwest::Client, base: &str, tag: &str, replicas: 
 
 #[test]
 fn exactly_one_leader_and_fail_over_after_kill_9() {
+    let _serial = serial();
     let started = Instant::now();
     let (_etcd, pki, mut replicas) = cluster(2, FAST_ELECTION);
     let c = admin_client(pki.path(), Duration::from_secs(10));
@@ -432,6 +442,7 @@ fn exactly_one_leader_and_fail_over_after_kill_9() {
 
 #[test]
 fn graceful_stop_of_the_leader_hands_over_at_once() {
+    let _serial = serial();
     let started = Instant::now();
     // Default lease duration (15 s): a take-over under 2 s shows the Lease was released.
     let (_etcd, pki, mut replicas) = cluster(2, &["--leader-elect-retry-period", "500ms"]);

@@ -390,14 +390,14 @@ async fn controllers_work(c: &reqwest::Client, base: &str, tag: &str, replicas: 
 fn exactly_one_leader_and_fail_over_after_kill_9() {
     let _serial = serial();
     let started = Instant::now();
-    let (_etcd, pki, mut replicas) = cluster(2, FAST_ELECTION);
+    let (_etcd, pki, mut replicas) = cluster(3, FAST_ELECTION);
     let c = admin_client(pki.path(), Duration::from_secs(10));
     let rt = runtime();
     let (leader, holder) = {
         let rs: Vec<&Server> = replicas.iter().collect();
         let (leader, holder) =
             rt.block_on(wait_leader(&c, &rs[0].base, &rs, Duration::from_secs(10)));
-        // Exactly one replica leads, and keeps leading (a few renewals).
+        // Exactly one of the three leads, and keeps leading (a few renewals).
         std::thread::sleep(Duration::from_millis(1500));
         assert_eq!(
             leaders_logged(&rs),
@@ -412,29 +412,39 @@ fn exactly_one_leader_and_fail_over_after_kill_9() {
         assert!(rs[leader].log().contains("became leader"));
         (leader, holder)
     };
-    let other = 1 - leader;
+    let survivor = (leader + 1) % 3;
     replicas[leader].kill9_in_place();
     let killed = Instant::now();
-    let base = replicas[other].base.clone();
+    let base = replicas[survivor].base.clone();
     let rs: Vec<&Server> = replicas.iter().collect();
     rt.block_on(async {
-        loop {
+        let new_leader = loop {
             let now = lease_holder(&c, &base).await;
             if now.as_deref().is_some_and(|h| h != holder) {
                 let h = now.expect("holder");
-                assert_eq!(replica_of(&rs, &h), Some(other), "new holder {h}");
-                break;
+                let i = replica_of(&rs, &h);
+                assert!(
+                    i.is_some_and(|i| i != leader),
+                    "new holder {h} is no survivor"
+                );
+                break i.expect("replica");
             }
             assert!(
                 killed.elapsed() < Duration::from_secs(6),
-                "the survivor did not take the Lease over within 6 s of the leader's kill -9 (lease duration 3 s); holder {now:?}\n{}",
+                "no survivor took the Lease over within 6 s of the leader's kill -9 (lease duration 3 s); holder {now:?}\n{}",
                 logs(&rs)
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        };
         let took = killed.elapsed();
         eprintln!("Lease taken over {took:?} after kill -9 of the leader");
-        assert!(rs[other].log().contains("became leader"), "{}", logs(&rs));
+        // Exactly one survivor leads.
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let leading: Vec<usize> = (0..3)
+            .filter(|i| *i != leader && rs[*i].log().contains("became leader"))
+            .collect();
+        assert_eq!(leading, vec![new_leader], "exactly one survivor must lead\n{}", logs(&rs));
+        let base = rs[new_leader].base.clone();
         controllers_work(&c, &base, "widget", &rs).await;
     });
     eprintln!("fail-over after kill -9: {:?}", started.elapsed());

@@ -2,8 +2,9 @@
 //! reads against two replicas while an etcd member and a replica are killed, checked
 //! linearizable per key with no acknowledged write lost (`common/linearizability.rs`); losing
 //! one of three etcd members; losing all of etcd (prompt 5xx Status errors, /readyz failing,
-//! service and watches resuming by themselves); etcd hanging (SIGSTOP). Needs Debian's `etcd`
-//! (fails if it is missing). The tests run one at a time: they measure latencies.
+//! service and watches resuming by themselves); etcd hanging (SIGSTOP); watches and lists from
+//! a revision etcd compacted (410). Needs Debian's `etcd` and `etcdctl` (fails if they are
+//! missing). The tests run one at a time: they measure latencies.
 
 mod common;
 
@@ -801,4 +802,128 @@ fn etcd_hanging_gives_504_and_heals_on_resume() {
         "while etcd hung (request timeout 2 s):\n{}",
         problems.join("\n")
     );
+}
+
+/// etcd's current revision (etcdctl endpoint status).
+fn etcd_revision(etcd: &EtcdCluster) -> u64 {
+    let out = std::process::Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args([
+            "--endpoints",
+            &etcd.client_urls()[0],
+            "endpoint",
+            "status",
+            "-w",
+            "json",
+        ])
+        .output()
+        .expect("etcdctl (Debian's etcd-client) is needed");
+    let status: Value = serde_json::from_slice(&out.stdout).expect("endpoint status JSON");
+    status[0]["Status"]["header"]["revision"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no revision in {status}"))
+}
+
+#[test]
+fn watches_and_lists_from_a_compacted_revision_answer_410() {
+    let _serial = serial();
+    let started = Instant::now();
+    let etcd = EtcdCluster::start(1);
+    let pki = tempfile::tempdir().expect("tempdir");
+    let a = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &[]);
+    let c = admin_client(pki.path(), Duration::from_secs(10));
+    let rt = runtime();
+    let (from, updates) = rt.block_on(async {
+        let (code, v) = call(
+            &c,
+            "POST",
+            &format!("{}{CMS}", a.base),
+            Some(&configmap("old", 0)),
+        )
+        .await;
+        assert_eq!(code, 201, "{v}");
+        let from = rv(&v);
+        let mut current = v;
+        let mut updates = vec![];
+        for i in 1..4 {
+            current["data"]["value"] = json!(i.to_string());
+            let (code, v) = call(&c, "PUT", &format!("{}{CMS}/old", a.base), Some(&current)).await;
+            assert_eq!(code, 200, "{v}");
+            updates.push(rv(&v));
+            current = v;
+        }
+        (from, updates)
+    });
+    let revision = etcd_revision(&etcd);
+    let out = std::process::Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args([
+            "--endpoints",
+            &etcd.client_urls()[0],
+            "compact",
+            &revision.to_string(),
+            "--physical",
+        ])
+        .output()
+        .expect("etcdctl compact");
+    assert!(
+        out.status.success(),
+        "etcdctl compact: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A replica started after the compaction has nothing older in its cache: 410.
+    let b = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &[]);
+    rt.block_on(async {
+        let mut w = WatchReader::open(&b, &format!("{CMS}?watch=1&resourceVersion={from}")).await;
+        if w.status == 200 {
+            let ev = w.next(Duration::from_secs(5)).await;
+            assert!(
+                ev.as_ref().is_some_and(|e| e["type"] == "ERROR" && e["object"]["code"] == 410),
+                "a watch from compacted rv {from} on a replica started after the compaction must answer 410, got {ev:?}"
+            );
+        } else {
+            assert_eq!(w.status, 410, "watch from compacted rv {from} on B");
+        }
+        let (code, v) = call(
+            &c,
+            "GET",
+            &format!("{}{CMS}?resourceVersion={from}&resourceVersionMatch=Exact", b.base),
+            None,
+        )
+        .await;
+        assert_eq!(code, 410, "an Exact LIST at compacted rv {from} on B: {v}");
+        assert_eq!(v["kind"], "Status", "{v}");
+        // The replica that saw the writes may serve the watch from its cache (then with every
+        // event after `from`, in order) or answer 410.
+        let mut w = WatchReader::open(&a, &format!("{CMS}?watch=1&resourceVersion={from}")).await;
+        if w.status == 200 {
+            let mut seen = vec![];
+            while seen.len() < updates.len() {
+                let Some(ev) = w.next(Duration::from_secs(5)).await else { break };
+                if ev["type"] == "ERROR" {
+                    assert_eq!(ev["object"]["code"], 410, "{ev}");
+                    seen.clear();
+                    break;
+                }
+                seen.push(rv(&ev["object"]));
+            }
+            assert!(seen.is_empty() || seen == updates, "A's watch from {from}: {seen:?}, want {updates:?}");
+            eprintln!("A's watch from the compacted rv: {}", if seen.is_empty() { "410" } else { "served from its cache" });
+        } else {
+            assert_eq!(w.status, 410, "watch from compacted rv {from} on A");
+        }
+        // From the compaction on, watches work.
+        let (code, v) = call(&c, "GET", &format!("{}{CMS}/old", b.base), None).await;
+        assert_eq!(code, 200, "{v}");
+        let latest = rv(&v);
+        let mut w = WatchReader::open(&b, &format!("{CMS}?watch=1&resourceVersion={latest}")).await;
+        assert_eq!(w.status, 200);
+        let mut changed = v.clone();
+        changed["data"]["value"] = json!("new");
+        let (code, v) = call(&c, "PUT", &format!("{}{CMS}/old", a.base), Some(&changed)).await;
+        assert_eq!(code, 200, "{v}");
+        let ev = w.next(Duration::from_secs(5)).await.expect("an event after the compaction");
+        assert_eq!(rv(&ev["object"]), rv(&v), "{ev}");
+    });
+    eprintln!("compaction: {:?}", started.elapsed());
 }

@@ -367,6 +367,15 @@ fn concurrent_history_with_faults_is_linearizable() {
         acked_writes >= 50,
         "too few acknowledged writes ({acked_writes}) for the history to mean much"
     );
+    // The fault bit: replica B's clients saw errors while it was down.
+    assert!(
+        clients
+            .iter()
+            .filter(|c| c.replica == 1)
+            .flat_map(|c| c.errors.iter())
+            .any(|(from, _, _)| *from >= replica_killed && *from <= replica_back),
+        "replica B's clients saw no error while it was down: was it killed?"
+    );
     // Replica A's clients: no 5xx and no connection error while only replica B was down.
     for c in clients.iter().filter(|c| c.replica == 0) {
         let during: Vec<_> = c

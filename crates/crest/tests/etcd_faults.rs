@@ -808,8 +808,9 @@ fn etcd_hanging_gives_504_and_heals_on_resume() {
     problems.dedup();
     assert!(
         problems.is_empty(),
-        "while etcd hung (request timeout 2 s):\n{}",
-        problems.join("\n")
+        "while etcd hung (request timeout 2 s):\n{}\n{}",
+        problems.join("\n"),
+        logs(&[&s])
     );
 }
 

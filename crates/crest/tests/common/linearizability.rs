@@ -26,7 +26,11 @@
 //! ones at the resourceVersion a read saw them with ("inferred"; never observed: not placed) —,
 //! and a delete at `(p, 1)`, just after the state `p` it removed (`p`: the deleted state's
 //! resourceVersion from the response, else from its precondition) or at `(d, 0)` when the response
-//! carried the deletion's own revision `d`. A get that found the object sits at `(rv, 0)`.
+//! carried the deletion's own revision `d`. A delete with no position — unconditional and
+//! answered with a `Status` (as ConfigMaps are, upstream and in Crest), or of unknown outcome —
+//! is not placed: it may have taken effect anywhere after its invocation (and, if acknowledged,
+//! before its completion), and only serves to explain absences. A get that found the object sits
+//! at `(rv, 0)`.
 //!
 //! ## What is checked (each failure is a message naming the key and the operations)
 //!
@@ -42,7 +46,8 @@
 //!    read, no read older than an earlier read); a get that answered 404 must be explained by a
 //!    delete (acknowledged, or of unknown outcome) invoked before the get completed and placed
 //!    after `LB` (a delete with no position explains it too unless it was acknowledged before the
-//!    op at `LB` was invoked), unless nothing precedes it at all. A 404 does not give later reads a lower bound (not checked).
+//!    op at `LB` was invoked), unless nothing precedes it at all. A 404 gives later operations no
+//!    lower bound (not checked).
 //! 4. *Preconditions* (e): an update conditional on `e` (acknowledged, or unknown and observed)
 //!    was applied to the state `e`: `e` is the resourceVersion of a create/update of the key, and
 //!    no known write or delete lies between `e` and the update (no lost update; two updates
@@ -54,11 +59,11 @@
 //!    and two acknowledged deletes never removed the same state.
 //! 5. *Nothing acknowledged is lost* (f): [`check_final`] takes a final get per key, made once
 //!    the history is over and the servers quiescent: it must show the last known state of the
-//!    key (the greatest placed write, or absence when a delete follows it or only an
-//!    unknown-outcome delete could have), else the acknowledged writes after it were lost.
+//!    key (the greatest placed write, or absence when a placed delete follows it or a delete
+//!    with no position could have), else the acknowledged writes after it were lost.
 //!
-//! A delete's response (the deleted object) also names the write it removed: with a value tag of
-//! an unknown-outcome write not otherwise placed, that write happened, at the response's
+//! A delete answered with the deleted object also names the write it removed: with a value tag
+//! of an unknown-outcome write not otherwise placed, that write happened, at the response's
 //! resourceVersion (Crest answers with the deleted state's).
 //!
 //! Not checked: values of objects across keys (no multi-key transactions), lists and watches.

@@ -126,10 +126,10 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     let (objects, revision) = loop {
         match registry::feed::list_all(storage.as_ref()).await {
             Ok(loaded) => break loaded,
-            Err(e @ (crest_storage::StorageError::Unavailable(_)
-            | crest_storage::StorageError::Timeout(_)))
-                if waited.elapsed() < STORAGE_STARTUP_WAIT =>
-            {
+            Err(
+                e @ (crest_storage::StorageError::Unavailable(_)
+                | crest_storage::StorageError::Timeout(_)),
+            ) if waited.elapsed() < STORAGE_STARTUP_WAIT => {
                 tracing::warn!(error = %e, "waiting for storage");
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
@@ -235,9 +235,7 @@ fn spawn_controllers(
             stop.clone(),
         )),
         tokio::spawn(controllers::compaction::compact_history(
-            registry,
-            retention,
-            stop,
+            registry, retention, stop,
         )),
     ]
 }

@@ -267,9 +267,8 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         // Client certificates are taken at the TLS level whoever issued them, and verified here
         // (chain to the CA, validity, client usage): a foreign one is a 401, as upstream.
         credentials.authenticator.client_ca = Some(
-            crest_auth::x509::ClientCa::from_pem(&t.ca_pem).map_err(|e| {
-                format!("the CA in {}: {}", pki.display(), e.message())
-            })?,
+            crest_auth::x509::ClientCa::from_pem(&t.ca_pem)
+                .map_err(|e| format!("the CA in {}: {}", pki.display(), e.message()))?,
         );
     }
     let (storage, leader_election) = open_storage(&data_dir, &etcd).await?;

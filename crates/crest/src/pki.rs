@@ -96,10 +96,10 @@ mod tests {
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
         assert!(seen.iter().all(|v| v == &seen[0]), "{seen:?}");
-        assert!(!dir
-            .path()
-            .read_dir()
+        assert!(!dir.path().read_dir().unwrap().any(|e| e
             .unwrap()
-            .any(|e| e.unwrap().file_name().to_string_lossy().contains("tmp")));
+            .file_name()
+            .to_string_lossy()
+            .contains("tmp")));
     }
 }

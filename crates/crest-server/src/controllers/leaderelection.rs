@@ -124,7 +124,10 @@ pub(crate) async fn run<F>(
         };
         let _ = stop.send(true);
         for t in tasks {
-            if tokio::time::timeout(Duration::from_secs(5), t).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(5), t)
+                .await
+                .is_err()
+            {
                 tracing::warn!("a controller did not stop within 5 s");
             }
         }
@@ -147,7 +150,9 @@ fn jittered(d: Duration) -> Duration {
 }
 
 /// The Lease as the registry holds it, read after catching up with the store.
-async fn read_lease(registry: &Registry) -> Result<(Arc<crate::registry::resources::ResourceDef>, Option<Value>), ApiError> {
+async fn read_lease(
+    registry: &Registry,
+) -> Result<(Arc<crate::registry::resources::ResourceDef>, Option<Value>), ApiError> {
     let def = registry
         .resources()
         .lookup("coordination.k8s.io", "v1", "leases")
@@ -188,7 +193,10 @@ async fn try_acquire_or_renew(
                 "leaseTransitions": 0,
             },
         });
-        return match registry.create(&def, Some(LEASE_NAMESPACE), lease, &opts).await {
+        return match registry
+            .create(&def, Some(LEASE_NAMESPACE), lease, &opts)
+            .await
+        {
             Ok(_) => {
                 *observed = Observed::default();
                 Ok(true)
@@ -261,7 +269,9 @@ async fn release(registry: &Registry, config: &LeaderElection) {
         let Some(mut lease) = current else {
             return Ok(());
         };
-        if lease.pointer("/spec/holderIdentity").and_then(Value::as_str)
+        if lease
+            .pointer("/spec/holderIdentity")
+            .and_then(Value::as_str)
             != Some(config.identity.as_str())
         {
             return Ok(());
@@ -292,6 +302,8 @@ async fn release(registry: &Registry, config: &LeaderElection) {
     .await;
     match result {
         Ok(()) => tracing::info!("leader election: Lease released"),
-        Err(e) => tracing::warn!(error = %e.message, "leader election: could not release the Lease"),
+        Err(e) => {
+            tracing::warn!(error = %e.message, "leader election: could not release the Lease")
+        }
     }
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod linearizability;
+pub(crate) mod replicas;
 pub(crate) mod watch;
 pub(crate) mod webhook;
 
@@ -50,17 +52,86 @@ impl Server {
 
     /// Starts a server on `dir` with extra `crest serve` flags.
     pub(crate) fn start_in_with(dir: &Path, args: &[&str]) -> Server {
+        Server::start_logged(dir, args, None)
+    }
+
+    /// Starts a replica on the etcd cluster at `endpoints` (comma-separated client URLs), on a
+    /// fresh data dir, with the shared `pki` dir and extra flags. Its log (`RUST_LOG`
+    /// `warn,crest=info,crest_server::controllers::leaderelection=info`) goes to
+    /// `DIR/crest.log` ([`Server::log`]).
+    pub(crate) fn start_on_etcd(endpoints: &str, pki: &Path, extra: &[&str]) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let pki = pki.to_str().expect("utf-8 pki path");
+        let mut args = vec!["--etcd-servers", endpoints, "--pki-dir", pki];
+        args.extend_from_slice(extra);
+        let log = dir.join("crest.log");
+        let mut s = Server::start_logged(
+            &dir,
+            &args,
+            Some((
+                &log,
+                "warn,crest=info,crest_server::controllers::leaderelection=info",
+            )),
+        );
+        s._tmp = Some(tmp);
+        s
+    }
+
+    /// The log of a server started with [`Server::start_on_etcd`] ("" otherwise).
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("crest.log")).unwrap_or_default()
+    }
+
+    /// Sends SIGTERM, without waiting.
+    pub(crate) fn sigterm(&self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+    }
+
+    /// Waits (up to `within`) for the process to exit; whether it did.
+    pub(crate) fn wait_exit(&mut self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// SIGKILL by PID, keeping the data dir (the value stays usable for its log and dir).
+    pub(crate) fn kill9_in_place(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts `crest serve` on `dir`; with `log`, stderr goes to that file with that `RUST_LOG`.
+    fn start_logged(dir: &Path, args: &[&str], log: Option<(&Path, &str)>) -> Server {
         let kubeconfig = dir.join("kubeconfig");
         let _ = std::fs::remove_file(&kubeconfig);
-        let child = Command::new(env!("CARGO_BIN_EXE_crest"))
+        let (stderr, rust_log) = match log {
+            Some((path, filter)) => (
+                Stdio::from(std::fs::File::create(path).expect("crest log file")),
+                filter,
+            ),
+            None => (Stdio::inherit(), "warn"),
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_crest"))
             .args(["serve", "--data-dir"])
             .arg(dir)
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", rust_log)
+            .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("spawn crest");
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -74,9 +145,17 @@ impl Server {
                         .to_string();
                 }
             }
+            let log = || std::fs::read_to_string(dir.join("crest.log")).unwrap_or_default();
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!(
+                    "crest exited ({status}) before writing its kubeconfig\n{}",
+                    log()
+                );
+            }
             assert!(
                 Instant::now() < deadline,
-                "crest did not write its kubeconfig within 30s"
+                "crest did not write its kubeconfig within 30s\n{}",
+                log()
             );
             std::thread::sleep(Duration::from_millis(5));
         };
@@ -115,7 +194,11 @@ impl Server {
                     return;
                 }
             }
-            assert!(Instant::now() < deadline, "crest never became ready");
+            assert!(
+                Instant::now() < deadline,
+                "crest never became ready\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }

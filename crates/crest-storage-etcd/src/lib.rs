@@ -584,7 +584,11 @@ impl Inner {
                 Ok(())
             }
             // Compacting at or below the compacted revision changes nothing.
-            Err(StorageError::Compacted { .. }) => Ok(()),
+            // (Noted: callers stepping up from `compacted_revision` move on.)
+            Err(StorageError::Compacted { .. }) => {
+                self.note_compacted(revision);
+                Ok(())
+            }
             Err(e) => Err(self.revision_error(e, revision).await),
         }
     }
@@ -1014,7 +1018,18 @@ impl Inner {
                 }
             }
         };
-        Box::pin(shared)
+        // One deadline from the caller's arrival: a caller that joins the request after the
+        // one on the wire must not wait for both to time out.
+        let limit = self.request_timeout;
+        Box::pin(async move {
+            match tokio::time::timeout(limit, shared).await {
+                Ok(r) => r,
+                Err(_) => Err(StorageError::Timeout(format!(
+                    "etcd revision: no answer within {}s",
+                    limit.as_secs_f64()
+                ))),
+            }
+        })
     }
 }
 

@@ -204,20 +204,25 @@ fn prefixes_keep_clusters_apart() {
         "reads on b waited for a's revisions: {:?}",
         t0.elapsed()
     );
-    // The keys are where kube-apiserver would put them under each prefix.
+    // The keys are where kube-apiserver would put them under each prefix
+    // (`/crest-a/configmaps/default/only-in-a`), and only there.
     let rt = runtime();
     rt.block_on(async {
-        let raw = connect(&cluster, "").await;
-        for key in [
-            "/registry/crest-a/configmaps/default/only-in-a",
-            "/registry/crest-b/configmaps/default/only-in-b",
+        for (prefix, mine, theirs) in [
+            ("/crest-a", "only-in-a", "only-in-b"),
+            ("/crest-b", "only-in-b", "only-in-a"),
         ] {
+            let raw = connect(&cluster, prefix).await;
+            let key = |name: &str| format!("/registry/configmaps/default/{name}");
             assert!(
-                raw.get(key, 0).await.expect("etcd get").is_some(),
-                "{key} (etcd key {})",
-                key.trim_start_matches("/registry")
+                raw.get(&key(mine), 0).await.expect("etcd get").is_some(),
+                "{prefix}/configmaps/default/{mine}"
             );
+            assert!(
+                raw.get(&key(theirs), 0).await.expect("etcd get").is_none(),
+                "{prefix}/configmaps/default/{theirs}"
+            );
+            raw.close().await;
         }
-        raw.close().await;
     });
 }

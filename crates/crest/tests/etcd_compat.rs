@@ -226,3 +226,49 @@ fn prefixes_keep_clusters_apart() {
         }
     });
 }
+
+/// `--etcd-cafile/--etcd-certfile/--etcd-keyfile`: Crest reaches an etcd that serves TLS and
+/// requires client certificates; without the certificate it does not start, with a clear error.
+#[test]
+fn etcd_over_tls_with_client_certificates() {
+    let cluster = EtcdCluster::start_tls(1);
+    let tls = cluster.tls().expect("the cluster's TLS files");
+    let endpoints = cluster.endpoints_arg();
+    assert!(endpoints.starts_with("https://"), "{endpoints}");
+    let path = |p: &Option<std::path::PathBuf>| {
+        p.as_ref()
+            .expect("a TLS file")
+            .to_string_lossy()
+            .to_string()
+    };
+    let (ca, cert, key) = (path(&tls.ca_file), path(&tls.cert_file), path(&tls.key_file));
+    let s = Server::start_with(&[
+        "--etcd-servers",
+        &endpoints,
+        "--etcd-cafile",
+        &ca,
+        "--etcd-certfile",
+        &cert,
+        "--etcd-keyfile",
+        &key,
+    ]);
+    s.kubectl_ok(&["create", "configmap", "over-tls", "--from-literal=k=v"]);
+    assert_eq!(
+        s.kubectl_ok(&["get", "configmap", "over-tls", "-o", "jsonpath={.data.k}"]),
+        "v"
+    );
+    drop(s);
+    // Only the CA: etcd refuses the connection without a client certificate.
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_crest"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .args(["--etcd-servers", &endpoints, "--etcd-cafile", &ca])
+        .args(["--etcd-request-timeout", "1s"])
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("run crest");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot reach etcd at"), "{err}");
+}

@@ -44,7 +44,9 @@ use strategy::{spec_part, DeleteStep, Strategy};
 const MAX_RETRIES: usize = 8;
 
 pub(crate) struct Registry {
+    /// The store, written through [`Watermarked`] (the revision of this server's own writes).
     pub storage: Arc<dyn Storage>,
+    watermark: Arc<crate::store::watermark::Watermarked>,
     pub cache: Arc<Cache>,
     resources: RwLock<Arc<Resources>>,
     crd_strategy: Arc<dyn Strategy>,
@@ -250,8 +252,10 @@ impl Registry {
             cache: cache.clone(),
         });
         let resources = Resources::build(&[], crd_strategy.clone());
+        let watermark = crate::store::watermark::Watermarked::new(storage);
         Arc::new(Registry {
-            storage,
+            storage: watermark.clone(),
+            watermark,
             cache,
             resources: RwLock::new(Arc::new(resources)),
             crd_strategy,
@@ -320,6 +324,15 @@ impl Registry {
             .await
             .map_err(storage_error)?;
         self.cache.wait_for(rev).await
+    }
+
+    /// Waits until the cache reflects every write this server acknowledged so far, without
+    /// asking the store (for etcd a round trip). Enough for a create, which is a
+    /// create-if-absent in storage whatever the cache holds: like kube-apiserver's admission
+    /// informers, it may not have seen the newest writes of other replicas (a namespace a
+    /// create does not find is looked up again after a full [`Registry::sync`]).
+    pub(crate) async fn sync_own(&self) -> Result<(), ApiError> {
+        self.cache.wait_for(self.watermark.written()).await
     }
 
     /// The current definition of a resource looked up before [`Registry::sync`]: a write
@@ -540,7 +553,11 @@ impl Registry {
         mut obj: Value,
         opts: &WriteOptions,
     ) -> Result<Served, ApiError> {
-        self.sync().await?;
+        self.sync_own().await?;
+        if self.admit_namespace(def, ns, meta::name(&obj)).is_err() {
+            // Perhaps created (or finished terminating) through another replica just now.
+            self.sync().await?;
+        }
         let fresh = self.fresh(def);
         let def = fresh.as_deref().unwrap_or(def);
         let gr = def.api.group_resource();

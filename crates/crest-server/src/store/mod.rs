@@ -4,6 +4,7 @@
 pub(crate) mod cache;
 pub(crate) mod keys;
 pub(crate) mod rbac;
+pub(crate) mod watermark;
 // The crate's one use of `unsafe`: cached bytes on the C allocator (SAFETY comments inside).
 #[allow(unsafe_code)]
 mod longlived;

@@ -937,8 +937,10 @@ impl Inner {
         let end = prefix_end(&key);
         let mut opts = WatchOptions::new()
             .with_range(end)
-            .with_prev_key()
             .with_start_revision(req.after + 1);
+        if !req.without_prev_kv {
+            opts = opts.with_prev_key();
+        }
         if req.progress_notify {
             opts = opts.with_progress_notify();
         }

@@ -96,6 +96,10 @@ pub struct WatchRequest {
     /// Send [`WatchEvent::Progress`] when the watch has been idle for the backend's progress
     /// interval (etcd's `progress_notify`).
     pub progress_notify: bool,
+    /// The consumer does not need [`Event::prev_kv`] (it keeps the previous state itself, as
+    /// the cache feed does): a backend may leave it `None`, which spares etcd a read of the
+    /// previous revision for every event.
+    pub without_prev_kv: bool,
 }
 
 impl WatchRequest {
@@ -104,6 +108,7 @@ impl WatchRequest {
             prefix: prefix.into(),
             after,
             progress_notify: false,
+            without_prev_kv: false,
         }
     }
 }

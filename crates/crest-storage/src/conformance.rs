@@ -860,6 +860,7 @@ pub async fn progress_when_idle(ctx: Arc<Ctx>) {
             prefix: "/registry/idle/".into(),
             after: ctx.rev(1),
             progress_notify: true,
+            without_prev_kv: false,
         })
         .await
         .expect("watch");

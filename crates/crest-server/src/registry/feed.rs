@@ -95,10 +95,11 @@ pub(crate) async fn feed_cache(
         if *shutdown.borrow() {
             return;
         }
-        let ended = match registry
-            .storage
-            .watch(WatchRequest::new(REGISTRY_PREFIX, from))
-            .await
+        // The cache holds every key's state at `from` and applies the changes in order, so it
+        // knows each change's previous state itself: etcd need not read it for every event.
+        let mut request = WatchRequest::new(REGISTRY_PREFIX, from);
+        request.without_prev_kv = true;
+        let ended = match registry.storage.watch(request).await
         {
             Ok(stream) => {
                 // The store takes watches again: a later cut is a fresh failure.
@@ -212,30 +213,33 @@ async fn follow(
                 None => break,
             }
         }
-        // The previous state is already in the cache (or earlier in this batch): reuse it
-        // instead of decoding the store's prev_kv again.
-        let mut latest: std::collections::HashMap<String, Arc<CachedObject>> =
+        // The previous state is in the cache (or earlier in this batch): the watch's prev_kv
+        // is not asked for (a backend that sends it anyway is checked against it).
+        // Each key's state after the events so far in this batch (`None`: deleted).
+        let mut latest: std::collections::HashMap<String, Option<Arc<CachedObject>>> =
             std::collections::HashMap::new();
         let resources = registry.resources();
         let events: Vec<CacheEvent> = batch
             .into_iter()
             .map(|ev| {
                 let rev = ev.kv.mod_revision;
-                let prev = ev.prev_kv.as_ref().map(|p| {
-                    latest
-                        .get(&p.key)
-                        .cloned()
-                        .or_else(|| registry.cache.get(&p.key))
+                let known = match latest.get(&ev.kv.key) {
+                    Some(state) => state.clone(),
+                    None => registry.cache.get(&ev.kv.key),
+                };
+                let prev = match &ev.prev_kv {
+                    None => known,
+                    Some(p) => known
                         .filter(|c| c.mod_revision == p.mod_revision)
-                        .unwrap_or_else(|| {
-                            Arc::new(CachedObject::from_stored(
+                        .or_else(|| {
+                            Some(Arc::new(CachedObject::from_stored(
                                 p.key.clone(),
                                 &p.value,
                                 p.create_revision,
                                 p.mod_revision,
-                            ))
-                        })
-                });
+                            )))
+                        }),
+                };
                 let object = match ev.event_type {
                     // Written through another version: read it as the storage version.
                     crest_storage::EventType::Put => Arc::new(super::resources::read_stored(
@@ -246,7 +250,8 @@ async fn follow(
                         Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
                     }),
                 };
-                latest.insert(ev.kv.key.clone(), object.clone());
+                let after = (ev.event_type == crest_storage::EventType::Put).then(|| object.clone());
+                latest.insert(ev.kv.key.clone(), after);
                 CacheEvent {
                     event_type: ev.event_type,
                     key: ev.kv.key,

@@ -223,12 +223,7 @@ async fn etcd_round_trip_us(endpoint: &str, n: usize) -> f64 {
     v[v.len() / 2]
 }
 
-pub(crate) async fn replicas(
-    binary: &Path,
-    n: usize,
-    clients: usize,
-    seconds: u64,
-) -> Vec<Row> {
+pub(crate) async fn replicas(binary: &Path, n: usize, clients: usize, seconds: u64) -> Vec<Row> {
     let version = etcd_version();
     let etcd_dir = tempfile::tempdir().expect("tempdir");
     let etcd = start_etcd(etcd_dir.path()).await;
@@ -268,7 +263,10 @@ pub(crate) async fn replicas(
         etcd_cpu_crest = etcd_cpu_crest.min((cpu_seconds(etcd.child.id()) - e0) * 1e6 / n as f64);
         crest_cpu = crest_cpu.min((cpu_seconds(a.child.id()) - c0) * 1e6 / n as f64);
         through = through.max(rate);
-        eprintln!("round {}: etcd {raw:.0} puts/s, Crest on etcd {rate:.0} creates/s", round + 1);
+        eprintln!(
+            "round {}: etcd {raw:.0} puts/s, Crest on etcd {rate:.0} creates/s",
+            round + 1
+        );
     }
     rows.push((
         format!("{version}: puts of {n} 2 KiB values, {clients} gRPC clients (best of {ROUNDS})"),
@@ -302,7 +300,10 @@ pub(crate) async fn replicas(
     fill(&a.base, clients, "r").await;
     gets(&a.base, clients, 1, CACHED).await;
     gets(&embedded.base, clients, 1, CACHED).await;
-    for (what, query) in [("from cache (rv=0)", CACHED), ("consistent (no rv)", CONSISTENT)] {
+    for (what, query) in [
+        ("from cache (rv=0)", CACHED),
+        ("consistent (no rv)", CONSISTENT),
+    ] {
         let (mut e_get, mut a_get, mut e_list, mut a_list) = (0f64, 0f64, 0f64, 0f64);
         for _ in 0..ROUNDS {
             a_get = a_get.max(gets(&a.base, clients, seconds, query).await);
@@ -310,15 +311,27 @@ pub(crate) async fn replicas(
             e_list = e_list.max(lists(&embedded.base, clients, seconds, query).await);
             a_list = a_list.max(lists(&a.base, clients, seconds, query).await);
         }
-        let target = if query == CACHED { "within 10%" } else { "(for comparison)" };
+        let target = if query == CACHED {
+            "within 10%"
+        } else {
+            "(for comparison)"
+        };
         rows.push((
             format!("GET by name {what}, {clients} clients: replica on etcd vs embedded store"),
-            format!("{a_get:.0} /s vs {e_get:.0} /s = {:.0}%", a_get / e_get * 100.0),
+            format!(
+                "{a_get:.0} /s vs {e_get:.0} /s = {:.0}%",
+                a_get / e_get * 100.0
+            ),
             target.into(),
         ));
         rows.push((
-            format!("LIST of {OBJECTS} CronTabs {what}, {clients} clients: replica on etcd vs embedded"),
-            format!("{a_list:.0} /s vs {e_list:.0} /s = {:.0}%", a_list / e_list * 100.0),
+            format!(
+                "LIST of {OBJECTS} CronTabs {what}, {clients} clients: replica on etcd vs embedded"
+            ),
+            format!(
+                "{a_list:.0} /s vs {e_list:.0} /s = {:.0}%",
+                a_list / e_list * 100.0
+            ),
             target.into(),
         ));
     }
@@ -337,9 +350,8 @@ pub(crate) async fn replicas(
         let t0 = Instant::now();
         let rate = gets(&a.base, clients / 2, seconds, query).await;
         let alone = (cpu_seconds(a.child.id()) - c0) * 1e6 / (rate * t0.elapsed().as_secs_f64());
-        let b = b.get_or_insert_with(|| {
-            replica(binary, b_dir.path(), &endpoint, "/reads", pki.path())
-        });
+        let b =
+            b.get_or_insert_with(|| replica(binary, b_dir.path(), &endpoint, "/reads", pki.path()));
         gets(&b.base, clients / 2, 1, query).await;
         let (c0, e0) = (cpu_seconds(a.child.id()), cpu_seconds(etcd.child.id()));
         let t0 = Instant::now();

@@ -104,10 +104,7 @@ fn serves_what_kube_apiserver_stored() {
         let put = |key: &'static str, value: Vec<u8>| {
             let store = store.clone();
             async move {
-                store
-                    .create(key, value.into())
-                    .await
-                    .expect("etcd put");
+                store.create(key, value.into()).await.expect("etcd put");
             }
         };
         put(
@@ -241,7 +238,11 @@ fn etcd_over_tls_with_client_certificates() {
             .to_string_lossy()
             .to_string()
     };
-    let (ca, cert, key) = (path(&tls.ca_file), path(&tls.cert_file), path(&tls.key_file));
+    let (ca, cert, key) = (
+        path(&tls.ca_file),
+        path(&tls.cert_file),
+        path(&tls.key_file),
+    );
     let s = Server::start_with(&[
         "--etcd-servers",
         &endpoints,

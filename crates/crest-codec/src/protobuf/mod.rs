@@ -197,7 +197,10 @@ pub fn decode_object(
 /// there already).
 pub fn decode_stored(stored: &[u8]) -> Option<Value> {
     let (tm, _) = envelope(stored).ok()?;
-    let (group, version) = tm.api_version.split_once('/').unwrap_or(("", &tm.api_version));
+    let (group, version) = tm
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", &tm.api_version));
     decode_object(stored, group, version, &tm.kind).ok()
 }
 

@@ -99,8 +99,7 @@ pub(crate) async fn feed_cache(
         // knows each change's previous state itself: etcd need not read it for every event.
         let mut request = WatchRequest::new(REGISTRY_PREFIX, from);
         request.without_prev_kv = true;
-        let ended = match registry.storage.watch(request).await
-        {
+        let ended = match registry.storage.watch(request).await {
             Ok(stream) => {
                 // The store takes watches again: a later cut is a fresh failure.
                 registry.feed.set(None);
@@ -250,7 +249,8 @@ async fn follow(
                         Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
                     }),
                 };
-                let after = (ev.event_type == crest_storage::EventType::Put).then(|| object.clone());
+                let after =
+                    (ev.event_type == crest_storage::EventType::Put).then(|| object.clone());
                 latest.insert(ev.kv.key.clone(), after);
                 CacheEvent {
                     event_type: ev.event_type,

@@ -470,6 +470,7 @@ fn losing_one_of_three_etcd_members_keeps_writes_going() {
         let killed = Instant::now();
         rt.block_on(async {
             let mut slowest = Duration::ZERO;
+            let mut transient = 0;
             for i in 0..15 {
                 let name = format!("m{victim}-{i}");
                 let t = Instant::now();
@@ -480,6 +481,17 @@ fn losing_one_of_three_etcd_members_keeps_writes_going() {
                     Some(&configmap(&name, i)),
                 )
                 .await;
+                if matches!(code, 503 | 504)
+                    && t.duration_since(killed) < ELECTION_WINDOW
+                    && transient < 2
+                {
+                    eprintln!(
+                        "write {i} invoked {:?} after the kill: {code} {v}",
+                        t.duration_since(killed)
+                    );
+                    transient += 1;
+                    continue;
+                }
                 assert_eq!(
                     code,
                     201,
@@ -518,7 +530,12 @@ fn losing_one_of_three_etcd_members_keeps_writes_going() {
             .collect();
         let failed_after: Vec<_> = writes
             .iter()
-            .filter(|(from, _, r)| *from > killed && !matches!(r, Ok(200)))
+            .filter(|(from, _, r)| {
+                *from > killed
+                    && !matches!(r, Ok(200))
+                    && !(from.duration_since(killed) < ELECTION_WINDOW
+                        && matches!(r, Ok(503 | 504)))
+            })
             .map(|(from, to, r)| (from.duration_since(killed), to.duration_since(killed), r))
             .collect();
         let slowest = writes
@@ -539,6 +556,11 @@ fn losing_one_of_three_etcd_members_keeps_writes_going() {
     }
     eprintln!("one member lost: {:?}", started.elapsed());
 }
+
+/// After the raft leader of three members dies, writes invoked before the followers notice
+/// (the election timeout) can be forwarded to the dead leader and lost; etcd answers them only
+/// at its own request timeout, and Crest with a 503/504. Writes invoked later must all succeed.
+const ELECTION_WINDOW: Duration = Duration::from_secs(3);
 
 /// Whether `answer` is a 503/504 `Status` that came within `bound`: a problem, if not.
 fn prompt_5xx(

@@ -60,7 +60,7 @@ pub(crate) async fn start_etcd(dir: &Path) -> Etcd {
     let (client, peer) = (free_port(), free_port());
     let client_url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
-    let child = Command::new("etcd")
+    let child = crate::pinned("CREST_BENCH_ETCD_CPUS", "etcd")
         .args(["--name", "bench", "--data-dir"])
         .arg(dir)
         .args(["--listen-client-urls", &client_url])

@@ -45,6 +45,8 @@
 //!   creates, target >= 0.8x), GET and LIST per replica against the embedded store (within
 //!   10%), server CPU per GET with a second replica (no growth), and a consistent LIST's
 //!   latency against a cached one and an etcd round trip. See `replicas.rs`.
+//! - `CREST_BENCH_ETCD_CPUS` / `CREST_BENCH_SERVER_CPUS`: pin etcd / the servers to these CPUs
+//!   (`taskset -c` lists), to measure them as if on machines of their own.
 //! - `--payload repeated|random`: what fills each object's 1,800-character payload: `x`s (the
 //!   default, as every figure so far) or characters compression cannot shrink.
 //! - `idle` (in `watch`): server RSS growth for 10,000 idle watch connections (and, to compare,
@@ -350,7 +352,7 @@ fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
     let kubeconfig = dir.join("kubeconfig");
     let _ = std::fs::remove_file(&kubeconfig);
     let t0 = Instant::now();
-    let child = Command::new(binary)
+    let child = pinned("CREST_BENCH_SERVER_CPUS", &binary.to_string_lossy())
         .args(["serve", "--data-dir"])
         .arg(dir)
         .args(["--listen", "127.0.0.1:0"])
@@ -410,6 +412,21 @@ fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
         .expect("servers")
         .push((base.clone(), access));
     (Server { child, base }, elapsed)
+}
+
+/// `program`, pinned to the CPUs the environment variable `var` lists (`taskset -c`, which
+/// execs it: the child's pid is the program's) when set, e.g. `CREST_BENCH_ETCD_CPUS=0
+/// CREST_BENCH_SERVER_CPUS=1 taskset -c 1 crest-bench --only replicas` gives etcd and Crest a
+/// core each, as on separate machines.
+fn pinned(var: &str, program: &str) -> Command {
+    match std::env::var(var) {
+        Ok(cpus) if !cpus.is_empty() => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &cpus, program]);
+            c
+        }
+        _ => Command::new(program),
+    }
 }
 
 fn rss_mib(pid: u32) -> f64 {

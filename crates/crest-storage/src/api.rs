@@ -1,6 +1,6 @@
 //! The storage contract: the [`Storage`] trait and its types, shaped as an etcd v3 client needs
-//! them. Backends ([`crate::EmbeddedStore`]; an etcd backend later) implement it; everything above
-//! this crate uses nothing else. `crate::conformance` (feature `conformance`) checks a backend
+//! them. Backends ([`crate::EmbeddedStore`]; `EtcdStore` in the crate `crest-storage-etcd`)
+//! implement it; everything above this crate uses nothing else. `crate::conformance` (feature `conformance`) checks a backend
 //! against it.
 
 use bytes::Bytes;
@@ -259,8 +259,8 @@ impl futures_core::Stream for WatchStream {
     }
 }
 
-/// The etcd-v3-shaped storage interface. Implementations: [`crate::EmbeddedStore`]; an etcd
-/// backend later. Every backend passes `crate::conformance`.
+/// The etcd-v3-shaped storage interface. Implementations: [`crate::EmbeddedStore`], and
+/// `crest_storage_etcd::EtcdStore`. Every backend passes `crate::conformance`.
 pub trait Storage: Send + Sync + 'static {
     /// The latest committed revision (0 for an empty store): every write acknowledged before the
     /// call is at or below it. Called before every consistent read, so it must be cheap: the

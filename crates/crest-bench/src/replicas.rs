@@ -24,8 +24,18 @@ use std::time::Instant;
 const OBJECTS: usize = 100;
 const ROUNDS: usize = 2;
 
-/// Raw etcd: `n` puts of CronTab JSON under `prefix` from `clients` connections; puts/s.
-async fn etcd_puts(endpoint: &str, prefix: &str, n: usize, clients: usize) -> f64 {
+/// How raw etcd is written to.
+#[derive(Clone, Copy)]
+enum Write {
+    /// A plain put.
+    Put,
+    /// kube-apiserver's create: a transaction that puts only if the key is absent.
+    TxnCreate,
+}
+
+/// Raw etcd: `n` writes of CronTab JSON under `prefix` from `clients` connections; writes/s.
+async fn etcd_writes(endpoint: &str, prefix: &str, n: usize, clients: usize, how: Write) -> f64 {
+    use etcd_client::{Compare, CompareOp, Txn, TxnOp};
     let next = Arc::new(AtomicUsize::new(0));
     let mut conns = vec![];
     for _ in 0..clients {
@@ -46,9 +56,19 @@ async fn etcd_puts(endpoint: &str, prefix: &str, n: usize, clients: usize) -> f6
                     return;
                 }
                 let key = format!("{prefix}/stable.example.com/crontabs/default/ct-{i}");
-                c.put(key, crontab(&format!("ct-{i}")), None)
-                    .await
-                    .expect("etcd put");
+                let value = crontab(&format!("ct-{i}"));
+                match how {
+                    Write::Put => {
+                        c.put(key, value, None).await.expect("etcd put");
+                    }
+                    Write::TxnCreate => {
+                        let txn = Txn::new()
+                            .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+                            .and_then([TxnOp::put(key.clone(), value, None)])
+                            .or_else([TxnOp::get(key, None)]);
+                        c.txn(txn).await.expect("etcd txn");
+                    }
+                }
             }
         }));
     }
@@ -62,14 +82,17 @@ async fn etcd_puts(endpoint: &str, prefix: &str, n: usize, clients: usize) -> f6
 /// one watch (with previous values) following the prefix, as an API server's cache does. Puts of
 /// the same values are the lower bound; this is what any API server on etcd costs it.
 async fn etcd_txn_creates(endpoint: &str, prefix: &str, n: usize, clients: usize) -> f64 {
-    use etcd_client::{Compare, CompareOp, Txn, TxnOp, WatchOptions};
     let mut watcher = etcd_client::Client::connect([endpoint], None)
         .await
         .expect("etcd connect");
     let mut events = watcher
         .watch(
             format!("{prefix}/"),
-            Some(WatchOptions::new().with_prefix().with_prev_key()),
+            Some(
+                etcd_client::WatchOptions::new()
+                    .with_prefix()
+                    .with_prev_key(),
+            ),
         )
         .await
         .expect("etcd watch");
@@ -83,38 +106,7 @@ async fn etcd_txn_creates(endpoint: &str, prefix: &str, n: usize, clients: usize
         }
         count
     });
-    let next = Arc::new(AtomicUsize::new(0));
-    let mut conns = vec![];
-    for _ in 0..clients {
-        conns.push(
-            etcd_client::Client::connect([endpoint], None)
-                .await
-                .expect("etcd connect"),
-        );
-    }
-    let t0 = Instant::now();
-    let mut tasks = vec![];
-    for mut c in conns {
-        let (next, prefix) = (next.clone(), prefix.to_string());
-        tasks.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    return;
-                }
-                let key = format!("{prefix}/stable.example.com/crontabs/default/ct-{i}");
-                let txn = Txn::new()
-                    .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
-                    .and_then([TxnOp::put(key.clone(), crontab(&format!("ct-{i}")), None)])
-                    .or_else([TxnOp::get(key, None)]);
-                c.txn(txn).await.expect("etcd txn");
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.expect("etcd client");
-    }
-    let rate = n as f64 / t0.elapsed().as_secs_f64();
+    let rate = etcd_writes(endpoint, prefix, n, clients, Write::TxnCreate).await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(10), seen).await;
     rate
 }
@@ -238,7 +230,7 @@ pub(crate) async fn replicas(binary: &Path, n: usize, clients: usize, seconds: u
     let (mut etcd_cpu, mut crest_cpu, mut etcd_cpu_crest) = (f64::MAX, f64::MAX, f64::MAX);
     for round in 0..ROUNDS {
         let e0 = cpu_seconds(etcd.child.id());
-        let rate = etcd_puts(&endpoint, &format!("/raw-{round}"), n, clients).await;
+        let rate = etcd_writes(&endpoint, &format!("/raw-{round}"), n, clients, Write::Put).await;
         etcd_cpu = etcd_cpu.min((cpu_seconds(etcd.child.id()) - e0) * 1e6 / n as f64);
         raw = raw.max(rate);
         let e0 = cpu_seconds(etcd.child.id());

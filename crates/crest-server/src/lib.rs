@@ -171,7 +171,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     });
     // The controllers: on every start with a store of its own; under leader election when
     // replicas share one (exactly one replica runs them at a time).
-    let controllers = {
+    let start_controllers = {
         let registry = registry.clone();
         let (retention, event_ttl) = (config.history_retention, config.event_ttl);
         move |stop: tokio::sync::watch::Receiver<bool>| {
@@ -179,7 +179,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         }
     };
     match config.leader_election.clone() {
-        None => tasks.extend(controllers(app.shutdown.subscribe())),
+        None => tasks.extend(start_controllers(app.shutdown.subscribe())),
         Some(election) => {
             tasks.push(tokio::spawn(controllers::compaction::expire_history(
                 registry.clone(),
@@ -190,7 +190,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
                 registry.clone(),
                 election,
                 app.shutdown.subscribe(),
-                controllers,
+                start_controllers,
             )));
         }
     }

@@ -29,7 +29,6 @@ pub(crate) fn prepare(
     token_auth_file: Option<&Path>,
     anonymous: bool,
 ) -> Result<Credentials, String> {
-    std::fs::create_dir_all(pki).map_err(|e| format!("cannot create {}: {e}", pki.display()))?;
     let admin_token = crate::pki::read_or_create(&pki.join(ADMIN_TOKEN), || {
         crest_auth::tokenfile::random_token().map(String::into_bytes)
     })?

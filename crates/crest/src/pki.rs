@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-/// The contents of `path`, creating it from `create()` when it does not exist yet. Creation is
+/// The contents of `path`, creating it (and its directory) from `create()` when it does not
+/// exist yet. Creation is
 /// atomic and first-writer-wins: the new contents go to a private temporary file that is
 /// hard-linked into place, which fails if another process got there first; then whatever is in
 /// place is read back, so replicas sharing a pki dir all use the same CA and keys, and nobody
@@ -31,6 +32,10 @@ pub(crate) fn read_or_create_mode(
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     }
     let bytes = create()?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = path.with_extension(format!("tmp.{}.{n}", std::process::id()));

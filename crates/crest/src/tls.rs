@@ -30,7 +30,6 @@ const CA_KEY: &str = "ca.key";
 /// Loads the CA of the pki dir (creating it on first use; replicas sharing the dir share it) and
 /// issues a serving certificate for localhost, 127.0.0.1, ::1 and the listen address.
 pub(crate) fn prepare(pki: &Path, listen: SocketAddr) -> Result<Tls, String> {
-    std::fs::create_dir_all(pki).map_err(|e| format!("cannot create {}: {e}", pki.display()))?;
     let key_path = pki.join(CA_KEY);
     let key_pem = crate::pki::read_or_create(&key_path, || {
         KeyPair::generate()

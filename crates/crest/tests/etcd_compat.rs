@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::replicas::runtime;
 use common::Server;
 use crest_storage::Storage;
 use crest_storage_etcd::testing::EtcdCluster;
@@ -76,13 +77,6 @@ fn stored_namespace(name: &str) -> Vec<u8> {
         "status": {"phase": "Active"}
     }))
     .expect("Namespace has a protobuf message")
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
 }
 
 async fn connect(cluster: &EtcdCluster, prefix: &str) -> Arc<EtcdStore> {

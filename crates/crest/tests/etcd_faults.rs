@@ -720,20 +720,25 @@ async fn assert_watch_resumes(s: &Server, watch: &mut WatchReader, mut last_rv: 
     );
 }
 
-#[test]
-fn losing_all_of_etcd_gives_prompt_errors_and_service_resumes() {
-    let _serial = serial();
-    let started = Instant::now();
-    let mut etcd = EtcdCluster::start(3);
-    let pki = tempfile::tempdir().expect("tempdir");
+/// A replica on `etcd` (request timeout 2 s), its admin client, a written ConfigMap and a watch
+/// open from its resourceVersion: what the outage tests start from.
+struct Outage {
+    s: Server,
+    c: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+    watch: WatchReader,
+    before: u64,
+}
+
+fn before_outage(etcd: &EtcdCluster, pki: &std::path::Path) -> Outage {
     let s = Server::start_on_etcd(
         &etcd.endpoints_arg(),
-        pki.path(),
+        pki,
         &["--etcd-request-timeout", "2s"],
     );
-    let c = admin_client(pki.path(), Duration::from_secs(15));
+    let c = admin_client(pki, Duration::from_secs(15));
     let rt = runtime();
-    let (mut watch, before) = rt.block_on(async {
+    let (watch, before) = rt.block_on(async {
         let (code, v) = call(
             &c,
             "POST",
@@ -747,6 +752,28 @@ fn losing_all_of_etcd_gives_prompt_errors_and_service_resumes() {
         assert_eq!(watch.status, 200);
         (watch, before)
     });
+    Outage {
+        s,
+        c,
+        rt,
+        watch,
+        before,
+    }
+}
+
+#[test]
+fn losing_all_of_etcd_gives_prompt_errors_and_service_resumes() {
+    let _serial = serial();
+    let started = Instant::now();
+    let mut etcd = EtcdCluster::start(3);
+    let pki = tempfile::tempdir().expect("tempdir");
+    let Outage {
+        s,
+        c,
+        rt,
+        mut watch,
+        before,
+    } = before_outage(&etcd, pki.path());
     for i in 0..3 {
         etcd.kill(i);
     }
@@ -769,26 +796,13 @@ fn etcd_hanging_gives_504_and_heals_on_resume() {
     let started = Instant::now();
     let etcd = EtcdCluster::start(3);
     let pki = tempfile::tempdir().expect("tempdir");
-    let s = Server::start_on_etcd(
-        &etcd.endpoints_arg(),
-        pki.path(),
-        &["--etcd-request-timeout", "2s"],
-    );
-    let c = admin_client(pki.path(), Duration::from_secs(15));
-    let rt = runtime();
-    let (mut watch, before) = rt.block_on(async {
-        let (code, v) = call(
-            &c,
-            "POST",
-            &format!("{}{CMS}", s.base),
-            Some(&configmap("before", 1)),
-        )
-        .await;
-        assert_eq!(code, 201, "{v}");
-        let before = rv(&v);
-        let watch = WatchReader::open(&s, &format!("{CMS}?watch=1&resourceVersion={before}")).await;
-        (watch, before)
-    });
+    let Outage {
+        s,
+        c,
+        rt,
+        mut watch,
+        before,
+    } = before_outage(&etcd, pki.path());
     for i in 0..3 {
         etcd.pause(i);
     }

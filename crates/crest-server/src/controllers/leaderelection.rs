@@ -16,6 +16,7 @@
 //! The server's own writes go through the registry as a client's would, recorded for
 //! `crest-controller-manager`.
 
+use crate::registry::resources::ResourceDef;
 use crate::registry::{Registry, UpdateMode, WriteOptions};
 use crest_api::{meta, ApiError};
 use serde_json::{json, Value};
@@ -150,9 +151,7 @@ fn jittered(d: Duration) -> Duration {
 }
 
 /// The Lease as the registry holds it, read after catching up with the store.
-async fn read_lease(
-    registry: &Registry,
-) -> Result<(Arc<crate::registry::resources::ResourceDef>, Option<Value>), ApiError> {
+async fn read_lease(registry: &Registry) -> Result<(Arc<ResourceDef>, Option<Value>), ApiError> {
     let def = registry
         .resources()
         .lookup("coordination.k8s.io", "v1", "leases")
@@ -179,7 +178,6 @@ async fn try_acquire_or_renew(
     let (def, current) = read_lease(registry).await?;
     let now = micro_time_now();
     let seconds = config.lease_duration.as_secs().max(1);
-    let opts = WriteOptions::by(MANAGER);
     let Some(mut lease) = current else {
         let lease = json!({
             "apiVersion": "coordination.k8s.io/v1",
@@ -194,7 +192,12 @@ async fn try_acquire_or_renew(
             },
         });
         return match registry
-            .create(&def, Some(LEASE_NAMESPACE), lease, &opts)
+            .create(
+                &def,
+                Some(LEASE_NAMESPACE),
+                lease,
+                &WriteOptions::by(MANAGER),
+            )
             .await
         {
             Ok(_) => {
@@ -242,18 +245,8 @@ async fn try_acquire_or_renew(
         "leaseTransitions": if mine { transitions } else { transitions + 1 },
     });
     // Conditional on the resourceVersion read: a conflict means another replica wrote first.
-    match registry
-        .update(
-            &def,
-            Some(LEASE_NAMESPACE),
-            LEASE_NAME,
-            lease,
-            UpdateMode::Main,
-            &opts,
-        )
-        .await
-    {
-        Ok(_) => {
+    match write_lease(registry, &def, lease).await {
+        Ok(()) => {
             *observed = Observed::default();
             Ok(true)
         }
@@ -282,22 +275,13 @@ async fn release(registry: &Registry, config: &LeaderElection) {
             .cloned()
             .unwrap_or(json!(0));
         lease["spec"] = json!({
+            "holderIdentity": "",
             "leaseDurationSeconds": 1,
             "acquireTime": now,
             "renewTime": now,
             "leaseTransitions": transitions,
         });
-        registry
-            .update(
-                &def,
-                Some(LEASE_NAMESPACE),
-                LEASE_NAME,
-                lease,
-                UpdateMode::Main,
-                &WriteOptions::by(MANAGER),
-            )
-            .await
-            .map(|_| ())
+        write_lease(registry, &def, lease).await
     }
     .await;
     match result {
@@ -306,4 +290,19 @@ async fn release(registry: &Registry, config: &LeaderElection) {
             tracing::warn!(error = %e.message, "leader election: could not release the Lease")
         }
     }
+}
+
+/// Replaces the Lease, conditioned on the resourceVersion `lease` carries.
+async fn write_lease(registry: &Registry, def: &ResourceDef, lease: Value) -> Result<(), ApiError> {
+    registry
+        .update(
+            def,
+            Some(LEASE_NAMESPACE),
+            LEASE_NAME,
+            lease,
+            UpdateMode::Main,
+            &WriteOptions::by(MANAGER),
+        )
+        .await
+        .map(|_| ())
 }

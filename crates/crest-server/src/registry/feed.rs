@@ -212,9 +212,9 @@ async fn follow(
                 None => break,
             }
         }
-        // The previous state is in the cache (or earlier in this batch): the watch's prev_kv
-        // is not asked for (a backend that sends it anyway is checked against it).
-        // Each key's state after the events so far in this batch (`None`: deleted).
+        // The previous state is in the cache, or earlier in this batch: `latest` holds each
+        // key's state after the batch's events so far (`None`: deleted). The watch's prev_kv is
+        // not asked for; a backend that sends it anyway is checked against it.
         let mut latest: std::collections::HashMap<String, Option<Arc<CachedObject>>> =
             std::collections::HashMap::new();
         let resources = registry.resources();

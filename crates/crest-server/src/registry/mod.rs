@@ -554,8 +554,13 @@ impl Registry {
         opts: &WriteOptions,
     ) -> Result<Served, ApiError> {
         self.sync_own().await?;
-        if self.admit_namespace(def, ns, meta::name(&obj)).is_err() {
-            // Perhaps created (or finished terminating) through another replica just now.
+        if def.api.namespaced
+            && self
+                .cache
+                .get(&format!("{NAMESPACE_PREFIX}{}", ns.unwrap_or_default()))
+                .is_none()
+        {
+            // Perhaps created through another replica just now.
             self.sync().await?;
         }
         let fresh = self.fresh(def);

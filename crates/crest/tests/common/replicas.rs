@@ -23,7 +23,7 @@ pub(crate) const FAST_ELECTION: &[&str] = &[
     "500ms",
 ];
 
-/// A single-threaded-enough runtime for the async parts of a plain `#[test]`.
+/// A small runtime (two workers) for the async parts of a plain `#[test]`.
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

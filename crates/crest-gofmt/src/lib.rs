@@ -1,16 +1,18 @@
 //! Go's text forms of values, as they appear in kube-apiserver and cel-go messages and
 //! results: `strconv.Quote` (`%q`) of strings and byte slices, `%v`, `%e` and `%f` of a
-//! float64, and `encoding/json` output; and Go's base64 and JSON checks whose errors clients
-//! see. One copy, shared by the CEL engine (which must know
-//! nothing of Kubernetes) and the Kubernetes crates.
+//! float64, and `encoding/json` output; and Go's base64 and JSON checks and
+//! `time.ParseDuration`, whose errors clients see. One copy, shared by the CEL engine (which
+//! must know nothing of Kubernetes) and the Kubernetes crates.
 
 use serde_json::{Number, Value};
 use std::fmt::Write;
 
 mod decode;
+mod duration;
 mod isprint;
 
 pub use decode::{base64_error, go_base64_decode, go_json_map_error};
+pub use duration::go_parse_duration;
 
 /// Go's `%v` (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, exponent form when the
 /// decimal exponent is < -4 or >= 6 (Go's precision for that decision with shortest digits).

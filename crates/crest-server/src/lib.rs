@@ -55,6 +55,9 @@ pub struct Config {
     /// replicas on one shared store); `None`: this server is the only one on its store and
     /// runs them from the start.
     pub leader_election: Option<LeaderElection>,
+    /// How long a request that is not long-running (not a watch) may take, reading its body
+    /// included, before it is answered 504 (kube-apiserver's `--request-timeout`, 60 s).
+    pub request_timeout: Duration,
 }
 
 /// The authenticator a server uses (shared; its cache is internally synchronized), and the
@@ -82,6 +85,7 @@ impl Default for Config {
             tls: None,
             authenticator: None,
             leader_election: None,
+            request_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -168,6 +172,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         address: local_addr.to_string(),
         shutdown,
         authn: config.authenticator.map(authn::Authn::new),
+        request_timeout: config.request_timeout,
     });
     // The controllers: on every start with a store of its own; under leader election when
     // replicas share one (exactly one replica runs them at a time).

@@ -78,6 +78,11 @@ enum Command {
         /// Default: DATA_DIR/pki.
         #[arg(long)]
         pki_dir: Option<PathBuf>,
+        /// How long a request that is not a watch may take, reading its body included, before
+        /// it is answered 504 (kube-apiserver's `--request-timeout`); a request's own
+        /// `?timeout=` can only shorten it.
+        #[arg(long, default_value = "1m0s", value_parser = parse_go_duration)]
+        request_timeout: Duration,
         #[command(flatten)]
         etcd: EtcdFlags,
     },
@@ -222,6 +227,7 @@ struct ServeOptions {
     token_auth_file: Option<PathBuf>,
     anonymous_auth: bool,
     pki_dir: Option<PathBuf>,
+    request_timeout: Duration,
     etcd: EtcdFlags,
 }
 
@@ -248,6 +254,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         token_auth_file,
         anonymous_auth,
         pki_dir,
+        request_timeout,
         etcd,
     } = o;
     let started = Instant::now();
@@ -284,6 +291,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
             issuer: auth::ISSUER.into(),
         }),
         leader_election,
+        request_timeout,
     };
     let running = crest_server::start(config, storage)
         .await
@@ -444,6 +452,7 @@ fn main() -> std::process::ExitCode {
             token_auth_file,
             anonymous_auth,
             pki_dir,
+            request_timeout,
             etcd,
         } => runtime.block_on(serve(ServeOptions {
             data_dir,
@@ -455,6 +464,7 @@ fn main() -> std::process::ExitCode {
             token_auth_file,
             anonymous_auth,
             pki_dir,
+            request_timeout,
             etcd,
         })),
     };

@@ -34,6 +34,8 @@ pub(crate) struct App {
     pub shutdown: tokio::sync::watch::Sender<bool>,
     /// Authentication of every request (`None`: every request is anonymous).
     pub authn: Option<crate::authn::Authn>,
+    /// How long a request that is not long-running may take (`--request-timeout`).
+    pub request_timeout: std::time::Duration,
 }
 
 fn accept(req: &Request<Incoming>) -> Option<String> {
@@ -132,13 +134,95 @@ async fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
     }
 }
 
-/// Entry point for every request.
+/// Entry point for every request. A request that is not long-running (everything but watches)
+/// runs under a deadline, as kube-apiserver's `WithRequestDeadline` and
+/// `WithTimeoutForNonLongRunningRequests` filters set it: `--request-timeout`, or the
+/// request's own `?timeout=` when that is shorter, counted from its arrival and covering
+/// everything up to the response, reading the body included. A request past its deadline
+/// is answered 504 and its work dropped, so a client that sends its body slowly, or a
+/// request stuck on a dependency, holds neither memory nor a worker beyond it.
 pub(crate) async fn serve(
     app: Arc<App>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    let path = req.uri().path().to_string();
+    let arrived = tokio::time::Instant::now();
     let query = Query::parse(req.uri().query());
+    let timeout = match deadline(&app, req.method(), req.uri().path(), &query) {
+        Ok(t) => t,
+        Err(e) => {
+            let out =
+                negotiate(accept(&req).as_deref(), Capabilities::default()).unwrap_or(Output::Json);
+            return Ok(error_response(&e, out));
+        }
+    };
+    let http1 = req.version() < http::Version::HTTP_2;
+    let handled = serve_request(app, req, query);
+    let Some(timeout) = timeout else {
+        return handled.await;
+    };
+    match tokio::time::timeout_at(arrived + timeout, handled).await {
+        Ok(resp) => resp,
+        Err(_) => {
+            tracing::debug!(timeout_ms = timeout.as_millis() as u64, "request timed out");
+            Ok(timed_out(http1))
+        }
+    }
+}
+
+/// The time a request may take: `None` for a long-running one (watches, and the proxy, exec,
+/// attach, log and portforward verbs kube-apiserver also exempts); a 400 for a malformed
+/// `?timeout=`. A `timeout` of zero or over `--request-timeout` means `--request-timeout`.
+fn deadline(
+    app: &App,
+    method: &Method,
+    path: &str,
+    query: &Query,
+) -> Result<Option<std::time::Duration>, ApiError> {
+    let info = crate::authz::request_info(method, path, query);
+    let long_running = matches!(&*info.verb, "watch" | "proxy")
+        || matches!(
+            &*info.subresource,
+            "attach" | "exec" | "proxy" | "log" | "portforward"
+        );
+    if long_running {
+        return Ok(None);
+    }
+    let mut timeout = app.request_timeout;
+    if let Some(v) = query.get("timeout").filter(|v| !v.is_empty()) {
+        let nanos = crest_gofmt::go_parse_duration(v).map_err(|e| {
+            ApiError::bad_request(format!(
+                "invalid timeout specified in the request URL - {e}"
+            ))
+        })?;
+        if nanos > 0 && (nanos as u128) < timeout.as_nanos() {
+            timeout = std::time::Duration::from_nanos(nanos as u64);
+        }
+    }
+    Ok(Some(timeout))
+}
+
+/// kube-apiserver's answer to a request past its deadline: 504 with the `Status` its timeout
+/// filter encodes directly (no `kind`/`apiVersion`, sniffed as text by Go's server).
+fn timed_out(http1: bool) -> Response<Body> {
+    let mut r = plain(
+        StatusCode::GATEWAY_TIMEOUT,
+        "{\"metadata\":{},\"status\":\"Failure\",\"message\":\"Timeout: request did not complete within the allotted timeout\",\"reason\":\"Timeout\",\"details\":{},\"code\":504}\n",
+    );
+    // The body a timed-out request was sending is not read to its end: an HTTP/1.1
+    // connection cannot carry another request (an HTTP/2 stream simply ends).
+    if http1 {
+        r.headers_mut()
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    r
+}
+
+async fn serve_request(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    query: Query,
+) -> Result<Response<Body>, Infallible> {
+    let path = req.uri().path().to_string();
     let pretty = query.bool("pretty").unwrap_or(false);
     let accept = accept(&req);
     let started = std::time::Instant::now();

@@ -61,10 +61,12 @@ use std::time::{Duration, Instant};
 mod apply;
 mod authz;
 mod builtin;
+mod compare;
 mod etcd;
 mod events;
 mod openapi;
 mod replicas;
+mod soak;
 mod table;
 mod versions;
 mod watch;
@@ -81,12 +83,15 @@ struct Args {
     watch: watch::Params,
     /// Rounds of the etcd comparison.
     rounds: usize,
+    soak: soak::Params,
+    /// The binary `compare` measures against.
+    baseline: Option<PathBuf>,
 }
 
 impl Args {
     fn wants(&self, section: &str) -> bool {
         // The etcd comparison needs etcd installed: only when asked for.
-        if section == "etcd" || section == "replicas" {
+        if matches!(section, "etcd" | "replicas" | "soak" | "compare") {
             return self.only.iter().any(|s| s == section);
         }
         self.only.is_empty()
@@ -96,7 +101,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 18] = [
+const SECTIONS: [&str; 20] = [
     "etcd",
     "replicas",
     "tls",
@@ -115,6 +120,8 @@ const SECTIONS: [&str; 18] = [
     "webhook",
     "hang",
     "apply",
+    "soak",
+    "compare",
 ];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
@@ -132,6 +139,8 @@ fn parse_args() -> Args {
         only: vec![],
         watch: watch::Params::default(),
         rounds: 3,
+        soak: soak::Params::default(),
+        baseline: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -180,6 +189,9 @@ fn parse_args() -> Args {
             "--bookmark-seconds" => args.watch.bookmark_seconds = num(it.next(), &a),
             "--idle-watches" => args.watch.idle = num(it.next(), &a),
             "--rounds" => args.rounds = num(it.next(), &a),
+            "--soak-seconds" => args.soak.seconds = num(it.next(), &a),
+            "--soak-rate" => args.soak.rate = num(it.next(), &a),
+            "--baseline" => args.baseline = it.next().map(PathBuf::from),
             "--help" | "-h" => {
                 println!(
                     "crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S] [--keep DIR]\n\
@@ -681,7 +693,7 @@ async fn stored_size(base: &str) -> (usize, usize) {
 }
 
 fn main() {
-    let args = parse_args();
+    let mut args = parse_args();
     // 10,000 idle watches need as many sockets here and in the server (which inherits this).
     raise_nofile_limit();
     // One client thread, like `wrk -t1`: the server gets the rest of the machine.
@@ -765,6 +777,24 @@ fn main() {
     }
     if args.wants("authz") {
         rows.extend(rt.block_on(authz::authz(&args.binary, args.clients, args.seconds)));
+    }
+    if args.wants("soak") {
+        let mut p = std::mem::take(&mut args.soak);
+        p.watchers = args.watch.watchers;
+        rows.extend(rt.block_on(soak::soak(&args.binary, &p)));
+    }
+    if args.wants("compare") {
+        let baseline = args
+            .baseline
+            .clone()
+            .expect("compare needs --baseline PATH (the binary to compare against)");
+        rows.extend(rt.block_on(compare::compare(
+            &baseline,
+            &args.binary,
+            args.clients,
+            args.seconds,
+            args.rounds,
+        )));
     }
     if args.wants("apply") {
         rows.extend(rt.block_on(apply::compare(&args.binary, args.clients, args.seconds)));

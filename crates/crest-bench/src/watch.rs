@@ -42,7 +42,7 @@ impl Default for Params {
 }
 
 /// A watch response streaming on its own HTTP/1.1 connection (over TLS to an HTTPS server).
-struct WatchConn {
+pub(crate) struct WatchConn {
     _tx: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     body: hyper::body::Incoming,
     /// The start of a line whose end has not arrived yet.
@@ -74,7 +74,7 @@ impl WatchConn {
 
     /// Waits for the next data and calls `f` with each line it completes; `false` once the
     /// stream has ended.
-    async fn lines(&mut self, mut f: impl FnMut(&[u8])) -> bool {
+    pub(crate) async fn lines(&mut self, mut f: impl FnMut(&[u8])) -> bool {
         loop {
             let data = match self.body.frame().await {
                 Some(Ok(frame)) => match frame.into_data() {
@@ -105,7 +105,7 @@ impl WatchConn {
 }
 
 /// Opens `n` watches, `parallel` handshakes at a time; `path(i)` is the i-th watch's request.
-async fn open_watches(
+pub(crate) async fn open_watches(
     base: &str,
     n: usize,
     parallel: usize,
@@ -387,7 +387,7 @@ fn cpu_seconds(pid: &str) -> f64 {
 }
 
 /// The resourceVersion of a list of the collection.
-async fn list_rv(base: &str) -> String {
+pub(crate) async fn list_rv(base: &str) -> String {
     let mut conn = Conn::open(base).await;
     let (status, body) = conn
         .request("GET", &format!("{COLLECTION}?limit=1"), None)

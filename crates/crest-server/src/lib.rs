@@ -27,6 +27,7 @@ mod views;
 pub mod webhook;
 
 pub use controllers::leaderelection::LeaderElection;
+pub use http::server::ConnectionLimits;
 use crest_storage::Storage;
 use http::App;
 use registry::Registry;
@@ -55,6 +56,8 @@ pub struct Config {
     /// replicas on one shared store); `None`: this server is the only one on its store and
     /// runs them from the start.
     pub leader_election: Option<LeaderElection>,
+    /// Connection timeouts and HTTP/2 limits (kube-apiserver's by default).
+    pub connections: ConnectionLimits,
 }
 
 /// The authenticator a server uses (shared; its cache is internally synchronized), and the
@@ -82,6 +85,7 @@ impl Default for Config {
             tls: None,
             authenticator: None,
             leader_election: None,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -199,6 +203,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         app.clone(),
         listener,
         tls,
+        config.connections.clone(),
     )));
     Ok(Running {
         local_addr,

@@ -27,8 +27,8 @@ mod views;
 pub mod webhook;
 
 pub use controllers::leaderelection::LeaderElection;
-pub use http::server::ConnectionLimits;
 use crest_storage::Storage;
+pub use http::server::ConnectionLimits;
 use http::App;
 use registry::Registry;
 use std::net::SocketAddr;

@@ -222,10 +222,9 @@ fn serve_http2<S>(
             let response = super::serve(app.clone(), req);
             Box::pin(async move {
                 let response = response.await?;
-                Ok::<_, std::convert::Infallible>(response.map(|body| CountedBody {
-                    body,
-                    _open: open,
-                }))
+                Ok::<_, std::convert::Infallible>(
+                    response.map(|body| CountedBody { body, _open: open }),
+                )
             })
         });
     let max_streams = match limits.http2_max_streams {
@@ -449,13 +448,9 @@ pub(crate) async fn accept_loop(
         let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&keepalive);
         let (app, limits, conn_stop) = (app.clone(), limits.clone(), stop.subscribe());
         match &tls {
-            Some(acceptor) => tokio::spawn(serve_tls(
-                app,
-                stream,
-                acceptor.clone(),
-                limits,
-                conn_stop,
-            )),
+            Some(acceptor) => {
+                tokio::spawn(serve_tls(app, stream, acceptor.clone(), limits, conn_stop))
+            }
             None => tokio::spawn(serve_tcp(app, stream, limits, conn_stop)),
         };
     }

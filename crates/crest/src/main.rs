@@ -101,7 +101,7 @@ struct ConnectionFlags {
     #[arg(long, hide = true, default_value = "32s", value_parser = parse_go_duration)]
     read_header_timeout: Duration,
     /// How long a TLS handshake may take.
-    #[arg(long, hide = true, default_value = "32s", value_parser = parse_go_duration)]
+    #[arg(long, hide = true, default_value = "10s", value_parser = parse_go_duration)]
     tls_handshake_timeout: Duration,
 }
 

@@ -26,8 +26,10 @@ pub struct ConnectionLimits {
     /// port also how long a new connection may take to send its first bytes. A connection that
     /// sends nothing, or half a request, is closed instead of held forever.
     pub read_header_timeout: Duration,
-    /// How long a TLS handshake may take. Go's server bounds it by the smallest of its read,
-    /// header and write timeouts, which for kube-apiserver is `ReadHeaderTimeout`: 32 s.
+    /// How long a TLS handshake may take: 10 s, client-go's own `TLSHandshakeTimeout`, so no
+    /// client gives up on a handshake the server still waits for. (Go's server bounds it by
+    /// the smallest of its read, header and write timeouts, which for kube-apiserver is
+    /// `ReadHeaderTimeout`, 32 s: longer than any Kubernetes client waits.)
     pub tls_handshake_timeout: Duration,
     /// How long an HTTP/2 connection may stay without an open stream before it is closed with a
     /// GOAWAY (kube-apiserver's `IdleTimeout`, 90 s). A watch holds its stream open, so a
@@ -43,7 +45,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             read_header_timeout: Duration::from_secs(32),
-            tls_handshake_timeout: Duration::from_secs(32),
+            tls_handshake_timeout: Duration::from_secs(10),
             http2_idle_timeout: Duration::from_secs(90),
             http2_max_streams: 100,
         }

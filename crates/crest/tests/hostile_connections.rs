@@ -530,6 +530,30 @@ async fn connections_that_send_nothing_or_half_a_handshake_or_request_are_closed
     assert_serving(&plain, "plain, after the silent connections").await;
 }
 
+#[tokio::test]
+async fn accepted_connections_have_tcp_keepalive_so_vanished_peers_are_dropped() {
+    let server = Server::start_with(&["--plain-http"]);
+    let mut conn = tcp(&server).await;
+    // Answered, so the server has accepted it (and keeps it alive for the next request).
+    conn.write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .expect("write");
+    let mut answer = [0u8; 12];
+    conn.read_exact(&mut answer).await.expect("answer");
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    let out = std::process::Command::new("ss")
+        .args(["-tnoH", "state", "established"])
+        .arg(format!("( sport = :{} )", port(&server)))
+        .output()
+        .unwrap_or_else(|e| panic!("ss (iproute2) is required for this test: {e}"));
+    let sockets = String::from_utf8_lossy(&out.stdout);
+    // kube-apiserver's period: 3 minutes before the first probe (`timer:(keepalive,2min59sec,0)`).
+    assert!(
+        sockets.contains("timer:(keepalive,2min") || sockets.contains("timer:(keepalive,3min"),
+        "the server's side of the connection has no 3-minute keep-alive timer: {sockets}"
+    );
+}
+
 // ---- HTTP/2 abuse ----
 
 #[tokio::test]

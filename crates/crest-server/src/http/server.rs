@@ -196,6 +196,7 @@ fn serve_http1<S>(
         // The server is stopping: the request in flight is answered, then the connection closes.
         conn.as_mut().graceful_shutdown();
         let _ = conn.await;
+        // Held until here: the accept loop's shutdown waits for every connection's receiver.
         drop(stop);
     });
 }
@@ -269,6 +270,7 @@ fn serve_http2<S>(
             // The server is stopping: the accept loop bounds how long it waits.
             let _ = conn.await;
         }
+        // Held until here: the accept loop's shutdown waits for every connection's receiver.
         drop(stop);
     });
 }

@@ -666,8 +666,10 @@ pub(crate) async fn idle(binary: &Path, p: &Params) -> Row {
 }
 
 /// Watch streams per HTTP/2 connection in the multiplexed idle measurement: the server's
-/// stream limit, which client-go fills before it opens another connection.
-const H2_STREAMS: usize = 1000;
+/// stream limit (`--http2-max-streams-per-connection`, 100 by default as kube-apiserver's),
+/// which client-go fills before it opens another connection. A client that opened more would
+/// wait for a free stream.
+const H2_STREAMS: usize = 100;
 
 /// Server RSS growth (MiB) for `n` idle watches of a `crest serve` server (HTTPS), multiplexed
 /// over HTTP/2 connections negotiated by ALPN, `H2_STREAMS` streams each: how client-go and

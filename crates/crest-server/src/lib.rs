@@ -28,6 +28,7 @@ pub mod webhook;
 
 pub use controllers::leaderelection::LeaderElection;
 use crest_storage::Storage;
+pub use http::server::ConnectionLimits;
 use http::App;
 use registry::Registry;
 use std::net::SocketAddr;
@@ -58,6 +59,8 @@ pub struct Config {
     /// How long a request that is not long-running (not a watch) may take, reading its body
     /// included, before it is answered 504 (kube-apiserver's `--request-timeout`, 60 s).
     pub request_timeout: Duration,
+    /// Connection timeouts and HTTP/2 limits (kube-apiserver's by default).
+    pub connections: ConnectionLimits,
 }
 
 /// The authenticator a server uses (shared; its cache is internally synchronized), and the
@@ -86,6 +89,7 @@ impl Default for Config {
             authenticator: None,
             leader_election: None,
             request_timeout: Duration::from_secs(60),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -204,6 +208,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         app.clone(),
         listener,
         tls,
+        config.connections.clone(),
     )));
     Ok(Running {
         local_addr,

@@ -85,7 +85,40 @@ enum Command {
         request_timeout: Duration,
         #[command(flatten)]
         etcd: EtcdFlags,
+        #[command(flatten)]
+        connections: ConnectionFlags,
     },
+}
+
+/// How long connections may take and hold the server, and the limits of an HTTP/2 connection
+/// (kube-apiserver's values by default; the hidden timeouts are for tests).
+#[derive(clap::Args, Clone, Debug)]
+struct ConnectionFlags {
+    /// The limit that the server gives to clients for the maximum number of streams in an
+    /// HTTP/2 connection (0: the default, 100).
+    #[arg(long, default_value_t = 100)]
+    http2_max_streams_per_connection: u32,
+    /// How long an HTTP/2 connection without an open stream is kept before a GOAWAY closes it.
+    #[arg(long, hide = true, default_value = "90s", value_parser = parse_go_duration)]
+    http2_idle_timeout: Duration,
+    /// How long a client may take to send a request's headers (and, on a plain port, its first
+    /// bytes).
+    #[arg(long, hide = true, default_value = "32s", value_parser = parse_go_duration)]
+    read_header_timeout: Duration,
+    /// How long a TLS handshake may take.
+    #[arg(long, hide = true, default_value = "10s", value_parser = parse_go_duration)]
+    tls_handshake_timeout: Duration,
+}
+
+impl ConnectionFlags {
+    fn limits(&self) -> crest_server::ConnectionLimits {
+        crest_server::ConnectionLimits {
+            read_header_timeout: self.read_header_timeout,
+            tls_handshake_timeout: self.tls_handshake_timeout,
+            http2_idle_timeout: self.http2_idle_timeout,
+            http2_max_streams: self.http2_max_streams_per_connection,
+        }
+    }
 }
 
 /// Storing in etcd instead of the embedded store (kube-apiserver's flags), and the controllers'
@@ -229,6 +262,7 @@ struct ServeOptions {
     pki_dir: Option<PathBuf>,
     request_timeout: Duration,
     etcd: EtcdFlags,
+    connections: ConnectionFlags,
 }
 
 /// `--plain-http` only where nobody else can listen in: a loopback address.
@@ -256,6 +290,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         pki_dir,
         request_timeout,
         etcd,
+        connections,
     } = o;
     let started = Instant::now();
     if plain_http {
@@ -292,6 +327,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         }),
         leader_election,
         request_timeout,
+        connections: connections.limits(),
     };
     let running = crest_server::start(config, storage)
         .await
@@ -454,6 +490,7 @@ fn main() -> std::process::ExitCode {
             pki_dir,
             request_timeout,
             etcd,
+            connections,
         } => runtime.block_on(serve(ServeOptions {
             data_dir,
             listen,
@@ -466,6 +503,7 @@ fn main() -> std::process::ExitCode {
             pki_dir,
             request_timeout,
             etcd,
+            connections,
         })),
     };
     match result {

@@ -45,6 +45,17 @@ impl Server {
         s
     }
 
+    /// Starts a server on a fresh data dir with extra `crest serve` flags; its log (`RUST_LOG`
+    /// `filter`) goes to `DIR/crest.log` ([`Server::log`]).
+    pub(crate) fn start_with_log(args: &[&str], filter: &str) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let log = dir.join("crest.log");
+        let mut s = Server::start_logged(&dir, args, Some((&log, filter)));
+        s._tmp = Some(tmp);
+        s
+    }
+
     /// Starts a server on `dir` (kept by the caller, e.g. for restart tests).
     pub(crate) fn start_in(dir: &Path) -> Server {
         Server::start_in_with(dir, &[])
@@ -78,7 +89,8 @@ impl Server {
         s
     }
 
-    /// The log of a server started with [`Server::start_on_etcd`] ("" otherwise).
+    /// The log of a server started with [`Server::start_on_etcd`] or [`Server::start_with_log`]
+    /// ("" otherwise).
     pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("crest.log")).unwrap_or_default()
     }

@@ -59,6 +59,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod apply;
+mod attack;
 mod authz;
 mod builtin;
 mod compare;
@@ -91,7 +92,7 @@ struct Args {
 impl Args {
     fn wants(&self, section: &str) -> bool {
         // The etcd comparison needs etcd installed: only when asked for.
-        if matches!(section, "etcd" | "replicas" | "soak" | "compare") {
+        if matches!(section, "etcd" | "replicas" | "soak" | "compare" | "attack") {
             return self.only.iter().any(|s| s == section);
         }
         self.only.is_empty()
@@ -101,7 +102,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 20] = [
+const SECTIONS: [&str; 21] = [
     "etcd",
     "replicas",
     "tls",
@@ -122,6 +123,7 @@ const SECTIONS: [&str; 20] = [
     "apply",
     "soak",
     "compare",
+    "attack",
 ];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
@@ -782,6 +784,9 @@ fn main() {
         let mut p = std::mem::take(&mut args.soak);
         p.watchers = args.watch.watchers;
         rows.extend(rt.block_on(soak::soak(&args.binary, &p)));
+    }
+    if args.wants("attack") {
+        rows.extend(rt.block_on(attack::attack(&args.binary)));
     }
     if args.wants("compare") {
         let baseline = args

@@ -325,7 +325,8 @@ pub trait Storage: Send + Sync + 'static {
 
     /// What keeps the backend from working now, as the readiness check reports it (e.g. writes
     /// failing on a full disk until space is freed); `None` when it is healthy or cannot tell.
-    /// Cheap and non-blocking: called by every readiness probe.
+    /// Cheap and non-blocking: called by every readiness probe. A decorator of another backend
+    /// must pass it on.
     fn problem(&self) -> Option<String> {
         None
     }

@@ -55,6 +55,12 @@ impl Server {
         Server::start_logged(dir, args, None)
     }
 
+    /// Starts `crest serve` on `dir` with extra flags, its log (`RUST_LOG` = `filter`) written to
+    /// `log`, which may be outside `dir` (e.g. when a test fills `dir`'s filesystem up).
+    pub(crate) fn start_in_logged(dir: &Path, args: &[&str], log: &Path, filter: &str) -> Server {
+        Server::start_logged(dir, args, Some((log, filter)))
+    }
+
     /// Starts a replica on the etcd cluster at `endpoints` (comma-separated client URLs), on a
     /// fresh data dir, with the shared `pki` dir and extra flags. Its log (`RUST_LOG`
     /// `warn,crest=info,crest_server::controllers::leaderelection=info`) goes to

@@ -329,7 +329,7 @@ async fn a_full_disk_fails_writes_with_the_cause_and_writes_resume_once_space_is
 
     // Everything acknowledged is there, and only that, also after a restart.
     let check = |s: &Server, acked: Vec<String>| {
-        let (ok, out, err) = kubectl(&s, logs.path(), &["get", "configmaps", "-o", "name"]);
+        let (ok, out, err) = kubectl(s, logs.path(), &["get", "configmaps", "-o", "name"]);
         assert!(ok, "{err}");
         let mut got: Vec<String> = out
             .lines()

@@ -86,6 +86,9 @@ pub struct EmbeddedOptions {
     /// While writes fail, one log line per this interval counts them (the first failure is
     /// logged at once).
     pub fault_log_interval: Duration,
+    /// Unit tests: makes writes of the store's file fail with an errno of their choosing.
+    #[cfg(test)]
+    fail_writes: Option<Arc<FailWrites>>,
 }
 
 impl Default for EmbeddedOptions {
@@ -99,6 +102,8 @@ impl Default for EmbeddedOptions {
             retry_min: Duration::from_millis(100),
             retry_max: Duration::from_secs(5),
             fault_log_interval: Duration::from_secs(30),
+            #[cfg(test)]
+            fail_writes: None,
         }
     }
 }
@@ -266,7 +271,7 @@ fn latest_revision(meta: &impl ReadableTable<&'static str, i64>) -> Result<Revis
 
 /// Opens (or creates) the store's file, owner-only: it holds every object, Secrets included. A
 /// file another (or an older) Crest left readable by others is narrowed, with a log line.
-fn open_db(path: &Path, cache_bytes: usize) -> Result<Database> {
+fn open_db(path: &Path, opts: &EmbeddedOptions) -> Result<Database> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
@@ -292,15 +297,24 @@ fn open_db(path: &Path, cache_bytes: usize) -> Result<Database> {
         }
     }
     let backend = redb::backends::FileBackend::new(file).map_err(db_err)?;
-    Database::builder()
-        .set_cache_size(cache_bytes)
-        .create_with_backend(backend)
-        .map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen => {
-                StorageError::DataDir(format!("{} is in use by another process", path.display()))
-            }
-            other => db_err(other),
-        })
+    let mut builder = Database::builder();
+    builder.set_cache_size(opts.cache_bytes);
+    #[cfg(test)]
+    let created = match &opts.fail_writes {
+        Some(fail) => builder.create_with_backend(FailingBackend {
+            inner: backend,
+            fail: fail.clone(),
+        }),
+        None => builder.create_with_backend(backend),
+    };
+    #[cfg(not(test))]
+    let created = builder.create_with_backend(backend);
+    created.map_err(|e| match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => {
+            StorageError::DataDir(format!("{} is in use by another process", path.display()))
+        }
+        other => db_err(other),
+    })
 }
 
 /// Checks (or writes) the store's format; the last committed and the compacted revision.
@@ -353,7 +367,7 @@ impl EmbeddedStore {
         // A probe interrupted by a crash.
         let _ = std::fs::remove_file(dir.join(PROBE_FILE));
         let existed = path.exists();
-        let opened = open_db(&path, opts.cache_bytes).and_then(|db| {
+        let opened = open_db(&path, &opts).and_then(|db| {
             let state = init_db(&db, &path)?;
             Ok((db, state))
         });
@@ -774,6 +788,7 @@ fn reopen(shared: &Shared) -> std::result::Result<(), String> {
     if let Some(old) = old {
         let gone = Arc::downgrade(&old);
         match Arc::try_unwrap(old) {
+            // Its errors are the failure being recovered from: nothing more to do about them.
             Ok(db) => drop(db.close()),
             // Readers still hold it; the last one closes it (redb holds a lock on the file
             // until then, which a new open would run into).
@@ -784,8 +799,16 @@ fn reopen(shared: &Shared) -> std::result::Result<(), String> {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    let db = open_db(&shared.path, shared.opts.cache_bytes)
+    // Until this succeeds (the disk fails the writes an open takes: redb repairs a file whose
+    // commit failed, and refuses to open it read-only before), reads of the store answer
+    // Unavailable; the server's cache still serves its reads.
+    let db = open_db(&shared.path, &shared.opts)
         .map_err(|e| format!("the store cannot reopen {}: {e}", shared.path.display()))?;
+    install(shared, db)
+}
+
+/// Makes `db` the store's database after checking it holds every acknowledged revision.
+fn install(shared: &Shared, db: Database) -> std::result::Result<(), String> {
     let (on_disk, compacted) = {
         let read = || -> Result<(Revision, Revision)> {
             let txn = db.begin_read().map_err(db_err)?;
@@ -802,6 +825,7 @@ fn reopen(shared: &Shared) -> std::result::Result<(), String> {
             shared.path.display()
         );
         tracing::error!("{why}");
+        drop(db.close());
         return Err(why);
     }
     *shared.db.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(db));
@@ -841,8 +865,7 @@ fn probe_dir(shared: &Shared) -> std::io::Result<()> {
 
 /// A commit that rewrites the revision as it is: whether the database takes writes again.
 fn probe_commit(shared: &Shared) -> Result<()> {
-    let db = shared.db()?;
-    let txn = db.begin_write().map_err(db_err)?;
+    let txn = shared.db()?.begin_write().map_err(db_err)?;
     {
         let mut meta = txn.open_table(META).map_err(db_err)?;
         let r = latest_revision(&meta)?;
@@ -1364,6 +1387,96 @@ impl Storage for EmbeddedStore {
     }
 }
 
+/// A unit test's switch: while it holds an errno, writes, syncs and resizes of the store's file
+/// fail with it (EIO, EDQUOT, ...), as a failing disk's would.
+#[cfg(test)]
+#[derive(Debug, Default)]
+struct FailWrites(std::sync::atomic::AtomicI32);
+
+#[cfg(test)]
+#[derive(Debug)]
+struct FailingBackend {
+    inner: redb::backends::FileBackend,
+    fail: Arc<FailWrites>,
+}
+
+#[cfg(test)]
+impl FailingBackend {
+    fn check(&self) -> std::io::Result<()> {
+        match self.fail.0.load(Ordering::SeqCst) {
+            0 => Ok(()),
+            errno => Err(std::io::Error::from_raw_os_error(errno)),
+        }
+    }
+}
+
+#[cfg(test)]
+impl redb::StorageBackend for FailingBackend {
+    fn len(&self) -> std::io::Result<u64> {
+        self.inner.len()
+    }
+    fn read(&self, offset: u64, out: &mut [u8]) -> std::io::Result<()> {
+        self.inner.read(offset, out)
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.check()?;
+        self.inner.set_len(len)
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        self.check()?;
+        self.inner.sync_data()
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.check()?;
+        self.inner.write(offset, data)
+    }
+    fn close(&self) -> std::io::Result<()> {
+        self.inner.close()
+    }
+    fn try_lock_range(
+        &self,
+        start: Bound<u64>,
+        end: Bound<u64>,
+    ) -> std::result::Result<bool, redb::BackendError> {
+        self.inner.try_lock_range(start, end)
+    }
+    fn try_lock_shared_range(
+        &self,
+        start: Bound<u64>,
+        end: Bound<u64>,
+    ) -> std::result::Result<bool, redb::BackendError> {
+        self.inner.try_lock_shared_range(start, end)
+    }
+    fn lock_range(
+        &self,
+        start: Bound<u64>,
+        end: Bound<u64>,
+    ) -> std::result::Result<(), redb::BackendError> {
+        self.inner.lock_range(start, end)
+    }
+    fn lock_shared_range(
+        &self,
+        start: Bound<u64>,
+        end: Bound<u64>,
+    ) -> std::result::Result<(), redb::BackendError> {
+        self.inner.lock_shared_range(start, end)
+    }
+    fn unlock_range(
+        &self,
+        start: Bound<u64>,
+        end: Bound<u64>,
+    ) -> std::result::Result<(), redb::BackendError> {
+        self.inner.unlock_range(start, end)
+    }
+    fn query_lock_range(
+        &self,
+        start: Bound<u64>,
+        end: Bound<u64>,
+    ) -> std::result::Result<bool, redb::BackendError> {
+        self.inner.query_lock_range(start, end)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1573,6 +1686,108 @@ mod tests {
                 assert_eq!(next_change(&mut w).await.kv.mod_revision, r);
             }
             assert!(s.replay_chunks_read() >= (N / 64) as usize);
+            s.close().await;
+        });
+    }
+
+    /// Any I/O error of the store's file, not only a full disk: every write fails with the cause
+    /// while it lasts, and writes work again once it is gone, with nothing acknowledged lost.
+    #[test]
+    fn writes_fail_with_any_io_error_and_resume_after_it() {
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let fail = Arc::new(FailWrites::default());
+            let opts = EmbeddedOptions {
+                retry_min: Duration::from_millis(10),
+                retry_max: Duration::from_millis(50),
+                fail_writes: Some(fail.clone()),
+                ..Default::default()
+            };
+            let s = EmbeddedStore::open(dir.path(), opts.clone()).unwrap();
+            let mut w = s.watch(WatchRequest::new("/e/", 0)).await.unwrap();
+            let mut acked = vec![];
+            let mut n = 0;
+            // EIO, then EDQUOT (a quota), then ENOSPC.
+            for (errno, text) in [
+                (5, "Input/output error"),
+                (122, "Disk quota exceeded"),
+                (28, "No space left on device"),
+            ] {
+                for _ in 0..5 {
+                    n += 1;
+                    let key = format!("/e/{n}");
+                    match s.create(&key, Bytes::from("v")).await.unwrap() {
+                        WriteOutcome::Done(kv) => acked.push((key, kv.mod_revision)),
+                        other => panic!("{other:?}"),
+                    }
+                }
+                fail.0.store(errno, Ordering::SeqCst);
+                for i in 0..3 {
+                    match s
+                        .create(&format!("/e/failed-{errno}-{i}"), Bytes::from("x"))
+                        .await
+                    {
+                        Err(StorageError::Io(m)) => assert!(m.contains(text), "{m}"),
+                        other => panic!("{errno}: {other:?}"),
+                    }
+                }
+                let problem = s.problem().expect("faulted");
+                assert!(problem.contains(text), "{problem}");
+                // A disk that fails every write also fails the repair that reopening the
+                // database takes: reads answer Unavailable with the cause meanwhile (a full disk
+                // reopens fine, see tests/disk_faults.rs).
+                let (key, rev) = acked.last().cloned().unwrap();
+                match s.get(&key, 0).await {
+                    Ok(Some(kv)) => assert_eq!(kv.mod_revision, rev),
+                    Err(StorageError::Unavailable(m) | StorageError::Io(m)) => {
+                        assert!(m.contains(text), "{m}")
+                    }
+                    other => panic!("{other:?}"),
+                }
+                fail.0.store(0, Ordering::SeqCst);
+                let deadline = std::time::Instant::now() + Duration::from_secs(30);
+                loop {
+                    n += 1;
+                    let key = format!("/e/{n}");
+                    match s.create(&key, Bytes::from("v")).await {
+                        Ok(WriteOutcome::Done(kv)) => {
+                            acked.push((key, kv.mod_revision));
+                            break;
+                        }
+                        Err(StorageError::Io(_)) => {}
+                        other => panic!("{other:?}"),
+                    }
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "no recovery from {errno}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                assert_eq!(s.problem(), None);
+            }
+            // Revisions are dense: no failed write took one, and the watch saw exactly the
+            // acknowledged writes.
+            let revs: Vec<Revision> = acked.iter().map(|(_, r)| *r).collect();
+            assert_eq!(revs, (1..=acked.len() as i64).collect::<Vec<_>>());
+            for (key, rev) in &acked {
+                let ev = next_change(&mut w).await;
+                assert_eq!((&ev.kv.key, ev.kv.mod_revision), (key, *rev));
+            }
+            s.close().await;
+            drop(s);
+            let s = EmbeddedStore::open(dir.path(), EmbeddedOptions::default()).unwrap();
+            for (key, rev) in &acked {
+                let kv = s.get(key, 0).await.unwrap().expect("kept");
+                assert_eq!(kv.mod_revision, *rev);
+            }
+            let all = s
+                .range(RangeRequest {
+                    prefix: "/e/".into(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            assert_eq!(all.kvs.len(), acked.len());
             s.close().await;
         });
     }

@@ -713,7 +713,8 @@ impl Recovery {
             failed: 0,
             total_failed: 0,
             logged: now,
-            log_every: opts.fault_log_interval,
+            // Bounded below: the writer wakes up for each line.
+            log_every: opts.fault_log_interval.max(Duration::from_millis(100)),
         }
     }
 
@@ -803,7 +804,7 @@ fn reopen(shared: &Shared) -> std::result::Result<(), String> {
     // commit failed, and refuses to open it read-only before), reads of the store answer
     // Unavailable; the server's cache still serves its reads.
     let db = open_db(&shared.path, &shared.opts)
-        .map_err(|e| format!("the store cannot reopen {}: {e}", shared.path.display()))?;
+        .map_err(|e| format!("the store cannot reopen its file: {e}"))?;
     install(shared, db)
 }
 
@@ -815,16 +816,15 @@ fn install(shared: &Shared, db: Database) -> std::result::Result<(), String> {
             let meta = txn.open_table(META).map_err(db_err)?;
             Ok((latest_revision(&meta)?, compacted_revision(&meta)?))
         };
-        read().map_err(|e| format!("the store cannot read {}: {e}", shared.path.display()))?
+        read().map_err(|e| format!("the store cannot read: {e}"))?
     };
     let acknowledged = shared.revision.load(Ordering::SeqCst);
     if on_disk < acknowledged {
         let why = format!(
-            "the reopened store {} is at revision {on_disk}, behind the acknowledged revision \
-             {acknowledged}; refusing writes",
-            shared.path.display()
+            "the reopened store is at revision {on_disk}, behind the acknowledged revision \
+             {acknowledged}; refusing writes"
         );
-        tracing::error!("{why}");
+        tracing::error!(path = %shared.path.display(), "{why}");
         drop(db.close());
         return Err(why);
     }
@@ -837,7 +837,7 @@ fn install(shared: &Shared, db: Database) -> std::result::Result<(), String> {
             "a commit reported as failed reached the disk; publishing its events"
         );
         let (events, _) = replay_chunk(shared, "", acknowledged, on_disk, usize::MAX)
-            .map_err(|e| format!("the store cannot read {}: {e}", shared.path.display()))?;
+            .map_err(|e| format!("the store cannot read: {e}"))?;
         publish(shared, &events, on_disk);
     }
     Ok(())

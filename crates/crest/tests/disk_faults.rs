@@ -183,6 +183,7 @@ async fn a_full_disk_fails_writes_with_the_cause_and_writes_resume_once_space_is
         }
     }
     let (code, status) = failed.expect("a write failed on the full disk");
+    let faulted = Instant::now();
     // kube-apiserver's answer to a storage error it has no status for: 500, no reason, the
     // cause as the message.
     assert_eq!(code, 500, "{status}");
@@ -284,9 +285,12 @@ async fn a_full_disk_fails_writes_with_the_cause_and_writes_resume_once_space_is
         "{lines:#?}"
     );
     assert!(
-        lines.len() <= 15,
-        "{} fault lines for about 55 failed writes in a few seconds:\n{lines:#?}",
-        lines.len()
+        // The first failure, one count a second, one for the readiness probe, and slack; on a
+        // loaded machine the seconds grow, but stay far below one line per failed write.
+        lines.len() as u64 <= faulted.elapsed().as_secs() + 5,
+        "{} fault lines for about 55 failed writes in {:?}:\n{lines:#?}",
+        lines.len(),
+        faulted.elapsed()
     );
 
     // Space freed: writes work again, without a restart.

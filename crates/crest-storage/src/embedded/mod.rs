@@ -1138,6 +1138,12 @@ async fn replay_then_follow(
                 after = reached;
             }
             Err(e) => {
+                // A watch ends with the errors its contract names: a failing disk is one to
+                // watch again after.
+                let e = match e {
+                    StorageError::Io(m) => StorageError::Unavailable(m),
+                    e => e,
+                };
                 let _ = tx.send(Err(e)).await;
                 return;
             }

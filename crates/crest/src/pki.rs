@@ -125,6 +125,37 @@ fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
+    #[test]
+    fn wider_files_and_dirs_are_narrowed() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let set = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a").join("pki");
+        private_dir(&dir, "pki dir").unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        set(&dir, 0o755);
+        private_dir(&dir, "pki dir").unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        let key = dir.join("key");
+        std::fs::write(&key, "secret").unwrap();
+        set(&key, 0o644);
+        assert_eq!(
+            read_or_create(&key, || Ok(b"new".to_vec())).unwrap(),
+            "secret"
+        );
+        assert_eq!(mode(&key), 0o600);
+        // A certificate may stay readable, but not writable by others.
+        let cert = dir.join("cert");
+        std::fs::write(&cert, "cert").unwrap();
+        set(&cert, 0o666);
+        read_or_create_mode(&cert, 0o644, || Ok(b"new".to_vec())).unwrap();
+        assert_eq!(mode(&cert), 0o644);
+    }
+
     #[test]
     fn first_writer_wins_and_files_are_private() {
         let dir = tempfile::tempdir().unwrap();

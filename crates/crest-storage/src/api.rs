@@ -125,8 +125,8 @@ pub enum WriteOutcome {
 }
 
 /// What can go wrong talking to storage. Callers decide by variant: `Compacted` -> 410 and
-/// re-list, `FutureRevision` -> wait or 504, `Unavailable`/`Timeout` -> retry, `Closed` ->
-/// shutting down.
+/// re-list, `FutureRevision` -> wait or 504, `Unavailable`/`Timeout` -> retry, `Io` -> the
+/// disk failed (retry later), `Closed` -> shutting down.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum StorageError {
     /// The revision asked for (read or watch start) is older than the compacted one
@@ -160,7 +160,13 @@ pub enum StorageError {
     /// with this rather than misreading it.
     #[error("{0}")]
     DataDir(String),
-    /// A genuinely unexpected backend failure (I/O error, corrupt record).
+    /// The backend's disk failed a write (no space left, an I/O error, a quota exceeded, ...):
+    /// writes fail with this until the backend has recovered, which it does by itself once the
+    /// cause is gone; reads may still work. The message names the cause, as etcd's
+    /// `mvcc: database space exceeded` does.
+    #[error("{0}")]
+    Io(String),
+    /// A genuinely unexpected backend failure (corrupt record, an unexpected engine error).
     #[error("storage backend error: {0}")]
     Internal(String),
 }
@@ -316,4 +322,12 @@ pub trait Storage: Send + Sync + 'static {
     /// Flushes and stops background work; later calls fail with `Closed`, open watches end with
     /// `Closed`.
     fn close(&self) -> BoxFuture<'_, ()>;
+
+    /// What keeps the backend from working now, as the readiness check reports it (e.g. writes
+    /// failing on a full disk until space is freed); `None` when it is healthy or cannot tell.
+    /// Cheap and non-blocking: called by every readiness probe. A decorator of another backend
+    /// must pass it on.
+    fn problem(&self) -> Option<String> {
+        None
+    }
 }

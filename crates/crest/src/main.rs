@@ -87,6 +87,8 @@ enum Command {
         etcd: EtcdFlags,
         #[command(flatten)]
         connections: ConnectionFlags,
+        #[command(flatten)]
+        store: StoreFlags,
     },
 }
 
@@ -119,6 +121,18 @@ impl ConnectionFlags {
             http2_max_streams: self.http2_max_streams_per_connection,
         }
     }
+}
+
+/// How the embedded store rides out a failing disk (hidden: tests shorten them).
+#[derive(clap::Args, Clone, Debug)]
+struct StoreFlags {
+    /// After writes failed (a full disk, an I/O error), the longest wait between attempts to
+    /// write again.
+    #[arg(long, hide = true, default_value = "5s", value_parser = parse_go_duration)]
+    storage_retry_max: Duration,
+    /// While writes fail, one log line per this interval counts them.
+    #[arg(long, hide = true, default_value = "30s", value_parser = parse_go_duration)]
+    storage_fault_log_interval: Duration,
 }
 
 /// Storing in etcd instead of the embedded store (kube-apiserver's flags), and the controllers'
@@ -195,7 +209,8 @@ preferences: {{}}
     )
 }
 
-/// Writes the kubeconfig atomically so a reader never sees a half-written file.
+/// Writes the kubeconfig atomically so a reader never sees a half-written file, and leaves no
+/// temporary file behind when it cannot (a full disk).
 fn write_kubeconfig(
     dir: &Path,
     addr: SocketAddr,
@@ -211,19 +226,25 @@ fn write_kubeconfig(
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     let server = format!("{scheme}://{host}:{}", addr.port());
-    // Owner-only, as kubeadm's admin.conf: it holds the admin's token (and client key).
+    // Owner-only, as kubeadm's admin.conf: it holds the admin's token (and client key). A new
+    // file, so that a leftover one's wider permissions do not carry over.
+    let _ = std::fs::remove_file(&tmp);
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    std::io::Write::write_all(
-        &mut options.open(&tmp)?,
-        kubeconfig(&server, tls, token).as_bytes(),
-    )?;
-    std::fs::rename(&tmp, &path)?;
+    let written = options.open(&tmp).and_then(|mut file| {
+        std::io::Write::write_all(&mut file, kubeconfig(&server, tls, token).as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     Ok(path)
 }
 
@@ -263,6 +284,7 @@ struct ServeOptions {
     request_timeout: Duration,
     etcd: EtcdFlags,
     connections: ConnectionFlags,
+    store: StoreFlags,
 }
 
 /// `--plain-http` only where nobody else can listen in: a loopback address.
@@ -291,14 +313,15 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         request_timeout,
         etcd,
         connections,
+        store,
     } = o;
     let started = Instant::now();
     if plain_http {
         check_plain_http(listen)?;
     }
-    std::fs::create_dir_all(&data_dir)
-        .map_err(|e| format!("cannot create data dir {}: {e}", data_dir.display()))?;
+    pki::private_dir(&data_dir, "data dir")?;
     let pki = pki_dir.unwrap_or_else(|| data_dir.join("pki"));
+    pki::private_dir(&pki, "pki dir")?;
     let tls = if plain_http {
         None
     } else {
@@ -313,7 +336,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
                 .map_err(|e| format!("the CA in {}: {}", pki.display(), e.message()))?,
         );
     }
-    let (storage, leader_election) = open_storage(&data_dir, &etcd).await?;
+    let (storage, leader_election) = open_storage(&data_dir, &etcd, &store).await?;
     let config = crest_server::Config {
         listen,
         history_retention: retention,
@@ -332,13 +355,21 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
     let running = crest_server::start(config, storage)
         .await
         .map_err(|e| format!("cannot start: {e}"))?;
-    let kubeconfig = write_kubeconfig(
+    let kubeconfig = match write_kubeconfig(
         &data_dir,
         running.local_addr,
         tls.as_ref(),
         &credentials.admin_token,
-    )
-    .map_err(|e| format!("cannot write kubeconfig in {}: {e}", data_dir.display()))?;
+    ) {
+        Ok(k) => k,
+        Err(e) => {
+            running.shutdown().await;
+            return Err(format!(
+                "cannot write the kubeconfig in {}: {e}",
+                data_dir.display()
+            ));
+        }
+    };
     tracing::info!(
         listen = %running.local_addr,
         kubeconfig = %kubeconfig.display(),
@@ -357,6 +388,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
 async fn open_storage(
     data_dir: &Path,
     etcd: &EtcdFlags,
+    store: &StoreFlags,
 ) -> Result<
     (
         Arc<dyn crest_storage::Storage>,
@@ -365,7 +397,12 @@ async fn open_storage(
     String,
 > {
     if etcd.etcd_servers.is_empty() {
-        let store = EmbeddedStore::open(data_dir, EmbeddedOptions::default())
+        let options = EmbeddedOptions {
+            retry_max: store.storage_retry_max,
+            fault_log_interval: store.storage_fault_log_interval,
+            ..Default::default()
+        };
+        let store = EmbeddedStore::open(data_dir, options)
             .map_err(|e| format!("cannot open the store in {}: {e}", data_dir.display()))?;
         return Ok((store, None));
     }
@@ -491,6 +528,7 @@ fn main() -> std::process::ExitCode {
             request_timeout,
             etcd,
             connections,
+            store,
         } => runtime.block_on(serve(ServeOptions {
             data_dir,
             listen,
@@ -504,6 +542,7 @@ fn main() -> std::process::ExitCode {
             request_timeout,
             etcd,
             connections,
+            store,
         })),
     };
     match result {

@@ -1,7 +1,51 @@
 //! The files of the pki dir (`--pki-dir`, default DATA_DIR/pki): created on first use, owner-only,
-//! and safe to share between replicas that start at the same moment.
+//! and safe to share between replicas that start at the same moment. Also the owner-only
+//! directories the data dir and the pki dir are.
 
 use std::path::Path;
+
+/// Creates `dir` (and its missing parents) owner-only (0700), as etcd does its data dir: it holds
+/// every object, Secrets included, or the admin's credentials. One that already exists and that
+/// others may enter or read is narrowed to 0700, with a log line.
+pub(crate) fn private_dir(dir: &Path, what: &str) -> Result<(), String> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder
+        .create(dir)
+        .map_err(|e| format!("cannot create the {what} {}: {e}", dir.display()))?;
+    narrow(dir, 0o700, what)
+}
+
+/// Narrows the permissions of `path` to `mode` when it allows more, with a log line.
+fn narrow(path: &Path, mode: u32, what: &str) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let was = std::fs::metadata(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+            .permissions()
+            .mode()
+            & 0o777;
+        if was & !mode != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+                .map_err(|e| format!("cannot narrow the permissions of {}: {e}", path.display()))?;
+            tracing::warn!(
+                path = %path.display(),
+                was = format!("{was:04o}"),
+                now = format!("{mode:04o}"),
+                "the {what} was open to others; narrowed its permissions"
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode, what);
+    Ok(())
+}
 
 /// The contents of `path`, creating it (and its directory) from `create()` when it does not
 /// exist yet. Creation is
@@ -16,14 +60,18 @@ pub(crate) fn read_or_create(
     read_or_create_mode(path, 0o600, create)
 }
 
-/// [`read_or_create`] for a file others may read (`mode`, e.g. 0o644 for a certificate).
+/// [`read_or_create`] for a file others may read (`mode`, e.g. 0o644 for a certificate). An
+/// existing file that allows more than `mode` (an older Crest's, or one copied in) is narrowed.
 pub(crate) fn read_or_create_mode(
     path: &Path,
     mode: u32,
     create: impl FnOnce() -> Result<Vec<u8>, String>,
 ) -> Result<String, String> {
     match std::fs::read_to_string(path) {
-        Ok(text) if !text.trim().is_empty() => return Ok(text),
+        Ok(text) if !text.trim().is_empty() => {
+            narrow(path, mode, "file")?;
+            return Ok(text);
+        }
         Ok(_) => {
             // An empty file (an older Crest interrupted mid-write): replaced below.
             let _ = std::fs::remove_file(path);
@@ -33,13 +81,19 @@ pub(crate) fn read_or_create_mode(
     }
     let bytes = create()?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        private_dir(dir, "pki dir")?;
     }
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = path.with_extension(format!("tmp.{}.{n}", std::process::id()));
-    write_new(&tmp, &bytes, mode)?;
+    // A leftover of a crashed process that had this pid (create_new below keeps a file someone
+    // else made, with their permissions, from being used).
+    let _ = std::fs::remove_file(&tmp);
+    // A file that could not be written whole (a full disk) does not stay behind.
+    if let Err(e) = write_new(&tmp, &bytes, mode) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot create {}: {e}", path.display()));
+    }
     let linked = std::fs::hard_link(&tmp, path);
     let _ = std::fs::remove_file(&tmp);
     match linked {
@@ -51,10 +105,10 @@ pub(crate) fn read_or_create_mode(
 }
 
 /// Writes a new file with `mode`, synced.
-fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -62,17 +116,45 @@ fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
     }
     #[cfg(not(unix))]
     let _ = mode;
-    let mut file = options
-        .open(path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    file.write_all(bytes)
-        .and_then(|_| file.sync_all())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn wider_files_and_dirs_are_narrowed() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let set = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a").join("pki");
+        private_dir(&dir, "pki dir").unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        set(&dir, 0o755);
+        private_dir(&dir, "pki dir").unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        let key = dir.join("key");
+        std::fs::write(&key, "secret").unwrap();
+        set(&key, 0o644);
+        assert_eq!(
+            read_or_create(&key, || Ok(b"new".to_vec())).unwrap(),
+            "secret"
+        );
+        assert_eq!(mode(&key), 0o600);
+        // A certificate may stay readable, but not writable by others.
+        let cert = dir.join("cert");
+        std::fs::write(&cert, "cert").unwrap();
+        set(&cert, 0o666);
+        read_or_create_mode(&cert, 0o644, || Ok(b"new".to_vec())).unwrap();
+        assert_eq!(mode(&cert), 0o644);
+    }
 
     #[test]
     fn first_writer_wins_and_files_are_private() {

@@ -58,7 +58,8 @@ fn plain(status: StatusCode, text: impl Into<String>) -> Response<Body> {
 /// The health endpoints as kube-apiserver answers them: `ok`, or with `?verbose` (and always
 /// when a check fails) one `[+]name ok` / `[-]name failed: reason withheld` line per check and a
 /// verdict; `?exclude=name` leaves a check out (printed in its place as excluded); `/<endpoint>/<check>` runs one check and gives
-/// the reason. `etcd` fails while storage does not answer, `cache-feed` while the cache is not
+/// the reason. `etcd` fails while storage does not answer or reports a fault (writes failing on a
+/// full disk), `cache-feed` while the cache is not
 /// being fed from storage (reads would wait and time out); liveness includes neither, since a
 /// restart would not help and both heal by themselves. Checks Crest does not have (upstream's
 /// post-start hooks, informer-sync, ...) pass, as there is nothing for them to wait on.
@@ -72,15 +73,20 @@ async fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
     if endpoint != "livez" {
         // Bounded as kube-apiserver's `--etcd-healthcheck-timeout` (2 s): a store that hangs
         // fails the check instead of hanging the probe.
-        let storage = match tokio::time::timeout(
-            std::time::Duration::from_secs(2),
-            app.registry.storage.current_revision(),
-        )
-        .await
-        {
-            Ok(Ok(_)) => None,
-            Ok(Err(e)) => Some(e.to_string()),
-            Err(_) => Some("the store did not answer within 2s".into()),
+        // A store that answers but cannot write (a full disk, an I/O error) fails it too, as
+        // etcd's own health endpoint does while its NOSPACE alarm is raised.
+        let storage = match app.registry.storage.problem() {
+            Some(problem) => Some(problem),
+            None => match tokio::time::timeout(
+                std::time::Duration::from_secs(2),
+                app.registry.storage.current_revision(),
+            )
+            .await
+            {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(_) => Some("the store did not answer within 2s".into()),
+            },
         };
         checks.push(("etcd", storage));
         checks.push(("cache-feed", app.registry.feed.problem()));

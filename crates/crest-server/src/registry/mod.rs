@@ -161,6 +161,16 @@ pub(crate) fn storage_error(e: StorageError) -> ApiError {
         StorageError::Unavailable(m) => ApiError::service_unavailable(m),
         // As kube-apiserver answers a storage deadline: 504 Timeout.
         StorageError::Timeout(m) => ApiError::new(504, crest_api::Reason::Timeout, m),
+        // As kube-apiserver answers a storage error it has no status for (etcd's `mvcc: database
+        // space exceeded`, responsewriters.ErrorToAPIStatus): 500, no reason, the cause as the
+        // message.
+        StorageError::Io(m) => ApiError {
+            code: 500,
+            reason: None,
+            message: m,
+            details: None,
+            list_continue: None,
+        },
         StorageError::DataDir(m) | StorageError::Internal(m) => ApiError::internal(m),
     }
 }

@@ -94,4 +94,8 @@ impl Storage for Watermarked {
     fn close(&self) -> BoxFuture<'_, ()> {
         self.inner.close()
     }
+
+    fn problem(&self) -> Option<String> {
+        self.inner.problem()
+    }
 }

@@ -12,6 +12,23 @@ pub(super) fn internal<E: std::fmt::Display>(e: E) -> StorageError {
     StorageError::Internal(e.to_string())
 }
 
+/// A redb error as a storage error: I/O failures of the store's file (and what redb reports after
+/// one) are [`StorageError::Io`], naming the cause, so that the writer recovers from them; a
+/// database closed under a reader (being reopened) is `Unavailable`; the rest is unexpected.
+pub(super) fn db_err(e: impl Into<redb::Error>) -> StorageError {
+    match e.into() {
+        redb::Error::Io(e) => StorageError::Io(e.to_string()),
+        redb::Error::Backend(e) => StorageError::Io(e.to_string()),
+        redb::Error::PreviousIo => {
+            StorageError::Io("an earlier I/O error of the store's file".into())
+        }
+        redb::Error::DatabaseClosed => {
+            StorageError::Unavailable("the store is being reopened".into())
+        }
+        other => StorageError::Internal(other.to_string()),
+    }
+}
+
 pub(super) fn corrupt(what: &str) -> StorageError {
     StorageError::Internal(format!("corrupt {what}"))
 }
@@ -210,7 +227,7 @@ pub(super) fn value_at(
 ) -> Result<Bytes> {
     let g = log
         .get(rev)
-        .map_err(internal)?
+        .map_err(db_err)?
         .ok_or_else(|| corrupt("store: a live revision is missing from the log"))?;
     entry_value(&decode_entry(g.value())?)
 }

@@ -22,6 +22,15 @@ pub(crate) struct Server {
     _tmp: Option<tempfile::TempDir>,
 }
 
+/// A fresh directory for a data dir, owner-only as the server makes its data dir (tempfile's are
+/// 0755 under the usual umask, which the server would narrow with a warning at every start).
+fn private_tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .expect("tempdir")
+}
+
 fn kubectl_path() -> String {
     std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".to_string())
 }
@@ -29,7 +38,7 @@ fn kubectl_path() -> String {
 impl Server {
     /// Starts a server on a fresh data dir.
     pub(crate) fn start() -> Server {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let tmp = private_tempdir();
         let dir = tmp.path().to_path_buf();
         let mut s = Server::start_in(&dir);
         s._tmp = Some(tmp);
@@ -38,7 +47,7 @@ impl Server {
 
     /// Starts a server on a fresh data dir with extra `crest serve` flags.
     pub(crate) fn start_with(args: &[&str]) -> Server {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let tmp = private_tempdir();
         let dir = tmp.path().to_path_buf();
         let mut s = Server::start_in_with(&dir, args);
         s._tmp = Some(tmp);
@@ -66,12 +75,18 @@ impl Server {
         Server::start_logged(dir, args, None)
     }
 
+    /// Starts `crest serve` on `dir` with extra flags, its log (`RUST_LOG` = `filter`) written to
+    /// `log`, which may be outside `dir` (e.g. when a test fills `dir`'s filesystem up).
+    pub(crate) fn start_in_logged(dir: &Path, args: &[&str], log: &Path, filter: &str) -> Server {
+        Server::start_logged(dir, args, Some((log, filter)))
+    }
+
     /// Starts a replica on the etcd cluster at `endpoints` (comma-separated client URLs), on a
     /// fresh data dir, with the shared `pki` dir and extra flags. Its log (`RUST_LOG`
     /// `warn,crest=info,crest_server::controllers::leaderelection=info`) goes to
     /// `DIR/crest.log` ([`Server::log`]).
     pub(crate) fn start_on_etcd(endpoints: &str, pki: &Path, extra: &[&str]) -> Server {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let tmp = private_tempdir();
         let dir = tmp.path().to_path_buf();
         let pki = pki.to_str().expect("utf-8 pki path");
         let mut args = vec!["--etcd-servers", endpoints, "--pki-dir", pki];

@@ -863,8 +863,14 @@ impl Ctx<'_> {
         let mut opts = self.write_options_for("PatchOptions", Some(true))?;
         let force = self.query.bool("force")?;
         let manager = opts.manager.take().unwrap_or_default();
-        let mut config: Value = serde_yaml_ng::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        // Upstream decodes it with sigs.k8s.io/yaml's Unmarshal, whose converter errors read
+        // `error converting YAML to JSON: ...`; the decode refuses deep nesting and excessive
+        // aliasing before expanding anything (crest_codec::yaml).
+        let mut config: Value = crest_codec::yaml::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "error decoding YAML: error converting YAML to JSON: {e}"
+            ))
+        })?;
         // Upstream unmarshals into a map: an empty body or `null` is an empty configuration
         // (then refused by the version check), anything else but an object fails here.
         match &config {

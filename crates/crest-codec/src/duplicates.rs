@@ -22,6 +22,8 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::{self, Write as _};
 
+use crate::libyaml as yaml;
+
 /// Upstream's cap on accumulated strict errors (`saveStrictError`).
 const MAX_ERRORS: usize = 100;
 /// Nesting allowed before giving up (the decoders refuse deeper documents anyway).
@@ -335,7 +337,7 @@ impl<'de> Visitor<'de> for PatchOp<'_> {
 /// `line N: key "k" already set in map` for each duplicated key of a YAML document (the first
 /// document only, as upstream decodes), in goyaml.v2's order.
 pub fn duplicate_fields_yaml(body: &[u8]) -> Vec<String> {
-    let Some(mut parser) = yaml::Parser::new(body) else {
+    let Some(mut parser) = yaml::Parser::new(body, true) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -400,8 +402,8 @@ fn walk_node(
     out: &mut Vec<String>,
 ) -> Option<()> {
     match ev {
-        yaml::Event::Scalar { .. } | yaml::Event::Alias => Some(()),
-        yaml::Event::SequenceStart => {
+        yaml::Event::Scalar { .. } | yaml::Event::Alias { .. } => Some(()),
+        yaml::Event::SequenceStart { .. } => {
             if depth >= MAX_DEPTH {
                 return None;
             }
@@ -412,7 +414,7 @@ fn walk_node(
                 }
             }
         }
-        yaml::Event::MappingStart => {
+        yaml::Event::MappingStart { .. } => {
             if depth >= MAX_DEPTH {
                 return None;
             }
@@ -420,7 +422,9 @@ fn walk_node(
             loop {
                 let key = match p.next()?.0 {
                     yaml::Event::MappingEnd => return Some(()),
-                    yaml::Event::Scalar { value, plain, tag } => {
+                    yaml::Event::Scalar {
+                        value, plain, tag, ..
+                    } => {
                         if plain && tag.is_none() && value == "<<" {
                             // A merge key: its keys are merged, not compared (see the report).
                             None
@@ -429,11 +433,12 @@ fn walk_node(
                         }
                     }
                     // An alias key stands for its anchor's value: not compared.
-                    yaml::Event::Alias => None,
+                    yaml::Event::Alias { .. } => None,
                     // goyaml.v2 fails on a collection key ("invalid map key").
                     _ => return None,
                 };
-                let (ev, line) = p.next()?;
+                let (ev, mark) = p.next()?;
+                let line = mark.line;
                 walk_node(p, ev, depth + 1, out)?;
                 let Some(key) = key else { continue };
                 if keys.contains(&key) {
@@ -622,133 +627,6 @@ fn go_parse_float(s: &str) -> Option<f64> {
         return None;
     }
     s.parse::<f64>().ok()
-}
-
-/// The events of libyaml's parser (the parser serde_yaml_ng uses, and goyaml.v2 ports), with the
-/// line each starts on. The crate's one use of `unsafe`: libyaml's C-style API.
-#[allow(unsafe_code)]
-mod yaml {
-    use std::marker::PhantomData;
-    use std::mem::MaybeUninit;
-    use unsafe_libyaml as unsafe_sys;
-
-    pub(super) enum Event {
-        StreamStart,
-        StreamEnd,
-        DocumentStart,
-        DocumentEnd,
-        Alias,
-        Scalar {
-            value: String,
-            /// Plain style with an implicit tag (the only scalars YAML resolves).
-            plain: bool,
-            tag: Option<String>,
-        },
-        SequenceStart,
-        SequenceEnd,
-        MappingStart,
-        MappingEnd,
-    }
-
-    pub(super) struct Parser<'input> {
-        sys: Box<MaybeUninit<unsafe_sys::yaml_parser_t>>,
-        failed: bool,
-        _input: PhantomData<&'input [u8]>,
-    }
-
-    impl<'input> Parser<'input> {
-        pub(super) fn new(input: &'input [u8]) -> Option<Parser<'input>> {
-            let mut sys = Box::new(MaybeUninit::<unsafe_sys::yaml_parser_t>::uninit());
-            // SAFETY: the parser is initialized before any other use and freed in `drop` only
-            // after a successful initialization; the input outlives it ('input) and is never
-            // written through.
-            unsafe {
-                let parser = sys.as_mut_ptr();
-                if unsafe_sys::yaml_parser_initialize(parser).fail {
-                    return None;
-                }
-                unsafe_sys::yaml_parser_set_encoding(parser, unsafe_sys::YAML_UTF8_ENCODING);
-                unsafe_sys::yaml_parser_set_input_string(
-                    parser,
-                    input.as_ptr(),
-                    input.len() as u64,
-                );
-            }
-            Some(Parser {
-                sys,
-                failed: false,
-                _input: PhantomData,
-            })
-        }
-
-        /// The next event and the 0-based line it starts on; `None` on a syntax error.
-        pub(super) fn next(&mut self) -> Option<(Event, u64)> {
-            if self.failed {
-                return None;
-            }
-            let mut event = MaybeUninit::<unsafe_sys::yaml_event_t>::uninit();
-            // SAFETY: the parser is initialized (see `new`); a successfully parsed event is
-            // read, then freed exactly once. Scalar values, anchors and tags are valid for the
-            // event's lifetime and copied out before it is deleted.
-            unsafe {
-                let parser = self.sys.as_mut_ptr();
-                let ev = event.as_mut_ptr();
-                if unsafe_sys::yaml_parser_parse(parser, ev).fail {
-                    self.failed = true;
-                    return None;
-                }
-                let line = (*ev).start_mark.line;
-                let out = match (*ev).type_ {
-                    unsafe_sys::YAML_STREAM_START_EVENT => Some(Event::StreamStart),
-                    unsafe_sys::YAML_STREAM_END_EVENT => Some(Event::StreamEnd),
-                    unsafe_sys::YAML_DOCUMENT_START_EVENT => Some(Event::DocumentStart),
-                    unsafe_sys::YAML_DOCUMENT_END_EVENT => Some(Event::DocumentEnd),
-                    unsafe_sys::YAML_ALIAS_EVENT => Some(Event::Alias),
-                    unsafe_sys::YAML_SCALAR_EVENT => {
-                        let s = &(*ev).data.scalar;
-                        let value = if s.value.is_null() {
-                            String::new()
-                        } else {
-                            let bytes = std::slice::from_raw_parts(s.value, s.length as usize);
-                            String::from_utf8_lossy(bytes).into_owned()
-                        };
-                        let tag = if s.tag.is_null() {
-                            None
-                        } else {
-                            Some(
-                                std::ffi::CStr::from_ptr(s.tag as *const std::ffi::c_char)
-                                    .to_string_lossy()
-                                    .into_owned(),
-                            )
-                        };
-                        Some(Event::Scalar {
-                            value,
-                            plain: s.plain_implicit
-                                && s.style == unsafe_sys::YAML_PLAIN_SCALAR_STYLE,
-                            tag,
-                        })
-                    }
-                    unsafe_sys::YAML_SEQUENCE_START_EVENT => Some(Event::SequenceStart),
-                    unsafe_sys::YAML_SEQUENCE_END_EVENT => Some(Event::SequenceEnd),
-                    unsafe_sys::YAML_MAPPING_START_EVENT => Some(Event::MappingStart),
-                    unsafe_sys::YAML_MAPPING_END_EVENT => Some(Event::MappingEnd),
-                    _ => None,
-                };
-                unsafe_sys::yaml_event_delete(ev);
-                if out.is_none() {
-                    self.failed = true;
-                }
-                out.map(|e| (e, line))
-            }
-        }
-    }
-
-    impl Drop for Parser<'_> {
-        fn drop(&mut self) {
-            // SAFETY: a `Parser` exists only after a successful `yaml_parser_initialize`.
-            unsafe { unsafe_sys::yaml_parser_delete(self.sys.as_mut_ptr()) }
-        }
-    }
 }
 
 #[cfg(test)]

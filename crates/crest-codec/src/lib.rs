@@ -6,7 +6,11 @@
 //!   decoders word them (`fieldValidation=Strict|Warn`).
 //! - [`protobuf`]: Kubernetes protobuf bodies (built-in kinds, DeleteOptions) decoded into the
 //!   JSON a typed client would have sent.
+//! - [`yaml`]: YAML bodies decoded with bounded work and memory (nesting and alias expansion
+//!   refused before the decoder does quadratic or exponential work).
 
 pub mod duplicates;
+mod libyaml;
 pub mod negotiate;
 pub mod protobuf;
+pub mod yaml;

@@ -191,7 +191,7 @@ pub fn body_format(content_type: Option<&str>) -> BodyFormat {
 /// Decodes a JSON or YAML object body with the decoder's message on failure.
 pub fn decode_object(body: &[u8], yaml: bool) -> Result<Value, ApiError> {
     let v: Value = if yaml {
-        serde_yaml_ng::from_slice(body)
+        crate::yaml::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?
     } else {
         serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error_message(&e)))?

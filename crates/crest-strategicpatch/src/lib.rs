@@ -12,8 +12,11 @@
 //!
 //! Written here because no maintained Rust crate implements strategic merge patch.
 
+use key::{first_positions, Key};
 use serde_json::{Map, Value};
+use std::collections::{HashSet, VecDeque};
 
+mod key;
 #[cfg(test)]
 mod tests;
 
@@ -169,21 +172,21 @@ fn merge_map<M: PatchMeta>(
         let Value::Array(keys) = retain else {
             return Err(PatchError("invalid patch format of retainKeys".into()));
         };
-        let keep: Vec<&str> = keys.iter().filter_map(Value::as_str).collect();
+        let keep: HashSet<&str> = keys.iter().filter_map(Value::as_str).collect();
         // Every field the patch sets must be kept (nulls and the parallel lists aside).
         for (k, v) in patch {
             let directive = k == DIRECTIVE
                 || k == RETAIN_KEYS
                 || k.starts_with(SET_ELEMENT_ORDER)
                 || k.starts_with(DELETE_FROM_PRIMITIVE_LIST);
-            if !directive && !v.is_null() && !keep.contains(&k.as_str()) {
+            if !directive && !v.is_null() && !keep.contains(k.as_str()) {
                 return Err(PatchError("invalid patch format of retainKeys".into()));
             }
         }
-        original.retain(|k, _| keep.contains(&k.as_str()));
+        original.retain(|k, _| keep.contains(k.as_str()));
     }
     // mergePatchIntoOriginal: `$setElementOrder/<field>` with the field's patch list.
-    let mut done: Vec<&str> = vec![];
+    let mut done: HashSet<&str> = HashSet::new();
     for (k, order) in patch {
         let Some(field) = k.strip_prefix(SET_ELEMENT_ORDER) else {
             continue;
@@ -219,7 +222,7 @@ fn merge_map<M: PatchMeta>(
             key,
         )?;
         original.insert(field.to_string(), Value::Array(all));
-        done.push(field);
+        done.insert(field);
     }
     // Parallel deletion lists first: the field's own additions merge after them.
     for (k, v) in patch {
@@ -233,7 +236,8 @@ fn merge_map<M: PatchMeta>(
             )));
         };
         if let Some(Value::Array(list)) = original.get_mut(field) {
-            list.retain(|x| !remove.contains(x));
+            let remove: HashSet<Key<'_>> = remove.iter().map(Key).collect();
+            list.retain(|x| !remove.contains(&Key(x)));
             // An emptied list goes, as the typed round trip after the patch drops it (the
             // built-in kinds' merge lists of scalars are all `omitempty`).
             if list.is_empty() {
@@ -250,7 +254,7 @@ fn merge_map<M: PatchMeta>(
         {
             continue;
         }
-        if done.contains(&k.as_str()) {
+        if done.contains(k.as_str()) {
             continue;
         }
         if pv.is_null() {
@@ -340,8 +344,9 @@ fn merge_list<M: PatchMeta>(
     if !maps {
         // Scalars: the union, first occurrences kept.
         let mut merged: Vec<Value> = Vec::with_capacity(original.len() + patch.len());
+        let mut seen: HashSet<Key<'_>> = HashSet::with_capacity(merged.capacity());
         for v in original.iter().chain(patch) {
-            if !merged.contains(v) {
+            if seen.insert(Key(v)) {
                 merged.push(v.clone());
             }
         }
@@ -356,6 +361,7 @@ fn merge_list<M: PatchMeta>(
     // mergeSliceWithSpecialElements.
     let mut server = original;
     let mut plain: Vec<&Map<String, Value>> = vec![];
+    let mut deleted: HashSet<Key<'_>> = HashSet::new();
     let mut replace = false;
     for v in patch {
         let Value::Object(m) = v else {
@@ -370,7 +376,7 @@ fn merge_list<M: PatchMeta>(
                 let Some(kv) = m.get(key) else {
                     return Err(no_merge_key(m, key));
                 };
-                server.retain(|o| o.get(key) != Some(kv));
+                deleted.insert(Key(kv));
             }
             Some(Value::String(d)) if d == "replace" => replace = true,
             Some(Value::String(d)) if d == "merge" => {
@@ -381,17 +387,37 @@ fn merge_list<M: PatchMeta>(
             Some(other) => return Err(bad_patch_type(other, m)),
         }
     }
+    // One pass for all the deletions (each a pass of its own would be quadratic).
+    if !deleted.is_empty() {
+        server.retain(|o| o.get(key).is_none_or(|kv| !deleted.contains(&Key(kv))));
+    }
     if replace {
         let list: Vec<Value> = plain.iter().map(|m| Value::Object((*m).clone())).collect();
         return clean_list(&list, elements, depth + 1);
     }
     // mergeSliceWithoutSpecialElements.
     let mut merged = server.clone();
+    // Where each merge key value is in `merged` (upstream scans the list for each patch
+    // element). Merging keeps an element's key, so the positions stay right; but a null key is
+    // dropped by the merge, so each null-keyed server element is found once, in order.
+    let mut at: std::collections::HashMap<Key<'_>, usize> =
+        first_positions(&server, |o| o.get(key).filter(|kv| !kv.is_null()));
+    let mut null_keyed: VecDeque<usize> = server
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.get(key).is_some_and(Value::is_null))
+        .map(|(i, _)| i)
+        .collect();
     for m in &plain {
         let Some(kv) = m.get(key) else {
             return Err(no_merge_key(m, key));
         };
-        match merged.iter().position(|o| o.get(key) == Some(kv)) {
+        let found = if kv.is_null() {
+            null_keyed.pop_front()
+        } else {
+            at.get(&Key(kv)).copied()
+        };
+        match found {
             Some(i) => {
                 let o = match std::mem::take(&mut merged[i]) {
                     Value::Object(o) => o,
@@ -399,7 +425,12 @@ fn merge_list<M: PatchMeta>(
                 };
                 merged[i] = Value::Object(merge_map(o, m, elements, depth + 1)?);
             }
-            None => merged.push(Value::Object(clean_map(m, elements, depth + 1)?)),
+            None => {
+                if !kv.is_null() {
+                    at.insert(Key(kv), merged.len());
+                }
+                merged.push(Value::Object(clean_map(m, elements, depth + 1)?));
+            }
         }
     }
     let order: Vec<Value> = plain.iter().map(|m| Value::Object((*m).clone())).collect();
@@ -415,11 +446,6 @@ fn identity<'a>(v: &'a Value, merge_key: Option<&str>) -> Option<&'a Value> {
     }
 }
 
-fn index_of(list: &[Value], v: &Value, merge_key: Option<&str>) -> Option<usize> {
-    let id = identity(v, merge_key)?;
-    list.iter().position(|x| identity(x, merge_key) == Some(id))
-}
-
 /// Splits `merged` into the elements `by` names and the others (`partition*ByPresentInList`).
 fn partition(
     merged: Vec<Value>,
@@ -428,13 +454,15 @@ fn partition(
 ) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
     let mut named = vec![];
     let mut others = vec![];
+    let names = first_positions(by, |v| identity(v, merge_key));
     for v in merged {
         if let (Some(k), Value::Object(m)) = (merge_key, &v) {
             if !m.contains_key(k) {
                 return Err(no_merge_key(m, k));
             }
         }
-        if index_of(by, &v, merge_key).is_some() {
+        let named_in_by = identity(&v, merge_key).is_some_and(|id| names.contains_key(&Key(id)));
+        if named_in_by {
             named.push(v);
         } else {
             others.push(v);
@@ -453,27 +481,34 @@ fn normalize_order(
     server_order: &[Value],
     merge_key: Option<&str>,
 ) -> Result<Vec<Value>, PatchError> {
-    let sort = |list: &mut Vec<Value>, order: &[Value]| {
-        list.sort_by_key(|v| index_of(order, v, merge_key).unwrap_or(usize::MAX));
+    // Positions looked up in indexes built once (upstream searches the order lists for each
+    // element, which is quadratic in the list's length).
+    let patch_pos = first_positions(patch_order, |v| identity(v, merge_key));
+    let server_pos = first_positions(server_order, |v| identity(v, merge_key));
+    let pos = |index: &std::collections::HashMap<Key<'_>, usize>, v: &Value| {
+        identity(v, merge_key).and_then(|id| index.get(&Key(id)).copied())
     };
-    sort(&mut in_patch, patch_order);
-    sort(&mut server_only, server_order);
+    // The sorts are stable, as upstream's.
+    in_patch.sort_by_cached_key(|v| pos(&patch_pos, v).unwrap_or(usize::MAX));
+    server_only.sort_by_cached_key(|v| pos(&server_pos, v).unwrap_or(usize::MAX));
     let mut out = Vec::with_capacity(in_patch.len() + server_only.len());
+    let with_pos = |list: Vec<Value>| -> Vec<(Option<usize>, Value)> {
+        list.into_iter()
+            .map(|v| (pos(&server_pos, &v), v))
+            .collect()
+    };
     let (mut left, mut right) = (
-        server_only.into_iter().peekable(),
-        in_patch.into_iter().peekable(),
+        with_pos(server_only).into_iter().peekable(),
+        with_pos(in_patch).into_iter().peekable(),
     );
     loop {
         let take_left = match (left.peek(), right.peek()) {
             (None, None) => break,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some(l), Some(r)) => matches!(
-                (index_of(server_order, l, merge_key), index_of(server_order, r, merge_key)),
-                (Some(a), Some(b)) if a < b
-            ),
+            (Some((l, _)), Some((r, _))) => matches!((l, r), (Some(a), Some(b)) if a < b),
         };
-        out.extend(if take_left { left.next() } else { right.next() });
+        out.extend(if take_left { left.next() } else { right.next() }.map(|(_, v)| v));
     }
     Ok(out)
 }

@@ -863,8 +863,14 @@ impl Ctx<'_> {
         let mut opts = self.write_options_for("PatchOptions", Some(true))?;
         let force = self.query.bool("force")?;
         let manager = opts.manager.take().unwrap_or_default();
-        let mut config: Value = serde_yaml_ng::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        // Upstream decodes it with sigs.k8s.io/yaml's Unmarshal, whose converter errors read
+        // `error converting YAML to JSON: ...`; the decode refuses deep nesting and excessive
+        // aliasing before expanding anything (crest_codec::yaml).
+        let mut config: Value = crest_codec::yaml::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "error decoding YAML: error converting YAML to JSON: {e}"
+            ))
+        })?;
         // Upstream unmarshals into a map: an empty body or `null` is an empty configuration
         // (then refused by the version check), anything else but an object fails here.
         match &config {
@@ -1260,6 +1266,80 @@ fn check_scale_type(obj: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Upstream's `maxJSONPatchOperations`: a JSON patch of more operations is refused (413).
+const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// Upstream's `JSONPatchMaxCopyBytes` default (3 MiB, the request body limit): how much the
+/// `copy` operations of one JSON patch may add to the object together, measured as upstream's
+/// json-patch measures a copied value (its compact JSON). Without it, each `copy` of the
+/// previous result doubles the object: 25 operations in a small body take gigabytes.
+const JSON_PATCH_MAX_COPY_BYTES: u64 = 3 * 1024 * 1024;
+
+/// Applies a JSON patch operation by operation, refusing it as soon as its copies together
+/// would add more than `max_copy_bytes`, before the copy that would exceed the limit is made.
+/// `add` and `replace` insert the patch's own values (bounded by the body), `move` and `remove`
+/// only move or drop, and `test` compares at most the patch's value: only `copy` can grow the
+/// object beyond what the client sent. The document is a copy the caller drops on failure, so
+/// nothing is undone here.
+fn apply_json_patch(
+    doc: &mut Value,
+    patch: &json_patch::Patch,
+    max_copy_bytes: u64,
+) -> Result<(), ApiError> {
+    let mut copied: u64 = 0;
+    for op in &patch.0 {
+        if let json_patch::PatchOperation::Copy(c) = op {
+            if let Some(from) = doc.pointer(c.from.as_str()) {
+                let budget = max_copy_bytes.saturating_sub(copied);
+                copied = copied.saturating_add(json_size_up_to(from, budget));
+                if copied > max_copy_bytes {
+                    return Err(json_patch_failed());
+                }
+            }
+        }
+        json_patch::patch_unsafe(doc, std::slice::from_ref(op)).map_err(|_| json_patch_failed())?;
+    }
+    Ok(())
+}
+
+/// How upstream answers any JSON patch that does not apply (a failed `test`, a missing path,
+/// the copy limit): `NewGenericServerResponse(422, ...)`, whose message is generic and whose
+/// details carry nothing of the cause.
+fn json_patch_failed() -> ApiError {
+    let mut e = ApiError::new(
+        422,
+        crest_api::Reason::Invalid,
+        "the server rejected our request due to an error in our request",
+    );
+    e.details = Some(Default::default());
+    e
+}
+
+/// The length of `v`'s compact JSON, counted without building it and given up past `limit`
+/// (then some number over `limit`), so measuring a huge value costs no more than the limit.
+fn json_size_up_to(v: &Value, limit: u64) -> u64 {
+    struct Counter {
+        n: u64,
+        limit: u64,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.n = self.n.saturating_add(buf.len() as u64);
+            if self.n > self.limit {
+                return Err(std::io::Error::other("over the limit"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Counter { n: 0, limit };
+    // An error only means the count passed the limit.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.n
+}
+
 /// Applies a JSON patch, merge patch or (built-in kinds) strategic merge patch to `current`;
 /// `typed` is the built-in kind's published definition (its fields' patch strategies).
 fn apply_patch(
@@ -1271,15 +1351,20 @@ fn apply_patch(
     let mut doc = current.clone();
     match fmt {
         BodyFormat::JsonPatch => {
+            // Counted before the operations are decoded, as upstream counts the decoded list
+            // of raw operations (so 10,001 malformed ones are refused as too many).
+            if let Some(n) = patch.as_array().map(Vec::len) {
+                if n > MAX_JSON_PATCH_OPERATIONS {
+                    return Err(ApiError::new(
+                        413,
+                        crest_api::Reason::RequestEntityTooLarge,
+                        format!("Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {n}"),
+                    ));
+                }
+            }
             let p: json_patch::Patch = serde_json::from_value(patch.clone())
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-            json_patch::patch(&mut doc, &p).map_err(|e| {
-                ApiError::new(
-                    422,
-                    crest_api::Reason::Invalid,
-                    format!("the server rejected our request due to an error in our request: {e}"),
-                )
-            })?;
+            apply_json_patch(&mut doc, &p, JSON_PATCH_MAX_COPY_BYTES)?;
         }
         BodyFormat::StrategicMergePatch => {
             // Upstream answers most of these errors with a 500 (they are not typed errors);
@@ -1301,4 +1386,86 @@ fn apply_patch(
 
 fn json_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(v: Value) -> json_patch::Patch {
+        serde_json::from_value(v).expect("a JSON patch")
+    }
+
+    #[test]
+    fn copies_add_up_to_the_limit_and_no_further() {
+        // Each copy doubles the list: 25 of them would make 2^25 copies of the value.
+        let mut doc = json!({"d": ["0123456789"]});
+        let doubling = ops(Value::Array(
+            (0..25)
+                .map(|_| json!({"op": "copy", "from": "/d", "path": "/d/-"}))
+                .collect(),
+        ));
+        let e = apply_json_patch(&mut doc, &doubling, 64 * 1024).expect_err("over the limit");
+        assert_eq!(e.code, 422);
+        assert_eq!(e.reason, Some(crest_api::Reason::Invalid));
+        assert_eq!(
+            e.message,
+            "the server rejected our request due to an error in our request"
+        );
+        // Refused before the copy that would exceed the limit: the document never grew past
+        // about twice the limit.
+        let size = serde_json::to_vec(&doc).expect("json").len();
+        assert!(size < 2 * 64 * 1024, "{size}");
+
+        // Under the limit, copies apply (the accumulated size is what upstream counts: the
+        // copied values' compact JSON, 14 + 29 bytes here).
+        let mut doc = json!({"d": ["0123456789"]});
+        let two = ops(json!([
+            {"op": "copy", "from": "/d", "path": "/e"},
+            {"op": "copy", "from": "/d", "path": "/d/-"},
+            {"op": "copy", "from": "/d", "path": "/f"},
+        ]));
+        apply_json_patch(&mut doc, &two, 14 + 14 + 29).expect("at the limit");
+        assert_eq!(
+            doc,
+            json!({"d": ["0123456789", ["0123456789"]], "e": ["0123456789"], "f": ["0123456789", ["0123456789"]]})
+        );
+        let mut doc = json!({"d": ["0123456789"]});
+        assert!(apply_json_patch(&mut doc, &two, 14 + 14 + 28).is_err());
+    }
+
+    #[test]
+    fn other_operations_apply_in_order_and_any_failure_is_upstreams_422() {
+        let mut doc = json!({"a": 1, "l": [1, 2]});
+        let p = ops(json!([
+            {"op": "add", "path": "/b", "value": {"x": 1}},
+            {"op": "move", "from": "/a", "path": "/c"},
+            {"op": "replace", "path": "/l/0", "value": 0},
+            {"op": "remove", "path": "/l/1"},
+            {"op": "test", "path": "/b/x", "value": 1},
+        ]));
+        apply_json_patch(&mut doc, &p, 1024).expect("applies");
+        assert_eq!(doc, json!({"b": {"x": 1}, "c": 1, "l": [0]}));
+        let e = apply_json_patch(
+            &mut doc,
+            &ops(json!([{"op": "test", "path": "/c", "value": 2}])),
+            1024,
+        )
+        .expect_err("test fails");
+        let status = e.to_status();
+        assert_eq!(status["code"], 422);
+        assert_eq!(status["details"], json!({}));
+    }
+
+    #[test]
+    fn json_size_is_compact_json_and_stops_past_the_limit() {
+        let v = json!({"a": [1, "x", null]});
+        assert_eq!(
+            json_size_up_to(&v, 1000),
+            br#"{"a":[1,"x",null]}"#.len() as u64
+        );
+        let big = Value::Array(vec![json!("0123456789"); 100_000]);
+        let n = json_size_up_to(&big, 100);
+        assert!(n > 100 && n < 200, "{n}");
+    }
 }

@@ -6,7 +6,7 @@
 //! shorter run) against RSS at the end (target: within 10%), errors (target: none), watch
 //! events missed (target: none), and p50/p99 per verb.
 
-use crate::{client, create_crd, rss_mib, start, Conn, Row, COLLECTION};
+use crate::{client, create_crd, rss_mib, Conn, Row, COLLECTION};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -135,7 +135,11 @@ fn percentile(v: &mut [u32], q: f64) -> f64 {
 
 pub(crate) async fn soak(binary: &Path, p: &Params) -> Vec<Row> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (server, _) = start(binary, dir.path());
+    let extra: Vec<String> = std::env::var("CREST_SOAK_SERVER_ARGS")
+        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let (server, _) = crate::start_with(binary, dir.path(), &extra);
     let base = server.base.clone();
     let pid = server.child.id();
     create_crd(&client(&base), &base).await;

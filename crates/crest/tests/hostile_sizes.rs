@@ -478,6 +478,16 @@ fn list_type_set_and_map_in_linear_time() {
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
+        // The same items in reverse key order (every item sorts before the previous ones).
+        let reversed: Vec<Value> = map.iter().rev().cloned().collect();
+        let o = custom("List", "reversed", json!({"map": reversed}));
+        let (code, _, v2) = timed(
+            "create with a map list of 30,000 items in reverse order",
+            req(&s, "POST", &path, "application/json", Some(&o)),
+        )
+        .await;
+        assert_eq!(code, 201, "{}", short(&v2));
+        assert_eq!(v2["spec"]["map"][0]["name"], "k29999");
         // An update that shifts every item (one prepended): each is correlated with its old
         // item by key, not by position.
         let mut o = v.clone();

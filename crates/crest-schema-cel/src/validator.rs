@@ -290,9 +290,8 @@ fn map_list_items<'a>(list: &'a [Json], keys: &[String]) -> Option<OldItems<'a, 
         return None;
     }
     let keys = keys.to_vec();
-    let by_key: ItemKey<'a> = Box::new(move |x: &Json| {
-        Some(map_key_text(keys.iter().map(|k| x.get(k))))
-    });
+    let by_key: ItemKey<'a> =
+        Box::new(move |x: &Json| Some(map_key_text(keys.iter().map(|k| x.get(k)))));
     Some(OldItems::new(list, by_key))
 }
 
@@ -355,9 +354,7 @@ impl Node {
                 };
                 // Only map lists correlate items with old items for oldSelf.
                 let old_items = match (self.list_type.as_deref(), old) {
-                    (Some("map"), Some(Json::Array(o))) => {
-                        map_list_items(o, &self.list_map_keys)
-                    }
+                    (Some("map"), Some(Json::Array(o))) => map_list_items(o, &self.list_map_keys),
                     _ => None,
                 };
                 let ratchets = ratchet.items(self);

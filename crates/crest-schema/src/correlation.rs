@@ -75,9 +75,7 @@ mod tests {
     fn finds_the_first_old_item_with_the_same_identity() {
         let old = json!([{"k": 1, "v": "a"}, {"k": 2}, {"k": 1, "v": "b"}, {"v": "no key"}]);
         let old = old.as_array().unwrap();
-        let items = OldItems::new(old, |x| {
-            x.as_object().map(|o| map_key_text([o.get("k")]))
-        });
+        let items = OldItems::new(old, |x| x.as_object().map(|o| map_key_text([o.get("k")])));
         assert_eq!(items.get(&json!({"k": 1})), Some(&old[0]));
         assert_eq!(items.get(&json!({"k": 2, "v": "x"})), Some(&old[1]));
         assert_eq!(items.get(&json!({"v": "absent"})), Some(&old[3]));
@@ -91,9 +89,13 @@ mod tests {
         let n = 30_000;
         let old: Vec<Value> = (0..n).map(|i| json!({"name": format!("k{i}")})).collect();
         // Every new item shifted by one: no item is at its old index.
-        let new: Vec<Value> = (0..n).map(|i| json!({"name": format!("k{}", (i + 1) % n)})).collect();
+        let new: Vec<Value> = (0..n)
+            .map(|i| json!({"name": format!("k{}", (i + 1) % n)}))
+            .collect();
         let start = std::time::Instant::now();
-        let items = OldItems::new(&old, |x| x.as_object().map(|o| map_key_text([o.get("name")])));
+        let items = OldItems::new(&old, |x| {
+            x.as_object().map(|o| map_key_text([o.get("name")]))
+        });
         for (i, x) in new.iter().enumerate() {
             assert_eq!(items.get(x), Some(&old[(i + 1) % n]));
         }

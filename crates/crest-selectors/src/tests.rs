@@ -390,5 +390,9 @@ fn thirty_thousand_values_and_requirements_in_linear_time() {
     assert!(!f.matches(&json!({"metadata": {"name": "n29999"}})));
     // Linear work over 30,000 entries takes well under a second even unoptimized; quadratic
     // work (9e8 steps) takes minutes.
-    assert!(start.elapsed() < std::time::Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
 }

@@ -67,11 +67,18 @@ async fn req(
         .build()
         .expect("reqwest client");
     let mut r = client
-        .request(method.parse().expect("method"), format!("{}{}", s.base, path))
+        .request(
+            method.parse().expect("method"),
+            format!("{}{}", s.base, path),
+        )
         .header("Content-Type", ctype);
     if let Some(body) = body {
         let b = serde_json::to_vec(body).expect("json");
-        assert!(b.len() < 3 << 20, "{method} {path}: body of {} bytes", b.len());
+        assert!(
+            b.len() < 3 << 20,
+            "{method} {path}: body of {} bytes",
+            b.len()
+        );
         r = r.body(b);
     }
     let resp = r.send().await.expect("http request");
@@ -132,17 +139,30 @@ fn owner_references_dedup_in_linear_time() {
         let cm = json!({"metadata": {"name": "owned", "ownerReferences": refs}});
         let (code, h, v) = timed(
             "create with 30,000 ownerReferences",
-            req(&s, "POST", &format!("{CM}?dryRun=All"), "application/json", Some(&cm)),
+            req(
+                &s,
+                "POST",
+                &format!("{CM}?dryRun=All"),
+                "application/json",
+                Some(&cm),
+            ),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
-        assert_eq!(v["metadata"]["ownerReferences"], Value::from(unique.clone()));
+        assert_eq!(
+            v["metadata"]["ownerReferences"],
+            Value::from(unique.clone())
+        );
         let w = warnings(&h);
         assert_eq!(w.len(), 1, "{w:?}");
         // The text names every duplicate's uid (kube-apiserver's warning recorder may shorten
         // a long one: only its start is compared).
         let expected = "299 - \".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: u, u, u, u";
-        assert!(w[0].starts_with(expected), "{}", &w[0][..300.min(w[0].len())]);
+        assert!(
+            w[0].starts_with(expected),
+            "{}",
+            &w[0][..300.min(w[0].len())]
+        );
 
         // A patch is deduplicated after admission, and says so.
         let plain = json!({"metadata": {"name": "owned"}});
@@ -229,13 +249,21 @@ fn finalizers_in_linear_time() {
         o["metadata"]["finalizers"] = json!(changed);
         let (code, h, v) = timed(
             "update with 30,000 finalizers",
-            req(&s, "PUT", &format!("{path}/f"), "application/json", Some(&o)),
+            req(
+                &s,
+                "PUT",
+                &format!("{path}/f"),
+                "application/json",
+                Some(&o),
+            ),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
         assert_eq!(
             warnings(&h),
-            [r#"299 - "metadata.finalizers: \"plain\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers""#]
+            [
+                r#"299 - "metadata.finalizers: \"plain\": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers""#
+            ]
         );
 
         // DELETE with orphan propagation: the orphan finalizer joins the 30,001 others.
@@ -263,7 +291,13 @@ fn finalizers_in_linear_time() {
         o["metadata"]["finalizers"] = json!(more);
         let (code, _, v) = timed(
             "update adding a finalizer while deleting",
-            req(&s, "PUT", &format!("{path}/f"), "application/json", Some(&o)),
+            req(
+                &s,
+                "PUT",
+                &format!("{path}/f"),
+                "application/json",
+                Some(&o),
+            ),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -282,14 +316,18 @@ fn labels_and_annotations_in_linear_time() {
             (0..N).map(|i| (format!("l{i}"), json!("v"))).collect();
         let annotations: serde_json::Map<String, Value> =
             (0..N).map(|i| (format!("a{i}"), json!(""))).collect();
-        let cm = json!({"metadata": {"name": "labelled", "labels": labels, "annotations": annotations}});
+        let cm =
+            json!({"metadata": {"name": "labelled", "labels": labels, "annotations": annotations}});
         let (code, _, v) = timed(
             "create with 30,000 labels and 30,000 annotations",
             req(&s, "POST", CM, "application/json", Some(&cm)),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
-        assert_eq!(v["metadata"]["labels"].as_object().map(|m| m.len()), Some(N));
+        assert_eq!(
+            v["metadata"]["labels"].as_object().map(|m| m.len()),
+            Some(N)
+        );
 
         // 30,000 invalid keys: one error each, in upstream's wording.
         let bad: serde_json::Map<String, Value> =
@@ -306,7 +344,12 @@ fn labels_and_annotations_in_linear_time() {
         assert_eq!(causes[0]["field"], "metadata.labels");
 
         // A custom resource's labels count for its generation; an update changing one label.
-        let path = install(&s, "labelleds", "Labelled", "                x:\n                  type: string\n");
+        let path = install(
+            &s,
+            "labelleds",
+            "Labelled",
+            "                x:\n                  type: string\n",
+        );
         let mut o = custom("Labelled", "l", json!({"x": "a"}));
         o["metadata"]["labels"] = json!(labels);
         o["metadata"]["annotations"] = json!(annotations);
@@ -320,7 +363,13 @@ fn labels_and_annotations_in_linear_time() {
         o["metadata"]["labels"]["l0"] = json!("w");
         let (code, _, v) = timed(
             "update of a custom resource with 30,000 labels",
-            req(&s, "PUT", &format!("{path}/l"), "application/json", Some(&o)),
+            req(
+                &s,
+                "PUT",
+                &format!("{path}/l"),
+                "application/json",
+                Some(&o),
+            ),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
@@ -395,7 +444,12 @@ fn managed_fields_in_linear_time() {
             .iter()
             .filter_map(|m| m["manager"].as_str())
             .collect();
-        assert_eq!(managers, ["three"], "{}", short(&v["metadata"]["managedFields"]));
+        assert_eq!(
+            managers,
+            ["three"],
+            "{}",
+            short(&v["metadata"]["managedFields"])
+        );
 
         // A client sending managedFields entries of its own (distinct managers, each owning a
         // field; 25,000 of them, as 30,000 do not fit in a 3 MiB body): the Update managers
@@ -404,20 +458,29 @@ fn managed_fields_in_linear_time() {
         let entries: Vec<Value> = (0..ENTRIES)
             .map(|i| json!({"manager": format!("{i:x}"), "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {format!("f:{i:x}"): {}}}}))
             .collect();
-        let cm = json!({"metadata": {"name": "entries", "managedFields": entries}, "data": {"a": "b"}});
+        let cm =
+            json!({"metadata": {"name": "entries", "managedFields": entries}, "data": {"a": "b"}});
         let (code, _, v) = timed(
             "create with 25,000 managedFields entries",
             req(&s, "POST", CM, "application/json", Some(&cm)),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
-        let managed = v["metadata"]["managedFields"].as_array().expect("managedFields");
-        assert!(managed.len() <= 12, "{}", short(&v["metadata"]["managedFields"]));
+        let managed = v["metadata"]["managedFields"]
+            .as_array()
+            .expect("managedFields");
+        assert!(
+            managed.len() <= 12,
+            "{}",
+            short(&v["metadata"]["managedFields"])
+        );
         let ancient = managed
             .iter()
             .find(|m| m["manager"] == "ancient-changes")
             .unwrap_or_else(|| panic!("{}", short(&v["metadata"]["managedFields"])));
-        let fields = ancient["fieldsV1"]["f:data"].as_object().map_or(0, |m| m.len());
+        let fields = ancient["fieldsV1"]["f:data"]
+            .as_object()
+            .map_or(0, |m| m.len());
         assert!(fields > ENTRIES - 20, "{fields}");
     });
 }
@@ -497,7 +560,13 @@ fn list_type_set_and_map_in_linear_time() {
             .insert(0, json!({"name": "first", "v": -1}));
         let (code, _, v) = timed(
             "update prepending to a map list of 30,000 items",
-            req(&s, "PUT", &format!("{path}/map"), "application/json", Some(&o)),
+            req(
+                &s,
+                "PUT",
+                &format!("{path}/map"),
+                "application/json",
+                Some(&o),
+            ),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
@@ -574,7 +643,13 @@ fn cel_over_30000_items_is_bounded() {
         o["spec"]["items"] = json!(items.iter().rev().collect::<Vec<_>>());
         let (code, _, v) = timed(
             "update comparing two sets of 30,000 items",
-            req(&s, "PUT", &format!("{path}/r"), "application/json", Some(&o)),
+            req(
+                &s,
+                "PUT",
+                &format!("{path}/r"),
+                "application/json",
+                Some(&o),
+            ),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
@@ -582,7 +657,13 @@ fn cel_over_30000_items_is_bounded() {
         o["spec"]["items"][0] = json!("w");
         let (code, _, v) = timed(
             "update failing rules over 30,000 items",
-            req(&s, "PUT", &format!("{path}/r"), "application/json", Some(&o)),
+            req(
+                &s,
+                "PUT",
+                &format!("{path}/r"),
+                "application/json",
+                Some(&o),
+            ),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -639,8 +720,9 @@ fn one_char(i: usize) -> char {
 fn label_selector_with_30000_values_in_linear_time() {
     serial(async {
         let s = Server::start();
-        let all: serde_json::Map<String, Value> =
-            (0..62).map(|i| (one_char(i).to_string(), json!("xx"))).collect();
+        let all: serde_json::Map<String, Value> = (0..62)
+            .map(|i| (one_char(i).to_string(), json!("xx")))
+            .collect();
         for (name, labels) in [
             ("a", json!({"k": "q"})),
             ("b", json!({"k": "Z"})),
@@ -653,28 +735,16 @@ fn label_selector_with_30000_values_in_linear_time() {
         }
         let values: Vec<String> = (0..N).map(|i| one_char(i).to_string()).collect();
         let url = format!("{CM}?labelSelector=k%20in%20({})", values.join(","));
-        let (code, v) = timed(
-            "list with a 30,000-value in set",
-            get_http1(&s, &url),
-        )
-        .await;
+        let (code, v) = timed("list with a 30,000-value in set", get_http1(&s, &url)).await;
         assert_eq!(code, 200, "{}", short(&v));
         assert_eq!(item_names(&v), ["a", "b"]);
         let url = format!("{CM}?labelSelector=k%20notin%20({})", values.join(","));
-        let (code, v) = timed(
-            "list with a 30,000-value notin set",
-            get_http1(&s, &url),
-        )
-        .await;
+        let (code, v) = timed("list with a 30,000-value notin set", get_http1(&s, &url)).await;
         assert_eq!(code, 200, "{}", short(&v));
         assert_eq!(item_names(&v), ["c", "every"]);
         // 30,000 requirements (each key must exist).
         let url = format!("{CM}?labelSelector={}", values.join(","));
-        let (code, v) = timed(
-            "list with 30,000 label requirements",
-            get_http1(&s, &url),
-        )
-        .await;
+        let (code, v) = timed("list with 30,000 label requirements", get_http1(&s, &url)).await;
         assert_eq!(code, 200, "{}", short(&v));
         assert_eq!(item_names(&v), ["every"]);
         // An invalid value among 30,000: upstream's 400.
@@ -703,11 +773,7 @@ fn field_selector_with_many_requirements_in_linear_time() {
         let many: Vec<String> = (0..2_800).map(|i| format!("metadata.name!=n{i}")).collect();
         let url = format!("{CM}?fieldSelector={},metadata.name!=b", many.join(","));
         assert!(url.len() < 65_000, "{}", url.len());
-        let (code, v) = timed(
-            "list with 2,800 field requirements",
-            get_http1(&s, &url),
-        )
-        .await;
+        let (code, v) = timed("list with 2,800 field requirements", get_http1(&s, &url)).await;
         assert_eq!(code, 200, "{}", short(&v));
         assert_eq!(item_names(&v), ["a", "c"]);
     });

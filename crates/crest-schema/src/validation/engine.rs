@@ -831,7 +831,7 @@ mod tests {
     }
 
     /// Whether `data` equals enum value `e` after Go's conversion of `data` to `e`'s type: the
-        /// one-by-one comparison [`crate::EnumIndex`] must agree with.
+    /// one-by-one comparison [`crate::EnumIndex`] must agree with.
     fn enum_matches(data: &Value, e: &Value) -> bool {
         match (data, e) {
             (Value::Number(d), Value::Number(x)) => match (num(d), num(x)) {
@@ -878,7 +878,11 @@ mod tests {
         }
         let all = crate::EnumIndex::new(&values);
         for d in values.iter().filter(|d| !d.is_null()) {
-            assert_eq!(all.contains(d), values.iter().any(|e| enum_matches(d, e)), "{d}");
+            assert_eq!(
+                all.contains(d),
+                values.iter().any(|e| enum_matches(d, e)),
+                "{d}"
+            );
         }
     }
 }

@@ -217,6 +217,22 @@ fn many_controller_owner_references_in_linear_time() {
             &last[last.len().saturating_sub(300)..]
         );
         assert_eq!(causes[0]["field"], "metadata.ownerReferences");
+        // The list is shown (once at least: the first error is upstream's), not 30,000 times.
+        let first = causes[0]["message"].as_str().unwrap_or_default();
+        assert!(
+            first.starts_with(r#"Invalid value: []v1.OwnerReference{v1.OwnerReference{APIVersion:"v1", Kind:"K", Name:"o0", UID:"u0", Controller:(*bool)(0xc"#),
+            "{}",
+            &first[..300.min(first.len())]
+        );
+        assert_eq!(
+            causes[N - 2]["message"],
+            r#"Invalid value: Only one reference can have Controller set to true. Found "true" in references for K/o0 and K/o29999"#
+        );
+        assert!(
+            v.to_string().len() < 32 << 20,
+            "an answer of {} bytes",
+            v.to_string().len()
+        );
     });
 }
 
@@ -609,6 +625,33 @@ fn large_enum_in_linear_time() {
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
+
+        // Every item outside the enum: one error each, the enum listed in the first ones only
+        // (upstream lists it in each: 30,000 copies of a 30,000-value list).
+        let items = vec!["x"; N];
+        let o = custom("Enum", "bad", json!({"items": items}));
+        let (code, _, v) = timed(
+            "create with 30,000 items outside a 30,000-value enum",
+            req(&s, "POST", &path, "application/json", Some(&o)),
+        )
+        .await;
+        assert_eq!(code, 422, "{}", short(&v));
+        let causes = v["details"]["causes"].as_array().expect("causes");
+        assert_eq!(causes.len(), N);
+        let first = causes[0]["message"].as_str().unwrap_or_default();
+        assert!(
+            first.starts_with(r#"Unsupported value: "x": supported values: "e0", "e1", "e2", "#)
+                && first.ends_with(r#", "e29999""#),
+            "{}",
+            &first[..200.min(first.len())]
+        );
+        assert_eq!(causes[N - 1]["message"], r#"Unsupported value: "x""#);
+        assert_eq!(causes[N - 1]["field"], "spec.items[29999]");
+        assert!(
+            v.to_string().len() < 16 << 20,
+            "an answer of {} bytes",
+            v.to_string().len()
+        );
     });
 }
 
@@ -692,6 +735,54 @@ fn cel_over_30000_items_is_bounded() {
         assert!(
             err.contains("x-kubernetes-validations[0].rule: Forbidden: CEL rule exceeded budget by more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are used)"),
             "{err}"
+        );
+
+        // The same rule passes the 10M estimate limit with a bound on the list's length (1,000
+        // items is just over it, 900 within), but one evaluation stops at the 1M per-call limit
+        // (about 3M for 900 distinct items): upstream's answer, without running the rule to its
+        // end.
+        let bounded = |max: usize| {
+            format!(
+                r#"                items:
+                  type: array
+                  maxItems: {max}
+                  items:
+                    type: string
+                    maxLength: 8
+                  x-kubernetes-validations:
+                  - rule: "self.all(x, self.exists(y, y == x))"
+"#
+            )
+        };
+        let schema = |props: &str| {
+            format!("          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n{props}")
+        };
+        let (ok, out, err) = s.kubectl_stdin(
+            &["apply", "-f", "-"],
+            Some(&crd_with_schema(
+                GROUP,
+                "overs",
+                "Over",
+                &schema(&bounded(1000)),
+            )),
+        );
+        assert!(!ok, "{out}");
+        assert!(
+            err.contains("x-kubernetes-validations[0].rule: Forbidden: CEL rule exceeded budget by 1.000500x (try simplifying"),
+            "{err}"
+        );
+        let path = install(&s, "bounds", "Bound", &bounded(900));
+        let items: Vec<String> = (0..900).map(|i| format!("v{i}")).collect();
+        let o = custom("Bound", "b", json!({"items": items}));
+        let (code, _, v) = timed(
+            "create stopped at the per-call cost limit",
+            req(&s, "POST", &path, "application/json", Some(&o)),
+        )
+        .await;
+        assert_eq!(code, 422, "{}", short(&v));
+        assert_eq!(
+            v["message"],
+            r#"Bound.hostile.example.com "b" is invalid: spec.items: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.all(x, self.exists(y, y == x))"#
         );
     });
 }

@@ -764,6 +764,47 @@ mod tests {
     }
 
     #[test]
+    fn thirty_thousand_finalizers_and_controllers_in_linear_time() {
+        let start = std::time::Instant::now();
+        let fins: Vec<String> = (0..30_000).map(|i| format!("f.io/{i}")).collect();
+        let old = json!({"deletionTimestamp": "2024-05-01T10:00:00Z", "finalizers": fins});
+        let mut more: Vec<String> = fins.iter().rev().cloned().collect();
+        more.push("g.io/new".into());
+        let new = json!({"deletionTimestamp": "2024-05-01T10:00:00Z", "finalizers": more});
+        let errs = validate_object_meta_update(
+            new.as_object().unwrap(),
+            old.as_object().unwrap(),
+            &FieldPath::new("metadata"),
+        );
+        assert_eq!(
+            errs[0].to_string(),
+            r#"metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"g.io/new"}"#
+        );
+        assert!(finalizer_warnings(old.as_object().unwrap(), new.as_object()).is_empty());
+
+        // Every further controller is an error; the list is shown in the first ones only.
+        let refs: Vec<Value> = (0..30_000)
+            .map(|i| json!({"apiVersion": "v1", "kind": "K", "name": format!("o{i}"), "uid": format!("u{i}"), "controller": true}))
+            .collect();
+        let errs = meta_errors(json!({"name": "a", "namespace": "d", "ownerReferences": refs}));
+        assert_eq!(errs.len(), 29_999);
+        assert!(errs[0].starts_with(
+            r#"metadata.ownerReferences: Invalid value: []v1.OwnerReference{v1.OwnerReference{APIVersion:"v1", Kind:"K", Name:"o0""#
+        ));
+        assert_eq!(
+            errs[29_998],
+            r#"metadata.ownerReferences: Invalid value: Only one reference can have Controller set to true. Found "true" in references for K/o0 and K/o29999"#
+        );
+        let shown: usize = errs.iter().map(String::len).sum();
+        assert!(shown < 16 << 20, "{shown} bytes of errors");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
     fn update_rules() {
         let old = json!({"uid": "u", "deletionTimestamp": "2024-05-01T10:00:00Z", "deletionGracePeriodSeconds": 0, "finalizers": ["a.io/x"]});
         let new = json!({"uid": "v", "deletionTimestamp": "2024-05-01T10:00:00Z", "deletionGracePeriodSeconds": 30, "finalizers": ["c.io/z", "a.io/x", "b.io/y"]});

@@ -1565,6 +1565,28 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn owner_references_dedup_keeps_the_first_of_equal_entries() {
+        let r = |name: &str, uid: &str| json!({"apiVersion": "v1", "kind": "K", "name": name, "uid": uid});
+        let mut o = json!({"metadata": {"ownerReferences": [
+            r("a", "1"), r("b", "1"), r("a", "1"), r("c", "2"), r("b", "1"),
+            // Not equal: a flag set, or a number written another way.
+            {"apiVersion": "v1", "kind": "K", "name": "a", "uid": "1", "controller": false},
+        ]}});
+        let warning = dedup_owner_references(&mut o, false);
+        assert_eq!(
+            o["metadata"]["ownerReferences"],
+            json!([r("a", "1"), r("b", "1"), r("c", "2"),
+                {"apiVersion": "v1", "kind": "K", "name": "a", "uid": "1", "controller": false}])
+        );
+        assert_eq!(
+            warning.as_deref(),
+            Some(".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: 1, 1")
+        );
+        let mut o = json!({"metadata": {"ownerReferences": [r("a", "1")]}});
+        assert_eq!(dedup_owner_references(&mut o, true), None);
+    }
+
+    #[test]
     fn stored_bytes_match_serde_and_splice_into_metadata() {
         for obj in [
             json!({"kind": "X", "metadata": {"name": "a", "resourceVersion": "3"}, "spec": {"x": "\"q\""}}),

@@ -25,9 +25,9 @@ pub struct EnumIndex {
     pub(crate) shown: Arc<[String]>,
     /// About how many bytes listing `shown` takes (quoted, comma-separated).
     pub(crate) shown_size: usize,
-    /// Go's `%v` of the list, as kube-openapi's message shows it, and a digest of it: errors
-    /// with equal messages are dropped as duplicates, compared without hashing the list again.
-    pub(crate) listed: Arc<str>,
+    /// The length and a digest of Go's `%v` of the list, as kube-openapi's message shows it:
+    /// errors with equal messages are dropped as duplicates, compared without the list.
+    pub(crate) listed_len: usize,
     pub(crate) listed_digest: u64,
 }
 
@@ -93,7 +93,7 @@ impl EnumIndex {
         let mut h = DefaultHasher::new();
         listed.hash(&mut h);
         ix.listed_digest = h.finish();
-        ix.listed = listed.into();
+        ix.listed_len = listed.len();
         ix
     }
 

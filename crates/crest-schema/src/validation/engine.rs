@@ -581,8 +581,7 @@ impl Engine {
         // is not copied into every failing value's error.
         let message = format!(
             "{name} in body should be one of {:016x}/{}",
-            index.listed_digest,
-            index.listed.len()
+            index.listed_digest, index.listed_len
         );
         self.push(
             Kind::Enum {

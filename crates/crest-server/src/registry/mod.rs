@@ -1569,7 +1569,7 @@ mod tests {
         let r = |name: &str, uid: &str| json!({"apiVersion": "v1", "kind": "K", "name": name, "uid": uid});
         let mut o = json!({"metadata": {"ownerReferences": [
             r("a", "1"), r("b", "1"), r("a", "1"), r("c", "2"), r("b", "1"),
-            // Not equal: a flag set, or a number written another way.
+            // Not equal to the first: the same reference with a flag set.
             {"apiVersion": "v1", "kind": "K", "name": "a", "uid": "1", "controller": false},
         ]}});
         let warning = dedup_owner_references(&mut o, false);

@@ -135,6 +135,11 @@ impl FieldError {
         e.value_repr = Some(repr.to_string());
         e
     }
+    /// An `Invalid value` that does not show the value (upstream's `field.OmitValueType`):
+    /// `path: Invalid value: detail`.
+    pub fn invalid_omitted(field: &FieldPath, detail: impl Into<String>) -> Self {
+        Self::make(ErrorType::Invalid, field, None, detail)
+    }
     pub fn forbidden(field: &FieldPath, detail: impl Into<String>) -> Self {
         Self::make(ErrorType::Forbidden, field, None, detail)
     }

@@ -500,9 +500,37 @@ pub fn size(v: &Value) -> Option<i64> {
 }
 
 fn matches(s: &str, re: &str) -> Result<bool, EvalError> {
-    // Go's regexp, as cel-go's: its syntax, semantics and error text.
-    let re = crest_goregexp::compile(re).map_err(|e| err(e.to_string()))?;
-    Ok(re.is_match(s))
+    Ok(compiled_pattern(re)?.is_match(s))
+}
+
+/// A pattern that is not a literal (literals are compiled with the program), compiled with Go's
+/// regexp syntax, semantics and error text, as cel-go's. Kept per thread (bounded, errors too):
+/// a rule such as `self.items.all(x, x.matches(self.pattern))` compiles its pattern once, not
+/// once per item, whose cost the CEL cost model does not charge.
+fn compiled_pattern(re: &str) -> Result<Arc<regex::Regex>, EvalError> {
+    type Compiled = Result<Arc<regex::Regex>, String>;
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Compiled>> =
+            Default::default();
+    }
+    let found = CACHE.with(|c| c.borrow().get(re).cloned());
+    let compiled = match found {
+        Some(c) => c,
+        None => {
+            let c: Compiled = crest_goregexp::compile(re)
+                .map(Arc::new)
+                .map_err(|e| e.to_string());
+            CACHE.with(|cache| {
+                let mut cache = cache.borrow_mut();
+                if cache.len() >= 64 {
+                    cache.clear();
+                }
+                cache.insert(re.to_string(), c.clone());
+            });
+            c
+        }
+    };
+    compiled.map_err(err)
 }
 
 fn is_zero(v: &Value) -> bool {

@@ -178,3 +178,41 @@ fn durations_take_one_fraction() {
     );
     assert_eq!(ev.result.unwrap_err().message, "invalid duration: 1.2.3s");
 }
+
+#[test]
+fn a_pattern_that_is_not_a_literal_is_compiled_once() {
+    // A 3,000-character pattern matched 30,000 times: compiled per call, minutes.
+    let pattern: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
+    let pattern = format!("^({})$", pattern.join("|"));
+    let src = "lists.range(30000).all(i, !s.matches(t))";
+    let ev = eval(
+        src,
+        vars("x", &pattern, vec![], Value::list(vec![])),
+        u64::MAX,
+    );
+    assert!(
+        matches!(ev.result, Ok(Value::Bool(true))),
+        "{:?}",
+        ev.result
+    );
+    // An invalid one fails as before, each time.
+    let ev = eval(
+        "lists.range(30000).all(i, s.matches(t) || true)",
+        vars("x", "a(", vec![], Value::list(vec![])),
+        u64::MAX,
+    );
+    assert!(
+        matches!(ev.result, Ok(Value::Bool(true))),
+        "{:?}",
+        ev.result
+    );
+    let ev = eval(
+        "s.matches(t)",
+        vars("x", "a(", vec![], Value::list(vec![])),
+        u64::MAX,
+    );
+    assert_eq!(
+        ev.result.unwrap_err().to_string(),
+        "error parsing regexp: missing closing ): `a(`"
+    );
+}

@@ -506,15 +506,15 @@ pub fn cap_update_managers(managers: &mut ManagedFields, max: usize) {
     if updaters.len() <= max {
         return;
     }
-    let secs = |m: &ManagedFields, id: &ManagerId| {
-        unix_seconds(m.entries.get(id).and_then(|e| e.time.as_deref()))
-    };
-    updaters.sort_by(|a, b| {
-        secs(managers, a)
-            .cmp(&secs(managers, b))
-            .then_with(|| a.identifier().cmp(&b.identifier()))
+    // Each key computed once (a timestamp parse and an identifier), not per comparison.
+    updaters.sort_by_cached_key(|id| {
+        let time = managers.entries.get(id).and_then(|e| e.time.as_deref());
+        (unix_seconds(time), id.identifier())
     });
     let mut first_of_version: BTreeMap<String, ManagerId> = BTreeMap::new();
+    // The sets merged into each bucket, united once at the end: uniting them one at a time
+    // copies the growing bucket every time, quadratic in the fields of thousands of entries.
+    let mut merged: BTreeMap<ManagerId, Vec<Set>> = BTreeMap::new();
     let mut length = updaters.len();
     for id in updaters {
         if length <= max {
@@ -532,9 +532,9 @@ pub fn cap_update_managers(managers: &mut ManagedFields, max: usize) {
                     }
                 }
                 if let Some(b) = managers.entries.get_mut(&bucket) {
-                    *b.set_mut() = e.set.union(&b.set);
                     b.api_version = e.api_version.clone();
                     b.time = e.time.clone();
+                    merged.entry(bucket.clone()).or_default().push(e.set);
                 }
                 if id != bucket {
                     managers.entries.remove(&id);
@@ -546,6 +546,27 @@ pub fn cap_update_managers(managers: &mut ManagedFields, max: usize) {
             }
         }
     }
+    for (bucket, mut sets) in merged {
+        if let Some(b) = managers.entries.get_mut(&bucket) {
+            sets.push(std::mem::take(b.set_mut()));
+            *b.set_mut() = union_all(sets);
+        }
+    }
+}
+
+/// The union of many sets, united in pairs so that each path is copied a logarithmic number of
+/// times.
+fn union_all(mut sets: Vec<Set>) -> Set {
+    while sets.len() > 1 {
+        let mut next = Vec::with_capacity(sets.len().div_ceil(2));
+        let mut pairs = sets.chunks_exact(2);
+        for pair in &mut pairs {
+            next.push(pair[0].union(&pair[1]));
+        }
+        next.extend(pairs.remainder().iter().cloned());
+        sets = next;
+    }
+    sets.pop().unwrap_or_default()
 }
 
 /// The field manager of one resource version and subresource: what the server calls on every

@@ -8,7 +8,7 @@
 use crate::fieldpath::{values_equal, PathElement, Set};
 use crate::schema::{Atom, ListKind, ListType, MapType, ScalarKind, Schema, TypeId, DEDUCED};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// One problem of a value against its schema, as upstream's `ValidationError`.
@@ -275,7 +275,9 @@ impl Validator<'_> {
     }
 
     fn list(&mut self, t: &ListType, items: &[Value]) {
-        let mut seen: Vec<PathElement> = Vec::new();
+        // A tree set: inserting into a sorted vector shifts half of it per item, quadratic for
+        // the 30,000 items of a list in no particular order.
+        let mut seen: BTreeSet<PathElement> = BTreeSet::new();
         for (i, item) in items.iter().enumerate() {
             let pe = if t.kind == ListKind::Atomic {
                 PathElement::Index(i)
@@ -288,12 +290,8 @@ impl Validator<'_> {
                     }
                 }
             };
-            if t.kind != ListKind::Atomic {
-                match seen.binary_search(&pe) {
-                    Ok(_) if self.allow_duplicates => {}
-                    Ok(_) => self.error(format!("duplicate entries for key {pe}")),
-                    Err(at) => seen.insert(at, pe.clone()),
-                }
+            if t.kind != ListKind::Atomic && !seen.insert(pe.clone()) && !self.allow_duplicates {
+                self.error(format!("duplicate entries for key {pe}"));
             }
             let len = self.path.len();
             self.path.push_str(&pe.to_string());
@@ -863,13 +861,12 @@ fn merge_list(
     let mut rhs = identified(schema, t, r);
     // The configuration has no duplicates (validated); should it have, the first counts.
     {
-        let mut seen: Vec<&PathElement> = Vec::with_capacity(rhs.len());
+        // A tree set: inserting into a sorted vector shifts half of it per item, quadratic for
+        // the 30,000 items of a list in no particular order.
+        let mut seen: BTreeSet<&PathElement> = BTreeSet::new();
         let mut keep = vec![true; rhs.len()];
         for (i, (pe, _)) in rhs.iter().enumerate() {
-            match seen.binary_search(&pe) {
-                Ok(_) => keep[i] = false,
-                Err(at) => seen.insert(at, pe),
-            }
+            keep[i] = seen.insert(pe);
         }
         let mut k = keep.iter();
         rhs.retain(|_| *k.next().unwrap_or(&true));

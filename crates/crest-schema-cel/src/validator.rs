@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crest_api::field::{FieldError, FieldPath};
 use crest_cel::eval::Activation;
 use crest_cel::value::Value;
+use crest_schema::correlation::{map_key_text, OldItems};
 use crest_schema::Structural;
 use serde_json::Value as Json;
 
@@ -234,33 +235,64 @@ impl<'a> Ratchet<'a> {
         }
     }
 
-    fn index(self, i: usize, node: &Node) -> Ratchet<'a> {
-        let Some((n, o)) = self.current else {
-            return self;
-        };
-        let item = n.as_array().and_then(|a| a.get(i));
-        let current = match (item, o.as_array()) {
-            (Some(item), Some(old)) => match node.list_type.as_deref() {
-                Some("map") => map_list_get(old, &node.list_map_keys, item).map(|ov| (item, ov)),
-                Some("set") => old.iter().find(|ov| *ov == item).map(|ov| (item, ov)),
-                _ => None,
-            },
+    /// The ratchets of a list's items (`index`), the old list indexed once for all of them.
+    fn items(self, node: &Node) -> RatchetItems<'a> {
+        let lists = self
+            .current
+            .and_then(|(n, o)| Some((n.as_array()?, o.as_array()?)));
+        let old = lists.and_then(|(_, old)| match node.list_type.as_deref() {
+            Some("map") => map_list_items(old, &node.list_map_keys),
+            Some("set") => {
+                let by_value: ItemKey<'a> = Box::new(|x: &Json| Some(x.to_string()));
+                Some(OldItems::new(old, by_value))
+            }
             _ => None,
-        };
-        Ratchet {
-            current,
-            parent: self.current,
+        });
+        RatchetItems {
+            parent: self,
+            new: lists.map(|(new, _)| new.as_slice()),
+            old,
         }
     }
 }
 
-/// The item of a map-list with the same key values as `item`.
-fn map_list_get<'a>(list: &'a [Json], keys: &[String], item: &Json) -> Option<&'a Json> {
+/// An item's identity in its list (see [`OldItems`]).
+type ItemKey<'a> = Box<dyn Fn(&Json) -> Option<String> + 'a>;
+
+/// The ratchets of one list's items.
+struct RatchetItems<'a> {
+    parent: Ratchet<'a>,
+    new: Option<&'a [Json]>,
+    /// The old items a new one correlates with: map lists by key, sets by value.
+    old: Option<OldItems<'a, ItemKey<'a>>>,
+}
+
+impl<'a> RatchetItems<'a> {
+    fn index(&self, i: usize) -> Ratchet<'a> {
+        if self.parent.current.is_none() {
+            return self.parent;
+        }
+        let current = match (self.new.and_then(|n| n.get(i)), &self.old) {
+            (Some(item), Some(old)) => old.get(item).map(|ov| (item, ov)),
+            _ => None,
+        };
+        Ratchet {
+            current,
+            parent: self.parent.current,
+        }
+    }
+}
+
+/// The items of a map-list indexed by their key values (none without keys): the item with the
+/// same key values as a new item, in one lookup.
+fn map_list_items<'a>(list: &'a [Json], keys: &[String]) -> Option<OldItems<'a, ItemKey<'a>>> {
     if keys.is_empty() {
         return None;
     }
-    list.iter()
-        .find(|o| keys.iter().all(|k| o.get(k) == item.get(k)))
+    let keys = keys.to_vec();
+    let by_key: ItemKey<'a> =
+        Box::new(move |x: &Json| Some(map_key_text(keys.iter().map(|k| x.get(k)))));
+    Some(OldItems::new(list, by_key))
 }
 
 struct Act {
@@ -322,17 +354,17 @@ impl Node {
                 };
                 // Only map lists correlate items with old items for oldSelf.
                 let old_items = match (self.list_type.as_deref(), old) {
-                    (Some("map"), Some(Json::Array(o))) => Some(o.as_slice()),
+                    (Some("map"), Some(Json::Array(o))) => map_list_items(o, &self.list_map_keys),
                     _ => None,
                 };
+                let ratchets = ratchet.items(self);
                 for (i, item) in items.iter().enumerate() {
-                    let old_item =
-                        old_items.and_then(|o| map_list_get(o, &self.list_map_keys, item));
+                    let old_item = old_items.as_ref().and_then(|o| o.get(item));
                     node.validate(
                         &path.index(i),
                         item,
                         old_item,
-                        ratchet.index(i, self),
+                        ratchets.index(i),
                         budget,
                         out,
                     );

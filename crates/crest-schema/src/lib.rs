@@ -17,7 +17,9 @@
 //! plus [`objectmeta::validate`] and [`listtype::validate_list_sets_and_maps`]. Root `metadata`
 //! is validated as ObjectMeta by the caller (crest-api's `validate_object_meta`).
 
+pub mod correlation;
 pub mod defaulting;
+mod enums;
 /// Go's formatting of values in messages (`strconv.Quote`, `%v` of floats, `json.Marshal`): the
 /// `crest-gofmt` crate, re-exported so `crest_schema::gofmt::...` paths keep working.
 pub use crest_gofmt as gofmt;
@@ -28,6 +30,7 @@ pub mod pruning;
 mod structural;
 pub mod validation;
 
+pub use enums::EnumIndex;
 pub use pattern::Pattern;
 pub use structural::{
     Extensions, Generic, NestedValueValidation, Structural, StructuralOrBool, ValueValidation,

@@ -5,6 +5,7 @@
 //! can evaluate them, and the keywords a structural schema forbids there are kept in
 //! `forbidden_generics`/`forbidden_extensions` for whoever checks structural-ness.
 
+use crate::enums::EnumIndex;
 use crate::pattern::Pattern;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -71,6 +72,8 @@ pub struct ValueValidation {
     pub unique_items: bool,
     pub multiple_of: Option<f64>,
     pub enum_: Option<Vec<Value>>,
+    /// `enum_` indexed for membership, with its error texts (built once per schema).
+    pub enum_index: Option<Box<EnumIndex>>,
     pub max_properties: Option<i64>,
     pub min_properties: Option<i64>,
     pub required: Vec<String>,
@@ -294,6 +297,7 @@ fn value_validation(
         min_items: integer(m, "minItems", path)?,
         unique_items: boolean(m, "uniqueItems", path)?,
         multiple_of: number(m, "multipleOf", path)?,
+        enum_index: enum_.as_deref().map(|e| Box::new(EnumIndex::new(e))),
         enum_,
         max_properties: integer(m, "maxProperties", path)?,
         min_properties: integer(m, "minProperties", path)?,

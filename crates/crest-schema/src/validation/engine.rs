@@ -4,7 +4,8 @@
 
 use super::formats::{self, Format};
 use super::node::{Node, Types};
-use crate::gofmt::{go_float, go_json, go_quote};
+use crate::correlation::{map_key_text, OldItems};
+use crate::gofmt::{go_float, go_quote};
 use crate::structural::{Structural, ValueValidation};
 use serde_json::{Map, Number, Value};
 use std::fmt::Write;
@@ -19,7 +20,11 @@ pub(crate) enum Kind {
         actual: i64,
         max: i64,
     },
-    Enum(Vec<String>),
+    /// The values as listed, and the size of that list.
+    Enum {
+        values: std::sync::Arc<[String]>,
+        size: usize,
+    },
     Invalid,
     /// Errors without a field (junctor messages): reported at the base path with value "".
     Composite,
@@ -564,22 +569,29 @@ impl Engine {
 
     /// kube-openapi's `basicCommonValidator` (enum), with Go's conversion-based comparison.
     fn enum_check(&mut self, vv: &ValueValidation, data: &Value, path: &Path) {
-        let Some(values) = &vv.enum_ else {
+        let (Some(values), Some(index)) = (&vv.enum_, &vv.enum_index) else {
             return;
         };
-        if values.is_empty() || (!data.is_null() && values.iter().any(|e| enum_matches(data, e))) {
+        if values.is_empty() || (!data.is_null() && index.contains(data)) {
             return;
         }
-        let shown: Vec<String> = values
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => go_json(other),
-            })
-            .collect();
         let name = path.render();
-        let message = format!("{name} in body should be one of {}", go_list(values));
-        self.push(Kind::Enum(shown), name, message, Bad::Json(data.clone()));
+        // kube-openapi's message, "NAME in body should be one of [VALUES]", is only used to drop
+        // repeated errors here: the list is stood for by its digest and length, so a large enum
+        // is not copied into every failing value's error.
+        let message = format!(
+            "{name} in body should be one of {:016x}/{}",
+            index.listed_digest, index.listed_len
+        );
+        self.push(
+            Kind::Enum {
+                values: index.shown.clone(),
+                size: index.shown_size,
+            },
+            name,
+            message,
+            Bad::Json(data.clone()),
+        );
     }
 
     /// kube-openapi's `schemaSliceValidator`.
@@ -593,8 +605,9 @@ impl Engine {
     ) -> u32 {
         let mut count = 0;
         if let Some(items) = s.items() {
+            let old_items = old.and_then(|o| correlation(s.structural(), o));
             for (i, v) in a.iter().enumerate() {
-                let child_old = old.and_then(|o| correlate_index(s.structural(), o, v, i));
+                let child_old = old_items.as_ref().and_then(|c| c.get(v));
                 count += self.schema(items, v, &path.index(i), child_old);
             }
         }
@@ -702,19 +715,6 @@ impl Engine {
     }
 }
 
-/// Go's `%v` of a `[]interface{}` (only used in the enum message, which is not shown).
-fn go_list(values: &[Value]) -> String {
-    let parts: Vec<String> = values
-        .iter()
-        .map(|v| match v {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => crate::gofmt::go_number(n),
-            other => go_json(other),
-        })
-        .collect();
-    format!("[{}]", parts.join(" "))
-}
-
 /// Whether two items of `a` are equal (Go's `reflect.DeepEqual`: int and float differ). Items are
 /// bucketed by their JSON text (maps are key-sorted, so equal items encode alike) and compared
 /// only within a bucket: linear instead of quadratic for the large arrays a 3 MiB body can carry.
@@ -734,70 +734,31 @@ fn has_duplicates(a: &[Value]) -> bool {
     false
 }
 
-/// Whether `data` equals enum value `e` after Go's conversion of `data` to `e`'s type.
-fn enum_matches(data: &Value, e: &Value) -> bool {
-    match (data, e) {
-        (Value::Number(d), Value::Number(x)) => match (num(d), num(x)) {
-            (Num::Int(a), Num::Int(b)) => a == b,
-            (Num::Int(a), Num::Float(b)) => a as f64 == b,
-            (Num::Float(a), Num::Int(b)) => a as i64 == b,
-            (Num::Float(a), Num::Float(b)) => a == b,
-        },
-        // Go converts an integer to a string as the rune with that code point.
-        (Value::Number(d), Value::String(x)) => match num(d) {
-            Num::Int(i) => {
-                let c = u32::try_from(i)
-                    .ok()
-                    .and_then(char::from_u32)
-                    .unwrap_or('\u{FFFD}');
-                x.chars().eq(std::iter::once(c))
-            }
-            Num::Float(_) => false,
-        },
-        (Value::String(a), Value::String(b)) => a == b,
-        (Value::Bool(a), Value::Bool(b)) => a == b,
-        (Value::Array(a), Value::Array(b)) => a == b,
-        (Value::Object(a), Value::Object(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// The old item correlated with new item `v` of a list: only `x-kubernetes-list-type: map`
-/// lists correlate (by their keys); sets and atomic lists do not. `at` is the new item's index:
-/// the old item at the same index is tried first, so an update that keeps the order is linear
-/// rather than quadratic in the list's length.
-fn correlate_index<'o>(
-    s: Option<&Structural>,
+/// The old items a new list's items correlate with: only `x-kubernetes-list-type: map` lists
+/// correlate (by their keys, a missing key taking its default); sets and atomic lists do not.
+/// Indexed once per list, so an update is linear in the list's length whatever the order.
+fn correlation<'o>(
+    s: Option<&'o Structural>,
     old: &'o Value,
-    v: &Value,
-    at: usize,
-) -> Option<&'o Value> {
+) -> Option<OldItems<'o, impl Fn(&Value) -> Option<String> + 'o>> {
     let s = s?;
     if s.list_type() != Some("map") {
         return None;
     }
     let old_list = old.as_array()?;
-    let item = v.as_object()?;
     let keys = &s.extensions.x_list_map_keys;
     let item_schema = s.items.as_deref();
-    let key_of = |o: &Map<String, Value>, k: &String| -> Option<Value> {
-        o.get(k).cloned().or_else(|| {
-            item_schema
-                .and_then(|i| i.properties.get(k))
-                .and_then(|p| p.generic.default.clone())
-        })
+    let default_of = move |k: &String| {
+        item_schema
+            .and_then(|i| i.properties.get(k))
+            .and_then(|p| p.generic.default.as_ref())
     };
-    let wanted: Vec<Option<Value>> = keys.iter().map(|k| key_of(item, k)).collect();
-    let matches = |o: &&Value| {
-        o.as_object()
-            .is_some_and(|o| keys.iter().zip(&wanted).all(|(k, w)| key_of(o, k) == *w))
-    };
-    // Upstream takes the first match; with unique keys (what a valid map list has) the
-    // same-index match is the only one.
-    old_list
-        .get(at)
-        .filter(matches)
-        .or_else(|| old_list.iter().find(matches))
+    Some(OldItems::new(old_list, move |x: &Value| {
+        let o = x.as_object()?;
+        Some(map_key_text(
+            keys.iter().map(|k| o.get(k).or_else(|| default_of(k))),
+        ))
+    }))
 }
 
 /// Upstream's `CorrelatedObject.CachedDeepEqual`: deep equality that only descends through
@@ -817,12 +778,13 @@ pub(crate) fn correlated_equal(old: &Value, new: &Value, s: Option<&Structural>)
             if s.list_type() != Some("map") {
                 return o == n;
             }
-            n.iter()
-                .enumerate()
-                .all(|(i, item)| match correlate_index(Some(s), old, item, i) {
-                    Some(oi) => s.items.is_some() && correlated_equal(oi, item, s.items.as_deref()),
-                    None => false,
-                })
+            let Some(old_items) = correlation(Some(s), old) else {
+                return false;
+            };
+            n.iter().all(|item| match old_items.get(item) {
+                Some(oi) => s.items.is_some() && correlated_equal(oi, item, s.items.as_deref()),
+                None => false,
+            })
         }
         (Value::Object(o), Value::Object(n)) => {
             if o.len() != n.len() {
@@ -867,11 +829,59 @@ mod tests {
         assert!(!is_json_integer(f64::NAN));
     }
 
+    /// Whether `data` equals enum value `e` after Go's conversion of `data` to `e`'s type: the
+    /// one-by-one comparison [`crate::EnumIndex`] must agree with.
+    fn enum_matches(data: &Value, e: &Value) -> bool {
+        match (data, e) {
+            (Value::Number(d), Value::Number(x)) => match (num(d), num(x)) {
+                (Num::Int(a), Num::Int(b)) => a == b,
+                (Num::Int(a), Num::Float(b)) => a as f64 == b,
+                (Num::Float(a), Num::Int(b)) => a as i64 == b,
+                (Num::Float(a), Num::Float(b)) => a == b,
+            },
+            // Go converts an integer to a string as the rune with that code point.
+            (Value::Number(d), Value::String(x)) => match num(d) {
+                Num::Int(i) => {
+                    let c = u32::try_from(i)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .unwrap_or('\u{FFFD}');
+                    x.chars().eq(std::iter::once(c))
+                }
+                Num::Float(_) => false,
+            },
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Array(a), Value::Array(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => a == b,
+            _ => false,
+        }
+    }
+
     #[test]
     fn enum_conversions() {
         assert!(enum_matches(&Value::from(1), &Value::from(1.0)));
         assert!(enum_matches(&Value::from(1.5), &Value::from(1)));
         assert!(enum_matches(&Value::from(65), &Value::from("A")));
         assert!(!enum_matches(&Value::from("1"), &Value::from(1)));
+        let values: Vec<Value> = serde_json::from_str(
+            r#"[1, 1.0, 1.5, -0.0, 0, 65, -1, 1114112, 3e300, "A", "1", "\ufffd", "", true, false,
+                null, [1], [1.0], {"a": 1}, {"a": 1.0}, {}]"#,
+        )
+        .unwrap();
+        for e in &values {
+            let index = crate::EnumIndex::new(std::slice::from_ref(e));
+            for d in values.iter().filter(|d| !d.is_null()) {
+                assert_eq!(index.contains(d), enum_matches(d, e), "{d} in [{e}]");
+            }
+        }
+        let all = crate::EnumIndex::new(&values);
+        for d in values.iter().filter(|d| !d.is_null()) {
+            assert_eq!(
+                all.contains(d),
+                values.iter().any(|e| enum_matches(d, e)),
+                "{d}"
+            );
+        }
     }
 }

@@ -8,6 +8,7 @@ mod node;
 use crate::gofmt::{go_float, go_quote};
 use crate::structural::Structural;
 use crest_api::field::{ErrorType, FieldError, FieldErrors, FieldPath};
+use crest_api::validation::REPEATED_VALUE_BUDGET;
 use engine::{Bad, Engine, Kind, Path, RawError};
 use node::Node;
 use serde_json::Value;
@@ -81,11 +82,12 @@ fn collect_formats(s: &Value, major: u32, minor: u32, out: &mut Vec<String>, dep
 fn to_field_errors(errs: Vec<RawError>, base: &FieldPath) -> FieldErrors {
     let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(errs.len());
+    let mut listed = 0usize;
     for e in &errs {
         if errs.len() > 1 && !seen.insert(e.message.as_str()) {
             continue;
         }
-        out.push(convert(e, base));
+        out.push(convert(e, base, &mut listed));
     }
     out
 }
@@ -126,7 +128,8 @@ fn make(
     }
 }
 
-fn convert(e: &RawError, base: &FieldPath) -> FieldError {
+/// `listed`: how many bytes of enum values the errors so far listed.
+fn convert(e: &RawError, base: &FieldPath, listed: &mut usize) -> FieldError {
     if let Kind::Composite = e.kind {
         return make(
             ErrorType::Invalid,
@@ -142,10 +145,16 @@ fn convert(e: &RawError, base: &FieldPath) -> FieldError {
     };
     match &e.kind {
         Kind::Required => make(ErrorType::Required, field, None, String::new()),
-        Kind::Enum(values) => {
-            let detail = if values.is_empty() {
+        Kind::Enum { values, size } => {
+            // Upstream lists the enum in every failing value's error. After the first list,
+            // lists are shown only while they stay within a budget, then left out (upstream's
+            // form without supported values), so 30,000 bad values of a 30,000-value enum are
+            // not 30,000 copies of the enum.
+            let show = *listed == 0 || *listed + size <= REPEATED_VALUE_BUDGET;
+            let detail = if values.is_empty() || !show {
                 String::new()
             } else {
+                *listed += size;
                 let quoted: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
                 format!("supported values: {}", quoted.join(", "))
             };

@@ -222,7 +222,11 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
         serde_json::to_vec(&copies).expect("patch"),
     )
     .await;
-    rows.push(("attack: JSON patch, 25 doubling copies".into(), r, "4xx, fast".into()));
+    rows.push((
+        "attack: JSON patch, 25 doubling copies".into(),
+        r,
+        "4xx, fast".into(),
+    ));
     let ops: Vec<serde_json::Value> = (0..10_001)
         .map(|_| serde_json::json!({"op": "test", "path": "/metadata/name", "value": "victim"}))
         .collect();
@@ -234,7 +238,11 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
         serde_json::to_vec(&ops).expect("patch"),
     )
     .await;
-    rows.push(("attack: JSON patch of 10,001 operations".into(), r, "413".into()));
+    rows.push((
+        "attack: JSON patch of 10,001 operations".into(),
+        r,
+        "413".into(),
+    ));
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let r = one(
         &c,
@@ -244,8 +252,14 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
         deep.into_bytes(),
     )
     .await;
-    rows.push(("attack: YAML nested 100,000 levels".into(), r, "400, fast".into()));
-    let mut laughs = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    rows.push((
+        "attack: YAML nested 100,000 levels".into(),
+        r,
+        "400, fast".into(),
+    ));
+    let mut laughs = String::from(
+        "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
     let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
     for w in names.windows(2) {
         let (prev, next) = (w[0], w[1]);
@@ -281,7 +295,11 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
     rows.push(("attack: 30,000 ownerReferences".into(), r, "fast".into()));
 
     let r = trickled.await.unwrap_or_default();
-    rows.push(("attack: bodies trickled a byte per segment for 10 s".into(), r, "-".into()));
+    rows.push((
+        "attack: bodies trickled a byte per segment for 10 s".into(),
+        r,
+        "-".into(),
+    ));
     release.store(true, Ordering::Relaxed);
     let r = idle.await.unwrap_or_default();
     rows.push(("attack: idle HTTP/2 connections".into(), r, "-".into()));

@@ -308,6 +308,15 @@ fn init_node_ports(obj: &mut Value) -> Option<FieldError> {
         .iter()
         .map(|p| (int_of(p, "port"), int_of(p, "nodePort")))
         .collect();
+    // findRequestedNodePort: the first port of that number with a node port (indexed once:
+    // a scan per port would be quadratic in the number of ports).
+    let mut first_requested: std::collections::HashMap<i64, i64> =
+        std::collections::HashMap::new();
+    for (port, np) in &requested {
+        if *np != 0 {
+            first_requested.entry(*port).or_insert(*np);
+        }
+    }
     let mut by_port: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
     for (i, p) in ports.iter_mut().enumerate() {
         let (port, node_port) = requested[i];
@@ -316,11 +325,7 @@ fn init_node_ports(obj: &mut Value) -> Option<FieldError> {
         }
         match by_port.get(&port).copied() {
             None => {
-                // findRequestedNodePort: the first port of that number with one.
-                let np = requested
-                    .iter()
-                    .find(|(n, np)| *n == port && *np != 0)
-                    .map_or(0, |(_, np)| *np);
+                let np = first_requested.get(&port).copied().unwrap_or(0);
                 if np != 0 {
                     if let Some(e) = node_port_error(i, np) {
                         return Some(e);

@@ -280,6 +280,7 @@ async fn serve_request(
     if let Some(v) = warning.and_then(render::warning_header) {
         resp.headers_mut().append(http::header::WARNING, v);
     }
+    render::limit_warnings(resp.headers_mut());
     tracing::debug!(%method, %path, status = resp.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "request");
     Ok(resp)
 }

@@ -109,6 +109,84 @@ pub(crate) fn warning_header(text: &str) -> Option<HeaderValue> {
     HeaderValue::from_str(&format!("299 - \"{text}\"")).ok()
 }
 
+/// The text of a header [`warning_header`] made; `None` for any other form.
+fn warning_text(v: &HeaderValue) -> Option<String> {
+    let quoted = v
+        .to_str()
+        .ok()?
+        .strip_prefix("299 - \"")?
+        .strip_suffix('"')?;
+    let mut out = String::with_capacity(quoted.len());
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        out.push(if c == '\\' { chars.next()? } else { c });
+    }
+    Some(out)
+}
+
+/// kube-apiserver's warning recorder limits (k8s.io/apiserver endpoints/filters/warning.go):
+/// past 4 Ki characters of warning text in all, every warning is cut to 256 characters.
+const WARNINGS_TOTAL_RUNES: usize = 4 * 1024;
+const WARNING_ITEM_RUNES: usize = 256;
+
+/// Applies kube-apiserver's warning recorder to a response's `Warning` headers, in their order:
+/// a repeated text is sent once, and once the texts together pass 4 Ki characters each is cut
+/// to 256 (and, past the limit again, later ones are dropped), so a request that provokes
+/// thousands of warnings or one enormous one cannot make a header clients refuse.
+pub(crate) fn limit_warnings(headers: &mut http::HeaderMap) {
+    let values: Vec<HeaderValue> = headers
+        .get_all(http::header::WARNING)
+        .iter()
+        .cloned()
+        .collect();
+    if values.len() < 2 && values.iter().all(|v| v.len() <= WARNINGS_TOTAL_RUNES) {
+        return;
+    }
+    let cut = |t: &str| -> String { t.chars().take(WARNING_ITEM_RUNES).collect() };
+    let mut seen = std::collections::HashSet::new();
+    let mut ordered: Vec<String> = vec![];
+    let mut kept: Vec<String> = vec![];
+    let mut written = 0usize;
+    let mut truncating = false;
+    for v in &values {
+        let Some(text) = warning_text(v) else {
+            continue;
+        };
+        if text.is_empty() || (truncating && written >= WARNINGS_TOTAL_RUNES) {
+            continue;
+        }
+        if !seen.insert(text.clone()) {
+            continue;
+        }
+        ordered.push(text.clone());
+        let mut text = text;
+        if truncating && text.chars().count() > WARNING_ITEM_RUNES {
+            text = cut(&text);
+        }
+        let runes = text.chars().count();
+        if written + runes <= WARNINGS_TOTAL_RUNES || truncating {
+            written += runes;
+            kept.push(text);
+            continue;
+        }
+        // Over the limit: from now on every warning is cut, the earlier ones too.
+        truncating = true;
+        written = 0;
+        kept.clear();
+        for t in &ordered {
+            let t = cut(t);
+            written += t.chars().count();
+            kept.push(t);
+        }
+    }
+    headers.remove(http::header::WARNING);
+    for t in kept {
+        if let Some(v) = warning_header(&t) {
+            headers.append(http::header::WARNING, v);
+        }
+    }
+}
+
 /// The Status response of an error (JSON, or YAML or protobuf when that is what the client
 /// takes).
 pub(crate) fn error_response(e: &ApiError, output: Output) -> Response<Body> {
@@ -181,4 +259,60 @@ pub(crate) async fn read_body(mut body: Incoming) -> Result<Bytes, ApiError> {
         return Err(ApiError::too_large(MAX_BODY_BYTES));
     }
     Ok(buf.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(h: &http::HeaderMap) -> Vec<String> {
+        h.get_all(http::header::WARNING)
+            .iter()
+            .filter_map(warning_text)
+            .collect()
+    }
+
+    #[test]
+    fn warnings_are_deduplicated_and_cut_as_kube_apiserver_cuts_them() {
+        let mut h = http::HeaderMap::new();
+        for t in ["a \"quoted\" \\ text", "b", "a \"quoted\" \\ text"] {
+            h.append(http::header::WARNING, warning_header(t).unwrap());
+        }
+        limit_warnings(&mut h);
+        assert_eq!(texts(&h), vec!["a \"quoted\" \\ text", "b"]);
+
+        // One enormous warning is cut to 256 characters, those before it too.
+        let mut h = http::HeaderMap::new();
+        h.append(
+            http::header::WARNING,
+            warning_header(&"x".repeat(300)).unwrap(),
+        );
+        h.append(
+            http::header::WARNING,
+            warning_header(&"y".repeat(45_000)).unwrap(),
+        );
+        limit_warnings(&mut h);
+        let t = texts(&h);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0], "x".repeat(256));
+        assert_eq!(t[1], "y".repeat(256));
+
+        // Thousands of distinct warnings: cut, and dropped past the limit again.
+        let mut h = http::HeaderMap::new();
+        for i in 0..5_000 {
+            h.append(
+                http::header::WARNING,
+                warning_header(&format!("warning number {i} {}", "z".repeat(300))).unwrap(),
+            );
+        }
+        limit_warnings(&mut h);
+        let t = texts(&h);
+        let total: usize = t.iter().map(|t| t.chars().count()).sum();
+        assert!(
+            t.len() < 30 && total <= 4096 + 256,
+            "{} warnings, {total}",
+            t.len()
+        );
+        assert!(t.iter().all(|t| t.chars().count() <= 256));
+    }
 }

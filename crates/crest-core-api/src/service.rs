@@ -310,8 +310,7 @@ fn init_node_ports(obj: &mut Value) -> Option<FieldError> {
         .collect();
     // findRequestedNodePort: the first port of that number with a node port (indexed once:
     // a scan per port would be quadratic in the number of ports).
-    let mut first_requested: std::collections::HashMap<i64, i64> =
-        std::collections::HashMap::new();
+    let mut first_requested: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
     for (port, np) in &requested {
         if *np != 0 {
             first_requested.entry(*port).or_insert(*np);

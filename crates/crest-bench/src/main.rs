@@ -45,6 +45,14 @@
 //!   creates, target >= 0.8x), GET and LIST per replica against the embedded store (within
 //!   10%), server CPU per GET with a second replica (no growth), and a consistent LIST's
 //!   latency against a cached one and an etcd round trip. See `replicas.rs`.
+//! - `soak` (only when named): `--soak-seconds` (600) of paced mixed load (create, GET, merge
+//!   patch, update, LIST, delete at `--soak-rate` cycles/s) with `--watchers` (1,000) watches:
+//!   RSS after the warm-up against the end, errors, missed watch events, p50/p99 per verb
+//!   (`CREST_SOAK_SERVER_ARGS` adds server flags). See `soak.rs`.
+//! - `attack` (only when named): issue 19's hostile clients against one server while a probe
+//!   GETs: each attack's answer, RSS before/peak/after, probe latency before and during.
+//! - `compare` (only when named, `--baseline PATH`): this build against another in the same
+//!   run: start time, durable creates, GETs, alternated over `--rounds`.
 //! - `CREST_BENCH_ETCD_CPUS` / `CREST_BENCH_SERVER_CPUS`: pin etcd / the servers to these CPUs
 //!   (`taskset -c` lists), to measure them as if on machines of their own.
 //! - `--payload repeated|random`: what fills each object's 1,800-character payload: `x`s (the

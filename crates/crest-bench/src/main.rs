@@ -373,6 +373,11 @@ fn start(binary: &Path, dir: &Path) -> (Server, Duration) {
 fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
     let kubeconfig = dir.join("kubeconfig");
     let _ = std::fs::remove_file(&kubeconfig);
+    // Owner-only, as the server wants its data dir (it would narrow a wider one, and say so).
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
     let t0 = Instant::now();
     let child = pinned("CREST_BENCH_SERVER_CPUS", &binary.to_string_lossy())
         .args(["serve", "--data-dir"])

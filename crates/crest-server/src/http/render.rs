@@ -134,14 +134,18 @@ const WARNING_ITEM_RUNES: usize = 256;
 /// to 256 (and, past the limit again, later ones are dropped), so a request that provokes
 /// thousands of warnings or one enormous one cannot make a header clients refuse.
 pub(crate) fn limit_warnings(headers: &mut http::HeaderMap) {
+    // Most answers carry no warning, or one short one: nothing to do, nothing allocated.
+    let mut all = headers.get_all(http::header::WARNING).iter();
+    match (all.next(), all.next()) {
+        (None, _) => return,
+        (Some(v), None) if v.len() <= WARNINGS_TOTAL_RUNES => return,
+        _ => {}
+    }
     let values: Vec<HeaderValue> = headers
         .get_all(http::header::WARNING)
         .iter()
         .cloned()
         .collect();
-    if values.len() < 2 && values.iter().all(|v| v.len() <= WARNINGS_TOTAL_RUNES) {
-        return;
-    }
     let cut = |t: &str| -> String { t.chars().take(WARNING_ITEM_RUNES).collect() };
     let mut seen = std::collections::HashSet::new();
     let mut ordered: Vec<String> = vec![];

@@ -200,6 +200,20 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
 
     let item = format!("{base}{COLLECTION}/victim");
     let mut rows: Vec<Row> = vec![];
+    // The peak over the whole run, and the growth each single request causes at its peak.
+    let overall = Arc::new(Mutex::new(0f64));
+    let segment_start = std::cell::Cell::new(rss_before);
+    // Ends a segment: its growth at its peak over the RSS it started at; starts the next.
+    let mark = |peak: &Arc<Mutex<f64>>, overall: &Arc<Mutex<f64>>| {
+        let mut p = peak.lock().expect("peak");
+        let mut o = overall.lock().expect("overall");
+        *o = o.max(*p);
+        let grown = *p - segment_start.get();
+        let now = rss_mib(pid);
+        *p = now;
+        segment_start.set(now);
+        grown
+    };
     let release = Arc::new(AtomicBool::new(false));
     let idle = tokio::spawn({
         let (base, release) = (base.clone(), release.clone());
@@ -214,6 +228,7 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
     let copies: Vec<serde_json::Value> = (0..25)
         .map(|i| serde_json::json!({"op": "copy", "from": "/spec", "path": format!("/spec/c{i}")}))
         .collect();
+    mark(&peak, &overall);
     let r = one(
         &c,
         reqwest::Method::PATCH,
@@ -224,12 +239,13 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
     .await;
     rows.push((
         "attack: JSON patch, 25 doubling copies".into(),
-        r,
+        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
         "4xx, fast".into(),
     ));
     let ops: Vec<serde_json::Value> = (0..10_001)
         .map(|_| serde_json::json!({"op": "test", "path": "/metadata/name", "value": "victim"}))
         .collect();
+    mark(&peak, &overall);
     let r = one(
         &c,
         reqwest::Method::PATCH,
@@ -240,10 +256,11 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
     .await;
     rows.push((
         "attack: JSON patch of 10,001 operations".into(),
-        r,
+        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
         "413".into(),
     ));
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    mark(&peak, &overall);
     let r = one(
         &c,
         reqwest::Method::POST,
@@ -254,7 +271,7 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
     .await;
     rows.push((
         "attack: YAML nested 100,000 levels".into(),
-        r,
+        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
         "400, fast".into(),
     ));
     let mut laughs = String::from(
@@ -268,6 +285,7 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
             vec![format!("*{prev}"); 9].join(",")
         ));
     }
+    mark(&peak, &overall);
     let r = one(
         &c,
         reqwest::Method::POST,
@@ -276,7 +294,11 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
         laughs.into_bytes(),
     )
     .await;
-    rows.push(("attack: YAML billion laughs".into(), r, "400, fast".into()));
+    rows.push((
+        "attack: YAML billion laughs".into(),
+        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
+        "400, fast".into(),
+    ));
     let refs: Vec<serde_json::Value> = (0..30_000)
         .map(|i| serde_json::json!({"apiVersion": "v1", "kind": "K", "name": "n", "uid": format!("u{i}")}))
         .collect();
@@ -284,6 +306,7 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
         "apiVersion": "stable.example.com/v1", "kind": "CronTab",
         "metadata": {"name": "owned", "ownerReferences": refs},
     });
+    mark(&peak, &overall);
     let r = one(
         &c,
         reqwest::Method::POST,
@@ -292,7 +315,11 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
         serde_json::to_vec(&owned).expect("body"),
     )
     .await;
-    rows.push(("attack: 30,000 ownerReferences".into(), r, "fast".into()));
+    rows.push((
+        "attack: 30,000 ownerReferences".into(),
+        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
+        "fast".into(),
+    ));
 
     let r = trickled.await.unwrap_or_default();
     rows.push((
@@ -309,7 +336,10 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
     stop.store(true, Ordering::Relaxed);
     let _ = probe_task.await;
     let _ = sampler.await;
-    let peak = *peak.lock().expect("peak");
+    let peak = peak
+        .lock()
+        .expect("peak")
+        .max(*overall.lock().expect("overall"));
     let samples = probe.lock().expect("probe").clone();
     let mut before: Vec<f64> = samples
         .iter()

@@ -341,6 +341,62 @@ fn fast_with(extra: &[&'static str]) -> Vec<&'static str> {
     FAST.iter().chain(extra).copied().collect()
 }
 
+// ---- unauthenticated HTTP/2 ----
+
+#[tokio::test]
+async fn an_unauthenticated_http2_connection_carries_one_request_then_goaway() {
+    let server = Server::start_with(FAST);
+    let token = server.admin_token();
+    // Anonymous (a 200 from /healthz) and failed authentication (a 401): the answer arrives,
+    // then a GOAWAY, and the connection ends (kube-apiserver's
+    // UnauthenticatedHTTP2DOSMitigation).
+    for (what, credentials) in [("anonymous", None), ("a bad token", Some("not-a-token"))] {
+        let mut h2 = tls_h2(&server).await;
+        h2.handshake().await;
+        h2.get(1, "/healthz", credentials).await;
+        // The GOAWAY may come ahead of the answer (a graceful one: the request is still
+        // served); the answer comes all the same.
+        let mut goaway = None;
+        let response = loop {
+            match h2.reader.next(Duration::from_secs(10)).await {
+                Next::Frame(f) if f.kind == GOAWAY => goaway = Some(f.goaway_code()),
+                Next::Frame(f) if f.stream == 1 => break f,
+                Next::Frame(_) => {}
+                other => panic!("{what}: expected the answer, got {other:?}"),
+            }
+        };
+        assert_eq!(response.kind, HEADERS, "{what}: {response:?}");
+        assert_eq!(
+            is_200(&response.payload),
+            credentials.is_none(),
+            "{what}: {response:?}"
+        );
+        let code = h2
+            .reader
+            .until_closed(Duration::from_secs(10), what)
+            .await
+            .or(goaway);
+        assert_eq!(code, Some(NO_ERROR), "{what}: closed without a GOAWAY");
+    }
+    // Authenticated: the connection carries request after request.
+    let mut h2 = tls_h2(&server).await;
+    h2.handshake().await;
+    for id in [1, 3, 5] {
+        h2.get(id, "/healthz", Some(&token)).await;
+        let response = h2.next_on(id).await;
+        assert!(
+            response.kind == HEADERS && is_200(&response.payload),
+            "request {id}: {response:?}"
+        );
+    }
+    match h2.reader.next(Duration::from_millis(1500)).await {
+        Next::TimedOut => {}
+        Next::Frame(f) if f.kind != GOAWAY => {}
+        other => panic!("an authenticated connection must stay open: {other:?}"),
+    }
+    assert_serving(&server, "after unauthenticated HTTP/2 clients").await;
+}
+
 // ---- idle connections ----
 
 #[tokio::test]
@@ -386,7 +442,8 @@ async fn an_idle_http2_connection_gets_a_goaway_and_is_closed_over_tls_and_plain
         );
         // A request, then nothing: the connection is idle once its stream is done. The client
         // does not answer the server's PINGs either, so the close does not wait for it.
-        h2.get(1, "/readyz", None).await;
+        // As the admin: an anonymous request would end the connection at once (below).
+        h2.get(1, "/readyz", Some(&server.admin_token())).await;
         let response = h2.next_on(1).await;
         assert_eq!(response.kind, HEADERS, "{response:?}");
         let code = h2.reader.until_closed(Duration::from_secs(15), what).await;
@@ -612,6 +669,8 @@ async fn rapid_reset_and_continuation_floods_end_in_goaway() {
     // Rapid reset (CVE-2023-44487): requests cancelled as soon as they are sent.
     let mut h2 = tls_h2(&server).await;
     h2.handshake().await;
+    // Authenticated: an anonymous answer would end the connection with a GOAWAY of its own.
+    let token = server.admin_token();
     let mut flood = vec![];
     for i in 0..2000u32 {
         let id = 1 + 2 * i;
@@ -619,7 +678,7 @@ async fn rapid_reset_and_continuation_floods_end_in_goaway() {
             HEADERS,
             END_HEADERS | END_STREAM,
             id,
-            &get_request("/readyz", None),
+            &get_request("/readyz", Some(&token)),
         ));
         flood.extend(frame(RST_STREAM, 0, id, &CANCEL.to_be_bytes()));
     }

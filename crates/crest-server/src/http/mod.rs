@@ -235,6 +235,11 @@ async fn serve_request(
     let method = req.method().clone();
     let mut req = req;
     let mut warning = None;
+    // kube-apiserver's UnauthenticatedHTTP2DOSMitigation: an HTTP/2 connection is expensive to
+    // keep, so one whose request did not authenticate, or authenticated as anonymous, carries
+    // just that request (`Connection: close`, which the HTTP/2 server turns into a GOAWAY).
+    let http2 = req.version() == http::Version::HTTP_2;
+    let mut unauthenticated = false;
     if let Some(authn) = &app.authn {
         let authorization = req
             .headers()
@@ -246,6 +251,18 @@ async fn serve_request(
             .map(|p| p.0.clone());
         let (user, w) = authn.authenticate(&app.registry, authorization, peer.as_deref());
         warning = w;
+        unauthenticated = match &user {
+            // Upstream's isAnonymousUser.
+            Ok(u) => {
+                use crest_api::user::names;
+                u.user.name == names::ANONYMOUS
+                    || u.user
+                        .groups
+                        .iter()
+                        .any(|g| g == names::ALL_UNAUTHENTICATED)
+            }
+            Err(_) => true,
+        };
         let refused = match user {
             Ok(u) => match authorize(&app, &mut req, u, &path, &query).await {
                 Ok(()) => None,
@@ -266,6 +283,10 @@ async fn serve_request(
             if let Some(v) = warning.and_then(render::warning_header) {
                 resp.headers_mut().append(http::header::WARNING, v);
             }
+            if http2 && unauthenticated {
+                resp.headers_mut()
+                    .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            }
             return Ok(resp);
         }
     }
@@ -281,6 +302,10 @@ async fn serve_request(
         resp.headers_mut().append(http::header::WARNING, v);
     }
     render::limit_warnings(resp.headers_mut());
+    if http2 && unauthenticated {
+        resp.headers_mut()
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
     tracing::debug!(%method, %path, status = resp.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "request");
     Ok(resp)
 }

@@ -224,7 +224,17 @@ fn serve_http2<S>(
             }
             let response = super::serve(app.clone(), req);
             Box::pin(async move {
-                let response = response.await?;
+                let mut response = response.await?;
+                // `Connection: close` cannot travel over HTTP/2; as Go's server does, it ends
+                // the connection instead: a GOAWAY once this response is sent (kube-apiserver
+                // sets it for unauthenticated clients, UnauthenticatedHTTP2DOSMitigation).
+                if response
+                    .headers_mut()
+                    .remove(http::header::CONNECTION)
+                    .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"))
+                {
+                    open.0.goaway.notify_one();
+                }
                 Ok::<_, std::convert::Infallible>(
                     response.map(|body| CountedBody { body, _open: open }),
                 )
@@ -255,14 +265,24 @@ fn serve_http2<S>(
     let idle_timeout = limits.http2_idle_timeout;
     tokio::spawn(async move {
         let mut conn = std::pin::pin!(conn);
-        let idle = tokio::select! {
+        let (idle, asked) = tokio::select! {
             _ = conn.as_mut() => return,
-            _ = stop.changed() => false,
-            _ = streams.idle_for(idle_timeout) => true,
+            _ = stop.changed() => (false, false),
+            _ = streams.idle_for(idle_timeout) => (true, false),
+            _ = streams.goaway.notified() => (false, true),
         };
         // GOAWAY: the client opens no more streams here; the open ones finish.
         conn.as_mut().graceful_shutdown();
-        if idle {
+        if asked {
+            // The open streams finish (the answer that asked for the GOAWAY among them); then
+            // the connection ends even if the client does not answer the GOAWAY, as Go's
+            // server closes it a second after its last stream.
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = streams.idle_for(GOAWAY_CLOSE_TIMEOUT) => {}
+                _ = stop.changed() => {}
+            }
+        } else if idle {
             tracing::debug!("idle HTTP/2 connection closed");
             // No stream is open, so nothing is lost if the client does not answer in time.
             let _ = tokio::time::timeout(GOAWAY_CLOSE_TIMEOUT, conn).await;
@@ -281,6 +301,8 @@ fn serve_http2<S>(
 struct OpenStreams {
     count: AtomicUsize,
     changed: Notify,
+    /// An answer asked for the connection to end (`Connection: close`).
+    goaway: Notify,
 }
 
 impl OpenStreams {

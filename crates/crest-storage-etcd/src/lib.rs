@@ -148,6 +148,8 @@ enum Failure {
     Compacted,
     Future,
     Other(String),
+    /// etcd's backend quota is exhausted (`etcdserver: mvcc: database space exceeded`).
+    NoSpace(String),
 }
 
 fn classify(e: etcd_client::Error) -> Failure {
@@ -161,6 +163,13 @@ fn classify(e: etcd_client::Error) -> Failure {
             }
             if msg.contains("required revision is a future revision") {
                 return Failure::Future;
+            }
+            // etcd's NOSPACE alarm (its backend reached --quota-backend-bytes): every write
+            // fails until an operator compacts, defragments and disarms it, while reads go on.
+            // kube-apiserver answers it as a storage error it has no status for: 500 with
+            // etcd's message.
+            if st.code() == Code::ResourceExhausted && msg.contains("database space exceeded") {
+                return Failure::NoSpace(msg);
             }
             let source = std::error::Error::source(&st)
                 .map(|s| format!("{s:?}"))
@@ -304,6 +313,7 @@ impl Inner {
                         current: 0,
                     },
                     Failure::Other(m) => StorageError::Internal(format!("etcd {what}: {m}")),
+                    Failure::NoSpace(m) => StorageError::Io(m),
                 });
             }
             tokio::time::sleep(backoff).await;
@@ -362,6 +372,7 @@ impl Inner {
             Ok(Err(e)) => Err(match classify(e) {
                 Failure::Timeout(m) => StorageError::Timeout(m),
                 Failure::Other(m) => StorageError::Internal(m),
+                Failure::NoSpace(m) => StorageError::Io(m),
                 Failure::NotSent(m) | Failure::Unavailable(m) => StorageError::Unavailable(m),
                 Failure::Compacted | Failure::Future => {
                     StorageError::Internal("etcd compaction probe".into())

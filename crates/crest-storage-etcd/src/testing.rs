@@ -44,6 +44,8 @@ pub struct EtcdCluster {
     token: String,
     /// With TLS: the CA, server and client certificates in the root dir.
     tls: Option<crate::EtcdTls>,
+    /// Flags every member gets besides the harness's own.
+    extra: Vec<String>,
     // Dropped after the members are killed (field order).
     _root: tempfile::TempDir,
 }
@@ -201,17 +203,23 @@ impl EtcdCluster {
     /// linearizable read. Panics with where the etcd log is when they do not, and with
     /// "etcd not found: install Debian's etcd-server" when `etcd` is not on `PATH`.
     pub fn start(members: usize) -> EtcdCluster {
-        Self::start_with(members, false)
+        Self::start_with(members, false, &[])
+    }
+
+    /// As [`EtcdCluster::start`], with extra `etcd` flags for every member (e.g.
+    /// `--quota-backend-bytes`).
+    pub fn start_with_args(members: usize, args: &[&str]) -> EtcdCluster {
+        Self::start_with(members, false, args)
     }
 
     /// As [`EtcdCluster::start`], with client TLS: members serve `https://` client URLs with a
     /// certificate of a throwaway CA and require client certificates of it; [`EtcdCluster::tls`]
     /// has the files for the client. Needs `openssl` on `PATH`.
     pub fn start_tls(members: usize) -> EtcdCluster {
-        Self::start_with(members, true)
+        Self::start_with(members, true, &[])
     }
 
-    fn start_with(members: usize, tls: bool) -> EtcdCluster {
+    fn start_with(members: usize, tls: bool, args: &[&str]) -> EtcdCluster {
         assert!(
             etcd_available(),
             "etcd not found: install Debian's etcd-server"
@@ -219,7 +227,7 @@ impl EtcdCluster {
         let members = members.max(1);
         let mut last = String::new();
         for _attempt in 0..3 {
-            match Self::try_start(members, tls) {
+            match Self::try_start(members, tls, args) {
                 Ok(c) => return c,
                 // Most likely a port taken between choosing and binding it: again, new ports.
                 Err(e) => last = e,
@@ -228,7 +236,7 @@ impl EtcdCluster {
         panic!("etcd cluster did not start: {last}")
     }
 
-    fn try_start(n: usize, tls: bool) -> Result<EtcdCluster, String> {
+    fn try_start(n: usize, tls: bool, args: &[&str]) -> Result<EtcdCluster, String> {
         let root = tempfile::tempdir().map_err(|e| e.to_string())?;
         let tls = if tls {
             Some(make_certs(root.path())?)
@@ -262,6 +270,7 @@ impl EtcdCluster {
             initial_cluster,
             token,
             tls,
+            extra: args.iter().map(|a| a.to_string()).collect(),
             _root: root,
         };
         for i in 0..n {
@@ -329,6 +338,7 @@ impl EtcdCluster {
             .args(["--experimental-watch-progress-notify-interval", "200ms"])
             .args(["--logger", "zap", "--log-outputs", "stderr"])
             .args(["--log-level", "warn"])
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log))

@@ -289,3 +289,51 @@ async fn a_hung_member_times_out() {
     }
     s.close().await;
 }
+
+/// etcd's backend quota exhausted (its NOSPACE alarm): writes fail at once with
+/// [`StorageError::Io`] carrying etcd's message (not retried as an outage), reads go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exhausted_etcd_quota_fails_writes_with_etcds_message_and_reads_go_on() {
+    // 4 MiB: a few hundred KiB values fill it quickly.
+    let cluster =
+        blocking(|| EtcdCluster::start_with_args(1, &["--quota-backend-bytes", "4194304"]));
+    let s = connect(&cluster).await;
+    let first = create(&s, "/registry/c/first").await;
+    let value = Bytes::from(vec![b'x'; 512 * 1024]);
+    let mut refused = None;
+    for i in 0..64 {
+        match s
+            .create(&format!("/registry/c/big-{i}"), value.clone())
+            .await
+        {
+            Ok(WriteOutcome::Done(_)) => {}
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+            Ok(other) => panic!("big-{i}: {other:?}"),
+        }
+    }
+    let started = Instant::now();
+    let e = refused.expect("a 4 MiB quota must run out within 32 MiB of writes");
+    match &e {
+        StorageError::Io(m) => assert!(m.contains("database space exceeded"), "{m}"),
+        other => panic!("expected Io (etcd's NOSPACE), got {other:?}"),
+    }
+    // Every later write fails the same way, promptly (no retries until the timeout).
+    match s
+        .create("/registry/c/small", Bytes::from_static(b"v"))
+        .await
+    {
+        Err(StorageError::Io(m)) => assert!(m.contains("database space exceeded"), "{m}"),
+        other => panic!("a write under the alarm: {other:?}"),
+    }
+    assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
+    // Reads go on.
+    let got = s
+        .get("/registry/c/first", 0)
+        .await
+        .expect("a read under the alarm")
+        .expect("present");
+    assert_eq!(got.mod_revision, first);
+}

@@ -973,3 +973,75 @@ fn watches_and_lists_from_a_compacted_revision_answer_410() {
     });
     eprintln!("compaction: {:?}", started.elapsed());
 }
+
+/// etcd's backend quota exhausted (its NOSPACE alarm): a write answers kube-apiserver's 500
+/// with etcd's message (a storage error upstream has no status for: no reason), promptly;
+/// reads go on and /readyz stays ready (etcd still answers), as with kube-apiserver.
+#[test]
+fn an_exhausted_etcd_quota_answers_writes_500_with_etcds_message() {
+    let _serial = serial();
+    let etcd = EtcdCluster::start_with_args(1, &["--quota-backend-bytes", "4194304"]);
+    let pki = tempfile::tempdir().expect("tempdir");
+    let s = Server::start_on_etcd(&etcd.endpoints_arg(), pki.path(), &[]);
+    let c = admin_client(pki.path(), Duration::from_secs(20));
+    let rt = runtime();
+    rt.block_on(async {
+        let post = |name: String, size: usize| {
+            let (c, url) = (c.clone(), format!("{}{CMS}", s.base));
+            async move {
+                let body = json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name},
+                    "data": {"v": "x".repeat(size)},
+                });
+                let r = c
+                    .post(url)
+                    .header("Content-Type", "application/json")
+                    .body(body.to_string())
+                    .send()
+                    .await
+                    .expect("create");
+                let code = r.status().as_u16();
+                let bytes = r.bytes().await.unwrap_or_default();
+                (
+                    code,
+                    serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null),
+                )
+            }
+        };
+        let (code, _) = post("first".into(), 10).await;
+        assert_eq!(code, 201);
+        let mut refused = None;
+        for i in 0..64 {
+            let (code, status) = post(format!("big-{i}"), 512 * 1024).await;
+            if code != 201 {
+                refused = Some((code, status));
+                break;
+            }
+        }
+        let (code, status) = refused.expect("a 4 MiB quota must run out within 32 MiB");
+        assert_eq!(code, 500, "{status}");
+        assert_eq!(status["kind"], "Status", "{status}");
+        assert!(status.get("reason").is_none(), "{status}");
+        assert!(
+            status["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("database space exceeded")),
+            "{status}"
+        );
+        let started = Instant::now();
+        let (code, _) = post("small".into(), 10).await;
+        assert_eq!(code, 500);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let r = c
+            .get(format!("{}{CMS}/first", s.base))
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(r.status(), 200);
+    });
+}

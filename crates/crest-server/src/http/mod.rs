@@ -73,8 +73,8 @@ async fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
     if endpoint != "livez" {
         // Bounded as kube-apiserver's `--etcd-healthcheck-timeout` (2 s): a store that hangs
         // fails the check instead of hanging the probe.
-        // A store that answers but cannot write (a full disk, an I/O error) fails it too, as
-        // etcd's own health endpoint does while its NOSPACE alarm is raised.
+        // A store that answers but cannot write (a full disk, an I/O error) fails it too, for
+        // as long as the fault lasts, so that the fault shows where operators look.
         let storage = match app.registry.storage.problem() {
             Some(problem) => Some(problem),
             None => match tokio::time::timeout(
@@ -153,7 +153,10 @@ pub(crate) async fn serve(
 ) -> Result<Response<Body>, Infallible> {
     let arrived = tokio::time::Instant::now();
     let query = Query::parse(req.uri().query());
-    let timeout = match deadline(&app, req.method(), req.uri().path(), &query) {
+    let path = req.uri().path().to_string();
+    // Resolved once: the deadline and authorization both read it.
+    let info = crate::authz::request_info(req.method(), &path, &query);
+    let timeout = match deadline(&app, &info, &query) {
         Ok(t) => t,
         Err(e) => {
             let out =
@@ -162,7 +165,7 @@ pub(crate) async fn serve(
         }
     };
     let http1 = req.version() < http::Version::HTTP_2;
-    let handled = serve_request(app, req, query);
+    let handled = serve_request(app, req, &path, &info, &query);
     let Some(timeout) = timeout else {
         return handled.await;
     };
@@ -180,11 +183,9 @@ pub(crate) async fn serve(
 /// `?timeout=`. A `timeout` of zero or over `--request-timeout` means `--request-timeout`.
 fn deadline(
     app: &App,
-    method: &Method,
-    path: &str,
+    info: &crate::authz::RequestInfo<'_>,
     query: &Query,
 ) -> Result<Option<std::time::Duration>, ApiError> {
-    let info = crate::authz::request_info(method, path, query);
     let long_running = matches!(&*info.verb, "watch" | "proxy")
         || matches!(
             &*info.subresource,
@@ -226,9 +227,10 @@ fn timed_out(http1: bool) -> Response<Body> {
 async fn serve_request(
     app: Arc<App>,
     req: Request<Incoming>,
-    query: Query,
+    path: &str,
+    info: &crate::authz::RequestInfo<'_>,
+    query: &Query,
 ) -> Result<Response<Body>, Infallible> {
-    let path = req.uri().path().to_string();
     let pretty = query.bool("pretty").unwrap_or(false);
     let accept = accept(&req);
     let started = std::time::Instant::now();
@@ -264,7 +266,7 @@ async fn serve_request(
             Err(_) => true,
         };
         let refused = match user {
-            Ok(u) => match authorize(&app, &mut req, u, &path, &query).await {
+            Ok(u) => match authorize(&app, &mut req, u, info).await {
                 Ok(()) => None,
                 Err(Ok(e)) => Some(e),
                 Err(Err(internal)) => {
@@ -290,7 +292,7 @@ async fn serve_request(
             return Ok(resp);
         }
     }
-    let resp = match route(app, req, &path, &query, accept.as_deref(), pretty).await {
+    let resp = match route(app, req, path, query, accept.as_deref(), pretty).await {
         Ok(r) => r,
         Err(e) => {
             let out = negotiate(accept.as_deref(), Capabilities::default()).unwrap_or(Output::Json);
@@ -317,8 +319,7 @@ async fn authorize(
     app: &App,
     req: &mut Request<Incoming>,
     user: Arc<crest_auth::cache::Authenticated>,
-    path: &str,
-    query: &Query,
+    info: &crate::authz::RequestInfo<'_>,
 ) -> Result<(), Result<ApiError, crest_auth::impersonation::ImpersonationError>> {
     let registry = &app.registry;
     let user = match crate::authz::impersonate(registry, &user.user, req.headers()).await? {
@@ -328,8 +329,7 @@ async fn authorize(
         }),
         None => user,
     };
-    let info = crate::authz::request_info(req.method(), path, query);
-    crate::authz::authorize(registry, &user.user, &info)
+    crate::authz::authorize(registry, &user.user, info)
         .await
         .map_err(Ok)?;
     req.extensions_mut().insert(user);

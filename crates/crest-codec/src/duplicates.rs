@@ -26,8 +26,8 @@ use crate::libyaml as yaml;
 
 /// Upstream's cap on accumulated strict errors (`saveStrictError`).
 const MAX_ERRORS: usize = 100;
-/// Nesting allowed before giving up (the decoders refuse deeper documents anyway).
-const MAX_DEPTH: usize = 128;
+/// Nesting allowed before giving up: the decoders' limit (they refuse deeper documents anyway).
+const MAX_DEPTH: usize = crate::yaml::MAX_DEPTH;
 
 /// The strict-decoding findings of a request body: what a Strict error lists and what Warn says.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -12,7 +12,7 @@
 //!
 //! Written here because no maintained Rust crate implements strategic merge patch.
 
-use key::{first_positions, Key};
+use key::first_positions;
 use serde_json::{Map, Value};
 use std::collections::{HashSet, VecDeque};
 
@@ -236,8 +236,8 @@ fn merge_map<M: PatchMeta>(
             )));
         };
         if let Some(Value::Array(list)) = original.get_mut(field) {
-            let remove: HashSet<Key<'_>> = remove.iter().map(Key).collect();
-            list.retain(|x| !remove.contains(&Key(x)));
+            let remove: HashSet<&Value> = remove.iter().collect();
+            list.retain(|x| !remove.contains(&x));
             // An emptied list goes, as the typed round trip after the patch drops it (the
             // built-in kinds' merge lists of scalars are all `omitempty`).
             if list.is_empty() {
@@ -344,9 +344,9 @@ fn merge_list<M: PatchMeta>(
     if !maps {
         // Scalars: the union, first occurrences kept.
         let mut merged: Vec<Value> = Vec::with_capacity(original.len() + patch.len());
-        let mut seen: HashSet<Key<'_>> = HashSet::with_capacity(merged.capacity());
+        let mut seen: HashSet<&Value> = HashSet::with_capacity(merged.capacity());
         for v in original.iter().chain(patch) {
-            if seen.insert(Key(v)) {
+            if seen.insert(v) {
                 merged.push(v.clone());
             }
         }
@@ -361,7 +361,7 @@ fn merge_list<M: PatchMeta>(
     // mergeSliceWithSpecialElements.
     let mut server = original;
     let mut plain: Vec<&Map<String, Value>> = vec![];
-    let mut deleted: HashSet<Key<'_>> = HashSet::new();
+    let mut deleted: HashSet<&Value> = HashSet::new();
     let mut replace = false;
     for v in patch {
         let Value::Object(m) = v else {
@@ -376,7 +376,7 @@ fn merge_list<M: PatchMeta>(
                 let Some(kv) = m.get(key) else {
                     return Err(no_merge_key(m, key));
                 };
-                deleted.insert(Key(kv));
+                deleted.insert(kv);
             }
             Some(Value::String(d)) if d == "replace" => replace = true,
             Some(Value::String(d)) if d == "merge" => {
@@ -389,7 +389,7 @@ fn merge_list<M: PatchMeta>(
     }
     // One pass for all the deletions (each a pass of its own would be quadratic).
     if !deleted.is_empty() {
-        server.retain(|o| o.get(key).is_none_or(|kv| !deleted.contains(&Key(kv))));
+        server.retain(|o| o.get(key).is_none_or(|kv| !deleted.contains(&kv)));
     }
     if replace {
         let list: Vec<Value> = plain.iter().map(|m| Value::Object((*m).clone())).collect();
@@ -400,7 +400,7 @@ fn merge_list<M: PatchMeta>(
     // Where each merge key value is in `merged` (upstream scans the list for each patch
     // element). Merging keeps an element's key, so the positions stay right; but a null key is
     // dropped by the merge, so each null-keyed server element is found once, in order.
-    let mut at: std::collections::HashMap<Key<'_>, usize> =
+    let mut at: std::collections::HashMap<&Value, usize> =
         first_positions(&server, |o| o.get(key).filter(|kv| !kv.is_null()));
     let mut null_keyed: VecDeque<usize> = server
         .iter()
@@ -415,7 +415,7 @@ fn merge_list<M: PatchMeta>(
         let found = if kv.is_null() {
             null_keyed.pop_front()
         } else {
-            at.get(&Key(kv)).copied()
+            at.get(&kv).copied()
         };
         match found {
             Some(i) => {
@@ -427,7 +427,7 @@ fn merge_list<M: PatchMeta>(
             }
             None => {
                 if !kv.is_null() {
-                    at.insert(Key(kv), merged.len());
+                    at.insert(kv, merged.len());
                 }
                 merged.push(Value::Object(clean_map(m, elements, depth + 1)?));
             }
@@ -461,7 +461,7 @@ fn partition(
                 return Err(no_merge_key(m, k));
             }
         }
-        let named_in_by = identity(&v, merge_key).is_some_and(|id| names.contains_key(&Key(id)));
+        let named_in_by = identity(&v, merge_key).is_some_and(|id| names.contains_key(&id));
         if named_in_by {
             named.push(v);
         } else {
@@ -485,8 +485,8 @@ fn normalize_order(
     // element, which is quadratic in the list's length).
     let patch_pos = first_positions(patch_order, |v| identity(v, merge_key));
     let server_pos = first_positions(server_order, |v| identity(v, merge_key));
-    let pos = |index: &std::collections::HashMap<Key<'_>, usize>, v: &Value| {
-        identity(v, merge_key).and_then(|id| index.get(&Key(id)).copied())
+    let pos = |index: &std::collections::HashMap<&Value, usize>, v: &Value| {
+        identity(v, merge_key).and_then(|id| index.get(&id).copied())
     };
     // The sorts are stable, as upstream's.
     in_patch.sort_by_cached_key(|v| pos(&patch_pos, v).unwrap_or(usize::MAX));

@@ -229,18 +229,8 @@ fn write_kubeconfig(
     // Owner-only, as kubeadm's admin.conf: it holds the admin's token (and client key). A new
     // file, so that a leftover one's wider permissions do not carry over.
     let _ = std::fs::remove_file(&tmp);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let written = options.open(&tmp).and_then(|mut file| {
-        std::io::Write::write_all(&mut file, kubeconfig(&server, tls, token).as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &path)
-    });
+    let written = pki::write_new(&tmp, kubeconfig(&server, tls, token).as_bytes(), 0o600)
+        .and_then(|()| std::fs::rename(&tmp, &path));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
@@ -458,40 +448,13 @@ fn identity() -> String {
     format!("{host}_{}", uuid::Uuid::new_v4())
 }
 
-/// Go's `time.ParseDuration` for the non-negative durations flags take: decimal numbers with
-/// units (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), e.g. `1h`, `1.5m`, `1h0m0s`; `0` alone.
+/// Go's `time.ParseDuration` (`crest_gofmt::go_parse_duration`) for the non-negative
+/// durations flags take: `1h`, `1.5m`, `1h0m0s`, `500ms`; `0` alone.
 fn parse_go_duration(text: &str) -> Result<Duration, String> {
-    let invalid = || format!("time: invalid duration {text:?}");
-    if text == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let mut rest = text.strip_prefix('+').unwrap_or(text);
-    if rest.is_empty() {
-        return Err(invalid());
-    }
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("time: missing unit in duration {text:?}"))?;
-        let number: f64 = rest[..number_len].parse().map_err(|_| invalid())?;
-        rest = &rest[number_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let seconds = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            u => return Err(format!("time: unknown unit {u:?} in duration {text:?}")),
-        };
-        total += number * seconds;
-        rest = &rest[unit_len..];
-    }
-    Duration::try_from_secs_f64(total).map_err(|_| invalid())
+    let nanos = crest_gofmt::go_parse_duration(text)?;
+    u64::try_from(nanos)
+        .map(Duration::from_nanos)
+        .map_err(|_| format!("a duration may not be negative: {text:?}"))
 }
 
 fn main() -> std::process::ExitCode {

@@ -105,7 +105,7 @@ pub(crate) fn read_or_create_mode(
 }
 
 /// Writes a new file with `mode`, synced.
-fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+pub(crate) fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

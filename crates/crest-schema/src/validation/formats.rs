@@ -237,7 +237,7 @@ fn is_date_time(s: &str) -> bool {
 
 /// strfmt's `ParseDuration`: Go's `time.ParseDuration`, else a sequence of `<n> <unit>`.
 fn is_duration(s: &str) -> bool {
-    if go_parse_duration(s) {
+    if crest_gofmt::go_parse_duration(s).is_ok() {
         return true;
     }
     if !duration_re(s) {
@@ -279,43 +279,6 @@ fn is_duration(s: &str) -> bool {
         }
     }
     ok
-}
-
-/// Go's `time.ParseDuration` syntax: `[-+]` then one or more `<decimal><unit>`, or `0`.
-fn go_parse_duration(s: &str) -> bool {
-    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if s == "0" {
-        return true;
-    }
-    if s.is_empty() {
-        return false;
-    }
-    let mut rest = s;
-    while !rest.is_empty() {
-        let int_end = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let (int, after) = rest.split_at(int_end);
-        let (frac, after) = match after.strip_prefix('.') {
-            Some(a) => {
-                let e = a.find(|c: char| !c.is_ascii_digit()).unwrap_or(a.len());
-                (&a[..e], &a[e..])
-            }
-            None => ("", after),
-        };
-        if int.is_empty() && frac.is_empty() {
-            return false;
-        }
-        let unit_end = after
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(after.len());
-        let unit = &after[..unit_end];
-        if !matches!(unit, "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h") {
-            return false;
-        }
-        rest = &after[unit_end..];
-    }
-    true
 }
 
 /// Go's `net.ParseIP` with the sloppy IPv4 parsing Kubernetes uses (leading zeros allowed).

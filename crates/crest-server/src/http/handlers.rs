@@ -1362,7 +1362,7 @@ fn apply_patch(
                     ));
                 }
             }
-            let p: json_patch::Patch = serde_json::from_value(patch.clone())
+            let p = <json_patch::Patch as serde::Deserialize>::deserialize(patch)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
             apply_json_patch(&mut doc, &p, JSON_PATCH_MAX_COPY_BYTES)?;
         }

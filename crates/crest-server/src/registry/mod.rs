@@ -1432,26 +1432,27 @@ fn dedup_owner_references(obj: &mut Value, after_admission: bool) -> Option<Stri
     let refs = obj
         .pointer_mut("/metadata/ownerReferences")
         .and_then(Value::as_array_mut)?;
-    let mut kept: Vec<Value> = Vec::with_capacity(refs.len());
-    let mut duplicates: Vec<String> = vec![];
     // Upstream compares whole entries (after a uid check, which entries sharing one uid
-    // defeat); a set of the entries' JSON text makes that one lookup per entry, so 30,000
-    // references cost milliseconds, not minutes. Objects are key-ordered maps, so equal
-    // entries have equal text (and numbers compare by their text either way).
-    let mut seen: HashSet<String> = HashSet::with_capacity(refs.len());
-    for r in refs.drain(..) {
-        if !seen.insert(r.to_string()) {
+    // defeat); a set of the entries (serde_json's Value hashes as it compares) makes that one
+    // lookup per entry, so 30,000 references cost milliseconds, not minutes.
+    let mut keep: Vec<bool> = Vec::with_capacity(refs.len());
+    let mut duplicates: Vec<String> = vec![];
+    let mut seen: HashSet<&Value> = HashSet::with_capacity(refs.len());
+    for r in refs.iter() {
+        let first = seen.insert(r);
+        if !first {
             duplicates.push(
                 r.get("uid")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string(),
             );
-        } else {
-            kept.push(r);
         }
+        keep.push(first);
     }
-    *refs = kept;
+    drop(seen);
+    let mut keep = keep.into_iter();
+    refs.retain(|_| keep.next().unwrap_or(true));
     if duplicates.is_empty() {
         return None;
     }

@@ -265,12 +265,17 @@ pub struct EmbeddedStore {
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
-fn latest_revision(meta: &impl ReadableTable<&'static str, i64>) -> Result<Revision> {
+/// A revision kept in the meta table (`revision`, `compacted`); 0 before the first.
+fn meta_revision(meta: &impl ReadableTable<&'static str, i64>, key: &str) -> Result<Revision> {
     Ok(meta
-        .get("revision")
+        .get(key)
         .map_err(db_err)?
         .map(|g| g.value())
         .unwrap_or(0))
+}
+
+fn latest_revision(meta: &impl ReadableTable<&'static str, i64>) -> Result<Revision> {
+    meta_revision(meta, "revision")
 }
 
 /// Opens (or creates) the store's file, owner-only: it holds every object, Secrets included. A
@@ -356,11 +361,7 @@ fn init_db(db: &Database, path: &Path) -> Result<(Revision, Revision)> {
 }
 
 fn compacted_revision(meta: &impl ReadableTable<&'static str, i64>) -> Result<Revision> {
-    Ok(meta
-        .get("compacted")
-        .map_err(db_err)?
-        .map(|g| g.value())
-        .unwrap_or(0))
+    meta_revision(meta, "compacted")
 }
 
 impl EmbeddedStore {
@@ -1049,11 +1050,7 @@ fn replay_chunk(
     let meta = txn.open_table(META).map_err(db_err)?;
     // In this snapshot nothing after `compacted` is gone: if the watch is not behind it, every
     // entry it needs is here.
-    let compacted = meta
-        .get("compacted")
-        .map_err(db_err)?
-        .map(|g| g.value())
-        .unwrap_or(0);
+    let compacted = compacted_revision(&meta)?;
     if after < compacted {
         return Err(StorageError::Compacted {
             requested: after,

@@ -7,16 +7,11 @@
 //! requests run the same decode, validation and durable write; the difference is the typed
 //! merge and the managedFields bookkeeping).
 
-use crate::{create_crd, crontab, load, start, Row, COLLECTION};
+use crate::{create_crd, crontab, load, median, start, Row, COLLECTION};
 use std::path::Path;
 
 const ROUNDS: usize = 3;
 const OBJECTS: usize = 1000;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 pub(crate) async fn compare(binary: &Path, clients: usize, seconds: u64) -> Vec<Row> {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -5,7 +5,7 @@
 //! Reported: each attack's answer and time, the server's RSS before, at its peak and after,
 //! and the probe's p50/p99 before and during the attacks (target: flat).
 
-use crate::{access, client, create_crd, host_of, rss_mib, start, Row, COLLECTION};
+use crate::{access, client, create_crd, host_of, percentile, rss_mib, start, Row, COLLECTION};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -117,14 +117,6 @@ async fn one(
         }
         Err(e) => format!("error {e} after {:.0} ms", took.as_secs_f64() * 1e3),
     }
-}
-
-fn percentile(v: &mut [f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
 pub(crate) async fn attack(binary: &Path) -> Vec<Row> {

@@ -6,7 +6,7 @@
 //! ConfigMaps read as protobuf (what client-go's typed clients ask for) against JSON: GETs by
 //! name from 64 concurrent requests, and LISTs of all of them.
 
-use crate::{create_crd, crontab, load, payload, start, Row, COLLECTION};
+use crate::{create_crd, crontab, load, median, payload, start, Row, COLLECTION};
 use std::path::Path;
 
 const ROUNDS: usize = 3;
@@ -19,11 +19,6 @@ fn configmap(name: &str) -> String {
     format!(
         r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"default","labels":{{"app":"bench"}}}},"data":{{"cronSpec":"* * * * */5","image":"my-awesome-cron-image","replicas":"1","payload":"{pad}"}}}}"#
     )
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 pub(crate) async fn compare(

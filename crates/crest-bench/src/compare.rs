@@ -4,7 +4,7 @@
 //! on a fresh data dir, alternated over `--rounds` rounds; medians and the ratio to the
 //! baseline (target: no measurable cost, i.e. within run-to-run noise).
 
-use crate::{client, create_crd, crontab, load, start, Row, COLLECTION};
+use crate::{client, create_crd, crontab, load, median, start, Row, COLLECTION};
 use std::path::Path;
 use std::time::Duration;
 
@@ -29,11 +29,6 @@ async fn round(binary: &Path, clients: usize, seconds: u64) -> (f64, f64, f64) {
     .await;
     drop(server);
     (started.as_secs_f64() * 1e3, creates, gets)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 pub(crate) async fn compare(

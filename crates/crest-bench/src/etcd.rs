@@ -9,7 +9,7 @@
 //! measured the same way. Rounds alternate the two; the table has the medians and every round's
 //! figures. Both servers are stopped by PID (their `Child`).
 
-use crate::{create_crd, crontab, load, Row, COLLECTION};
+use crate::{create_crd, crontab, load, median, Row, COLLECTION};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -230,11 +230,6 @@ async fn crest_round(binary: &Path, n: usize, clients: usize) -> Figures {
 
 fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 pub(crate) async fn compare(binary: &Path, n: usize, clients: usize, rounds: usize) -> Vec<Row> {

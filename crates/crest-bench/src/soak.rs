@@ -6,7 +6,7 @@
 //! shorter run) against RSS at the end (target: within 10%), errors (target: none), watch
 //! events missed (target: none), and p50/p99 per verb.
 
-use crate::{client, create_crd, rss_mib, Conn, Row, COLLECTION};
+use crate::{client, create_crd, percentile, rss_mib, Conn, Row, COLLECTION};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -123,14 +123,6 @@ async fn cycle(conn: &mut Conn, k: u64, r: &mut Record) {
     let t = Instant::now();
     let (s, b) = conn.request("DELETE", &item, None).await;
     r.note(5, t, s, 200, &b);
-}
-
-fn percentile(v: &mut [u32], q: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable();
-    v[((v.len() - 1) as f64 * q).round() as usize] as f64 / 1e3
 }
 
 pub(crate) async fn soak(binary: &Path, p: &Params) -> Vec<Row> {
@@ -322,9 +314,10 @@ pub(crate) async fn soak(binary: &Path, p: &Params) -> Vec<Row> {
             "0".into(),
         ),
     ];
-    for (v, lat) in VERBS.iter().zip(total.latencies.iter_mut()) {
-        let p50 = percentile(lat, 0.5);
-        let p99 = percentile(lat, 0.99);
+    for (v, lat) in VERBS.iter().zip(&total.latencies) {
+        let mut ms: Vec<f64> = lat.iter().map(|&us| f64::from(us) / 1e3).collect();
+        let p50 = percentile(&mut ms, 0.5);
+        let p99 = percentile(&mut ms, 0.99);
         rows.push((
             format!("soak: {v} latency p50 / p99"),
             format!("{p50:.2} ms / {p99:.2} ms"),

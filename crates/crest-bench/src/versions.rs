@@ -2,7 +2,7 @@
 //! read: apiVersion, then the served version's schema) against reads through the storage
 //! version, in the same server, alternated over rounds. Issue 15's target: within 10%.
 
-use crate::{load, payload, serve_crd, start, Row};
+use crate::{load, median, payload, serve_crd, start, Row};
 use std::path::Path;
 
 const ROUNDS: usize = 3;
@@ -16,11 +16,6 @@ fn crontab(name: &str) -> String {
     format!(
         r#"{{"apiVersion":"versions.example.com/v1","kind":"CronTab","metadata":{{"name":"{name}","namespace":"default"}},"spec":{{"cronSpec":"* * * * */5","image":"my-awesome-cron-image","replicas":1,"payload":"{pad}"}}}}"#
     )
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 pub(crate) async fn compare(binary: &Path, clients: usize) -> Vec<Row> {

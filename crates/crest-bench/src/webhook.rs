@@ -3,7 +3,7 @@
 //! the storage version. Issue 15's target: at most 3x the LIST without conversion plus the
 //! webhook's own processing time.
 
-use crate::{load, payload, serve_crd, start, Row};
+use crate::{load, median, payload, serve_crd, start, Row};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use std::path::Path;
@@ -125,11 +125,6 @@ fn hooked_crd(port: u16, ca: &str) -> String {
                 "clientConfig": {"url": format!("https://127.0.0.1:{port}/"),
                     "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)}}}}})
     .to_string()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 pub(crate) async fn list_through_webhook(binary: &Path, clients: usize) -> Vec<Row> {

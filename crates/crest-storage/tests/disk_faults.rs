@@ -8,71 +8,12 @@ use crest_storage::{
     EmbeddedOptions, EmbeddedStore, Storage, StorageError, WatchEvent, WatchRequest, WriteOutcome,
 };
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// A tmpfs of `size` mounted on a fresh directory; unmounted (and the directory removed) on drop.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn mount(size: &str) -> Tmpfs {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let out = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0755"),
-                "tmpfs",
-            ])
-            .arg(dir.path())
-            .output()
-            .expect("run mount");
-        assert!(
-            out.status.success(),
-            "this test mounts a tmpfs to fill it up and needs root for it: mount failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Tmpfs { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let ok = Command::new("umount")
-            .arg(self.dir.path())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            // Something still has a file open there: detach it now, it goes when that ends.
-            let _ = Command::new("umount")
-                .arg("-l")
-                .arg(self.dir.path())
-                .status();
-        }
-    }
-}
-
-/// Fills the filesystem of `dir` with `dir/filler` until a write fails; the filler's path.
-fn fill(dir: &Path) -> PathBuf {
-    let path = dir.join("filler");
-    let mut f = std::fs::File::create(&path).expect("filler");
-    let chunk = vec![0xa5u8; 16 << 10];
-    for _ in 0..100_000 {
-        if f.write_all(&chunk).and_then(|_| f.flush()).is_err() {
-            return path;
-        }
-    }
-    panic!("the filesystem never filled up");
-}
+#[path = "support/tmpfs.rs"]
+mod tmpfs;
+use tmpfs::{fill, Tmpfs};
 
 fn opts() -> EmbeddedOptions {
     EmbeddedOptions {

@@ -57,7 +57,7 @@ impl Server {
     /// Starts a server on a fresh data dir with extra `crest serve` flags; its log (`RUST_LOG`
     /// `filter`) goes to `DIR/crest.log` ([`Server::log`]).
     pub(crate) fn start_with_log(args: &[&str], filter: &str) -> Server {
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let tmp = private_tempdir();
         let dir = tmp.path().to_path_buf();
         let log = dir.join("crest.log");
         let mut s = Server::start_logged(&dir, args, Some((&log, filter)));

@@ -267,6 +267,18 @@ impl ApiError {
         }
     }
 
+    /// An error kube-apiserver has no status for (a plain Go error through
+    /// `responsewriters.ErrorToAPIStatus`): 500, no reason, the error's text as the message.
+    pub fn unknown(message: impl Into<String>) -> Self {
+        ApiError {
+            code: 500,
+            reason: None,
+            message: message.into(),
+            details: None,
+            list_continue: None,
+        }
+    }
+
     pub fn service_unavailable(message: impl Into<String>) -> Self {
         Self::new(503, Reason::ServiceUnavailable, message)
     }

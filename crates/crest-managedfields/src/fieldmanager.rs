@@ -174,13 +174,7 @@ impl ApplyError {
                 e
             }
             ApplyError::BadRequest(m) => ApiError::bad_request(m.clone()),
-            ApplyError::Internal(m) => ApiError {
-                code: 500,
-                reason: None,
-                message: m.clone(),
-                details: None,
-                list_continue: None,
-            },
+            ApplyError::Internal(m) => ApiError::unknown(m.clone()),
         }
     }
 

@@ -372,16 +372,10 @@ pub fn check_binding_write(
         other => {
             // A plain error: the handler answers 500 with no reason (validation, which would
             // refuse the kind, runs later upstream).
-            return Err(ApiError {
-                code: 500,
-                reason: None,
-                message: format!(
-                    "unsupported role reference kind: {}",
-                    crate::rule::go_quote(other)
-                ),
-                details: None,
-                list_continue: None,
-            });
+            return Err(ApiError::unknown(format!(
+                "unsupported role reference kind: {}",
+                crate::rule::go_quote(other)
+            )));
         }
     };
     confirm(index, user, namespace, rules).map_err(|e| new_forbidden(GROUP, resource, name, &e))

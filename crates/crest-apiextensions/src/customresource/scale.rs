@@ -94,7 +94,7 @@ impl ScalePaths {
     /// The Scale a PATCH applies to: spec replicas carry upstream's "not set" marker when the
     /// custom resource has none.
     pub fn scale_to_patch(&self, cr: &Value) -> Result<Value, ApiError> {
-        let (mut scale, found) = self.scale_of(cr).map_err(plain_error)?;
+        let (mut scale, found) = self.scale_of(cr).map_err(ApiError::unknown)?;
         if !found {
             scale["spec"]["replicas"] = INVALID_SPEC_REPLICAS.into();
         }
@@ -112,7 +112,7 @@ impl ScalePaths {
             )));
         }
         set_nested(cr, &self.spec_replicas, i64::from(scale.replicas).into())
-            .map_err(plain_error)?;
+            .map_err(ApiError::unknown)?;
         match &scale.resource_version {
             Some(rv) => meta::set(cr, "resourceVersion", rv.as_str()),
             // No precondition: the update applies to whatever is stored.
@@ -160,17 +160,6 @@ fn replicas_errors(cr: &Value, path: &str) -> FieldErrors {
     }
 }
 
-/// An error that is no API status upstream: 500 without a reason.
-fn plain_error(message: String) -> ApiError {
-    ApiError {
-        code: 500,
-        reason: None,
-        message,
-        details: None,
-        list_continue: None,
-    }
-}
-
 /// GET of a Scale whose spec replicas are absent (`NewInternalError`).
 pub fn spec_replicas_missing(path: &str) -> ApiError {
     let cause = format!("the spec replicas field {path:?} does not exist");
@@ -183,7 +172,7 @@ pub fn spec_replicas_missing(path: &str) -> ApiError {
 
 /// A scale read error (`scaleFromCustomResource` failing on a GET): a plain error.
 pub fn read_error(message: String) -> ApiError {
-    plain_error(message)
+    ApiError::unknown(message)
 }
 
 /// The parts of a requested `autoscaling/v1 Scale` an update uses.

@@ -163,15 +163,8 @@ pub(crate) fn storage_error(e: StorageError) -> ApiError {
         // As kube-apiserver answers a storage deadline: 504 Timeout.
         StorageError::Timeout(m) => ApiError::new(504, crest_api::Reason::Timeout, m),
         // As kube-apiserver answers a storage error it has no status for (etcd's `mvcc: database
-        // space exceeded`, responsewriters.ErrorToAPIStatus): 500, no reason, the cause as the
-        // message.
-        StorageError::Io(m) => ApiError {
-            code: 500,
-            reason: None,
-            message: m,
-            details: None,
-            list_continue: None,
-        },
+        // space exceeded`): the cause as the message.
+        StorageError::Io(m) => ApiError::unknown(m),
         StorageError::DataDir(m) | StorageError::Internal(m) => ApiError::internal(m),
     }
 }
@@ -431,13 +424,7 @@ impl Registry {
         };
         w.convert(conversion, objects, desired, &input, list)
             .await
-            .map_err(|message| ApiError {
-                code: 500,
-                reason: None,
-                message,
-                details: None,
-                list_continue: None,
-            })
+            .map_err(ApiError::unknown)
     }
 
     /// The served-version object, through the conversion webhook when the CRD has one.

@@ -197,13 +197,9 @@ impl DeleteOptions {
         if !kind.is_empty() && kind != "DeleteOptions" {
             if OTHER_DECODABLE_KINDS.contains(&kind.as_str()) {
                 // A plain Go error upstream: 500 with no reason.
-                return Err(ApiError {
-                    code: 500,
-                    reason: None,
-                    message: "decoded object cannot be converted to DeleteOptions".into(),
-                    details: None,
-                    list_continue: None,
-                });
+                return Err(ApiError::unknown(
+                    "decoded object cannot be converted to DeleteOptions",
+                ));
             }
             let version = if api_version.is_empty() {
                 "meta.k8s.io/v1"

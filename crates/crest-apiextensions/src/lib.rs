@@ -13,6 +13,7 @@
 //! - [`customresource`]: what happens to a custom resource between decoding and storage (prune,
 //!   default, validate with its version's compiled schema and CEL rules) and its `/scale`.
 //! - [`schema_validation`]: OpenAPI schema and structural-schema validation of `openAPIV3Schema`.
+//! - [`v1beta1`]: CRDs kube-apiserver stored as v1beta1 (before 1.22), read as v1.
 
 pub mod conditions;
 pub mod conversion;
@@ -24,6 +25,7 @@ pub mod naming;
 pub mod schema_validation;
 pub mod types;
 mod url;
+pub mod v1beta1;
 pub mod validation;
 
 pub use conditions::{

@@ -245,7 +245,11 @@ pub(crate) async fn replicas(binary: &Path, n: usize, clients: usize, seconds: u
         (Write::Put, false, "puts"),
         (Write::Put, true, "puts + one prefix watch"),
         (Write::TxnCreate, false, "transaction creates"),
-        (Write::TxnCreate, true, "transaction creates + one prefix watch (kube-apiserver's pattern)"),
+        (
+            Write::TxnCreate,
+            true,
+            "transaction creates + one prefix watch (kube-apiserver's pattern)",
+        ),
     ];
     let mut best = [(0f64, f64::MAX); 4];
     let (mut through, mut crest_cpu, mut etcd_cpu_crest) = (0f64, f64::MAX, f64::MAX);
@@ -285,8 +289,13 @@ pub(crate) async fn replicas(binary: &Path, n: usize, clients: usize, seconds: u
     for (i, (_, _, what)) in patterns.iter().enumerate() {
         let (rate, cpu) = best[i];
         rows.push((
-            format!("{version}: {what}, {n} 2 KiB values, {clients} gRPC clients (best of {ROUNDS})"),
-            format!("{rate:.0} /s = {:.2}x puts, {cpu:.0} us etcd CPU per write", rate / raw),
+            format!(
+                "{version}: {what}, {n} 2 KiB values, {clients} gRPC clients (best of {ROUNDS})"
+            ),
+            format!(
+                "{rate:.0} /s = {:.2}x puts, {cpu:.0} us etcd CPU per write",
+                rate / raw
+            ),
             "reference".into(),
         ));
     }

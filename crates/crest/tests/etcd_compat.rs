@@ -165,6 +165,141 @@ fn serves_what_kube_apiserver_stored() {
     assert_eq!(v["metadata"]["generation"], 2);
 }
 
+/// A CRD kube-apiserver 1.21 or older stored as v1beta1 (kubernetes#102855), written from a v1beta1
+/// manifest with `version`, a spec-wide schema and a printer column, and never written since.
+fn stored_v1beta1_crd() -> Value {
+    json!({
+        "kind": "CustomResourceDefinition",
+        "apiVersion": "apiextensions.k8s.io/v1beta1",
+        "metadata": {"name": "widgets.legacy.example.com", "uid": "uid-crd-widgets",
+                     "generation": 1, "creationTimestamp": "2021-03-01T10:00:00Z"},
+        "spec": {
+            "group": "legacy.example.com",
+            "version": "v1",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "validation": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}},
+            "subresources": {"status": {}},
+            "additionalPrinterColumns": [
+                {"name": "Size", "type": "integer", "JSONPath": ".spec.size"}
+            ]
+        },
+        "status": {
+            "conditions": [
+                {"type": "NamesAccepted", "status": "True", "lastTransitionTime": "2021-03-01T10:00:00Z",
+                 "reason": "NoConflicts", "message": "no conflicts found"},
+                {"type": "Established", "status": "True", "lastTransitionTime": "2021-03-01T10:00:00Z",
+                 "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}
+            ],
+            "acceptedNames": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                              "listKind": "WidgetList"},
+            "storedVersions": ["v1"]
+        }
+    })
+}
+
+/// kube-apiserver reads a v1beta1-stored CRD with v1beta1's defaults and serves it as v1; so
+/// does Crest: the spec-wide schema, subresources and printer columns move into the version,
+/// and `preserveUnknownFields` (v1beta1's default, true) keeps fields the schema does not name.
+#[test]
+fn serves_a_crd_stored_as_v1beta1() {
+    let cluster = EtcdCluster::start(1);
+    let rt = runtime();
+    rt.block_on(async {
+        let store = connect(&cluster, "/registry").await;
+        for (key, value) in [
+            (
+                "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.legacy.example.com",
+                stored_v1beta1_crd(),
+            ),
+            (
+                "/registry/legacy.example.com/widgets/default/w1",
+                json!({"apiVersion": "legacy.example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "w1", "namespace": "default", "uid": "uid-w1",
+                                    "creationTimestamp": "2021-03-01T10:01:00Z"},
+                       "spec": {"size": 3, "color": "red"}}),
+            ),
+        ] {
+            let value = serde_json::to_vec(&value).unwrap();
+            store.create(key, value.into()).await.expect("etcd put");
+        }
+        store.close().await;
+    });
+    let endpoints = cluster.endpoints_arg();
+    let s = Server::start_with(&["--etcd-servers", &endpoints]);
+    let crd = s.kubectl_ok(&["get", "crd", "widgets.legacy.example.com", "-o", "json"]);
+    let crd: Value = serde_json::from_str(&crd).unwrap();
+    assert_eq!(crd["apiVersion"], "apiextensions.k8s.io/v1", "{crd}");
+    let spec = &crd["spec"];
+    assert_eq!(spec["scope"], "Namespaced");
+    assert_eq!(spec["preserveUnknownFields"], true);
+    assert_eq!(spec.get("version"), None);
+    assert_eq!(spec.get("validation"), None);
+    assert_eq!(
+        spec["versions"],
+        json!([{
+            "name": "v1", "served": true, "storage": true,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}},
+            "subresources": {"status": {}},
+            "additionalPrinterColumns": [
+                {"name": "Size", "type": "integer", "jsonPath": ".spec.size"}
+            ]
+        }])
+    );
+    assert_eq!(crd["metadata"]["uid"], "uid-crd-widgets");
+    // Served: the stored object keeps its unknown field, the printer column reads the version's.
+    let w1 = s.kubectl_ok(&[
+        "get",
+        "widget",
+        "w1",
+        "-o",
+        "jsonpath={.spec.color}/{.spec.size}",
+    ]);
+    assert_eq!(w1, "red/3");
+    let table = s.kubectl_ok(&["get", "widgets"]);
+    assert!(
+        table.lines().next().is_some_and(|h| h.contains("SIZE"))
+            && table.lines().nth(1).is_some_and(|l| l.contains('3')),
+        "{table}"
+    );
+    // New objects keep unknown fields too (nothing is pruned), and the schema still validates.
+    s.apply_yaml(
+        "apiVersion: legacy.example.com/v1\nkind: Widget\nmetadata: {name: w2}\nspec: {size: 5, shape: round}\n",
+    );
+    let w2 = s.kubectl_ok(&["get", "widget", "w2", "-o", "jsonpath={.spec.shape}"]);
+    assert_eq!(w2, "round");
+    let (ok, _, err) = s.kubectl_stdin(
+        &["apply", "-f", "-"],
+        Some("apiVersion: legacy.example.com/v1\nkind: Widget\nmetadata: {name: w3}\nspec: {size: big}\n"),
+    );
+    assert!(
+        !ok && err.contains("spec.size: Invalid value: \"string\""),
+        "{err}"
+    );
+    // Updating the CRD through Crest stores it as v1, as kube-apiserver 1.22+ does.
+    s.kubectl_ok(&["label", "crd", "widgets.legacy.example.com", "touched=yes"]);
+    let stored = rt.block_on(async {
+        let store = connect(&cluster, "/registry").await;
+        let kv = store
+            .get(
+                "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.legacy.example.com",
+                0,
+            )
+            .await
+            .expect("etcd get")
+            .expect("the CRD is there");
+        store.close().await;
+        kv
+    });
+    let v: Value = serde_json::from_slice(&stored.value).expect("stored as JSON");
+    assert_eq!(v["apiVersion"], "apiextensions.k8s.io/v1");
+    assert_eq!(
+        v["spec"]["versions"][0]["additionalPrinterColumns"][0]["jsonPath"],
+        ".spec.size"
+    );
+}
+
 #[test]
 fn prefixes_keep_clusters_apart() {
     let cluster = EtcdCluster::start(1);

@@ -32,6 +32,9 @@ pub struct CrSchema {
     /// The schema keeps every field and sets no default (e.g. only
     /// `x-kubernetes-preserve-unknown-fields` at the root): reads need no normalization.
     keeps_everything: bool,
+    /// `spec.preserveUnknownFields: true` (CRDs from v1beta1): fields the schema does not
+    /// name are kept, as upstream's decoder only prunes when it is false.
+    keeps_unknown_fields: bool,
 }
 
 /// What `fieldValidation` asks for (kube-apiserver's default is Warn).
@@ -85,7 +88,14 @@ impl CrSchema {
             rules: crest_schema_cel::Validator::new(&structural),
             structural,
             keeps_everything,
+            keeps_unknown_fields: false,
         })
+    }
+
+    /// This schema for a CRD with `spec.preserveUnknownFields: true`: nothing is pruned.
+    pub fn keeping_unknown_fields(mut self) -> Self {
+        self.keeps_unknown_fields = true;
+        self
     }
 
     /// Whether reading a stored object through this schema can change it.
@@ -114,7 +124,9 @@ impl CrSchema {
         // Root metadata as a typed ObjectMeta holds it: unknown fields dropped and reported.
         let read = objectmeta::get_object_meta(map, from_storage, !from_storage)?;
         let mut unknown = read.unknown_field_paths;
-        unknown.extend(pruning::prune(obj, s, true));
+        if !self.keeps_unknown_fields {
+            unknown.extend(pruning::prune(obj, s, true));
+        }
         defaulting::prune_non_nullable_nulls_without_defaults(obj, s);
         objectmeta::coerce(&FieldPath::root(), obj, s, true, from_storage)
             .map_err(|e| e.to_string())?;

@@ -527,9 +527,13 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
         .filter(|c| c["strategy"] == "Webhook")
         .cloned()
         .map(Arc::new);
+    let keeps_unknown_fields = spec["preserveUnknownFields"] == true;
     let mut compiled: HashMap<String, Arc<CrSchema>> = HashMap::new();
     for v in &versions {
-        if let Some(c) = CrSchema::compile(v.pointer("/schema/openAPIV3Schema")) {
+        if let Some(mut c) = CrSchema::compile(v.pointer("/schema/openAPIV3Schema")) {
+            if keeps_unknown_fields {
+                c = c.keeping_unknown_fields();
+            }
             compiled.insert(
                 v["name"].as_str().unwrap_or_default().to_string(),
                 Arc::new(c),

@@ -38,12 +38,20 @@ impl CachedObject {
         create_revision: Revision,
         mod_revision: Revision,
     ) -> Self {
-        let json = with_resource_version(stored, mod_revision)
+        // A CRD kube-apiserver stored as v1beta1 (before 1.22) is served as v1; CRDs are few, so
+        // every one takes the full parse.
+        let is_crd = key.starts_with(super::keys::CRD_PREFIX);
+        let json = (!is_crd)
+            .then(|| with_resource_version(stored, mod_revision))
+            .flatten()
             .or_else(|| {
                 let mut v = serde_json::from_slice::<Value>(stored)
                     .ok()
                     // A built-in kind kube-apiserver stored (protobuf), serving its etcd.
                     .or_else(|| crest_codec::protobuf::decode_stored(stored))?;
+                if is_crd {
+                    crest_apiextensions::v1beta1::upgrade_stored(&mut v);
+                }
                 crest_api::meta::set(&mut v, "resourceVersion", mod_revision.to_string());
                 serde_json::to_vec(&v).ok()
             })

@@ -1,0 +1,64 @@
+//! The official Kubernetes JavaScript client (`@kubernetes/client-node`, pinned in
+//! `tests/js/package.json`) against Crest, through the kubeconfig Crest writes: CRD registration,
+//! custom objects (defaulting, pruning, validation errors, patches, `/status`, conflicts),
+//! discovery through `KubernetesObjectApi` with server-side apply, a raw watch, an informer and
+//! a Lease. The steps are in `tests/js/client.mjs`; `.ci/run` installs Node's packages there
+//! (`npm ci`).
+
+mod common;
+
+use common::Server;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[test]
+fn the_javascript_client_works_against_crest() {
+    let js = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js");
+    assert!(
+        js.join("node_modules/@kubernetes/client-node").is_dir(),
+        "@kubernetes/client-node is not installed: run `npm ci` in {} (.ci/run does)",
+        js.display()
+    );
+    let s = Server::start();
+    let mut child = Command::new("node")
+        .arg(js.join("client.mjs"))
+        .current_dir(&js)
+        .env("KUBECONFIG", &s.kubeconfig)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("node is required for this test: {e}"));
+    // Bounded: the script waits at most 10 s per step.
+    let t0 = Instant::now();
+    while child.try_wait().expect("node").is_none() {
+        if t0.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("node output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.lines().last() == Some("all ok"),
+        "the JavaScript client failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    // Every step ran (a step the script skipped would not print its line).
+    for step in [
+        "ok crd",
+        "ok create custom object (defaulted, pruned)",
+        "ok invalid custom object is 422 Invalid with field causes",
+        "ok not found is 404 NotFound",
+        "ok KubernetesObjectApi: discovery, create, server-side apply, read",
+        "ok Watch: ADDED, MODIFIED, DELETED of ConfigMaps from a resourceVersion",
+        "ok informer saw add, updates and delete",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == step),
+            "{step} missing:\n{stdout}"
+        );
+    }
+}

@@ -48,7 +48,7 @@ pub fn set_defaults(obj: &mut Value) {
     }
 }
 
-fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
+pub(crate) fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
     m.get(key).and_then(Value::as_str).unwrap_or("")
 }
 

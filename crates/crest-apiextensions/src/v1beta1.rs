@@ -7,10 +7,11 @@
 //! the JSON: v1beta1's defaults, then the moves its v1 conversion makes
 //! (`Convert_apiextensions_CustomResourceDefinitionSpec_To_v1_...`), then v1's defaults.
 
+use crate::defaults::str_field;
 use serde_json::{json, Map, Value};
 
 /// The apiVersion kube-apiserver stored CRDs with before 1.22.
-pub const API_VERSION: &str = "apiextensions.k8s.io/v1beta1";
+const API_VERSION: &str = "apiextensions.k8s.io/v1beta1";
 
 /// Rewrites a stored v1beta1 CRD as the v1 object kube-apiserver serves for it; returns whether
 /// it was one (anything else is left alone).
@@ -33,24 +34,15 @@ pub fn upgrade_stored(obj: &mut Value) -> bool {
 /// v1beta1's `SetDefaults_CustomResourceDefinitionSpec`, where it differs from v1's (names,
 /// conversion strategy and service port are defaulted the same way by [`crate::set_defaults`]).
 fn v1beta1_defaults(spec: &mut Map<String, Value>) {
-    if spec
-        .get("scope")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .is_empty()
-    {
+    if str_field(spec, "scope").is_empty() {
         spec.insert("scope".into(), json!("Namespaced"));
     }
     let no_versions = spec
         .get("versions")
         .and_then(Value::as_array)
         .is_none_or(Vec::is_empty);
-    let version = spec
-        .get("version")
-        .and_then(Value::as_str)
-        .filter(|v| !v.is_empty())
-        .map(str::to_string);
-    if let (true, Some(version)) = (no_versions, version) {
+    let version = str_field(spec, "version").to_string();
+    if no_versions && !version.is_empty() {
         spec.insert(
             "versions".into(),
             json!([{"name": version, "served": true, "storage": true}]),

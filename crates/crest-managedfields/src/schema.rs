@@ -148,11 +148,23 @@ impl Schema {
     /// `kind` and `metadata` (ObjectMeta, from `defs`, the published built-in definitions by
     /// name) added as apiextensions' OpenAPI builder adds them.
     pub fn from_crd(schema: Option<&Value>, defs: &Map<String, Value>) -> Result<Schema, String> {
+        Schema::from_crd_with(schema, defs, false)
+    }
+
+    /// [`Schema::from_crd`] for a CRD whose `spec.preserveUnknownFields` is
+    /// `preserve_unknown_fields`: when true (CRDs from v1beta1), fields the schema does not name
+    /// are deduced rather than refused, as upstream's `NewTypeConverter(models,
+    /// preserveUnknownFields)`.
+    pub fn from_crd_with(
+        schema: Option<&Value>,
+        defs: &Map<String, Value>,
+        preserve_unknown_fields: bool,
+    ) -> Result<Schema, String> {
         let Some(schema) = schema else {
             return Ok(Schema::deduced());
         };
         let mut c = Compiler::new(defs);
-        let root = c.compile_resource(schema, false, 0);
+        let root = c.compile_resource(schema, preserve_unknown_fields, 0);
         c.finish(root)
     }
 

@@ -45,6 +45,9 @@ pub struct Resource<'a> {
     pub scale: bool,
     /// What describes the object: a built-in definition, or a CRD version's `openAPIV3Schema`.
     pub schema: ObjectSchema<'a>,
+    /// The CRD's `spec.preserveUnknownFields` (CRDs from v1beta1): v2 then publishes only the
+    /// type, as for `x-kubernetes-preserve-unknown-fields` at the root.
+    pub preserve_unknown_fields: bool,
 }
 
 pub enum ObjectSchema<'a> {
@@ -161,10 +164,11 @@ fn builtin(flavor: Flavor) -> &'static Map<String, Value> {
 /// The object schema of a custom resource version, as upstream's `buildKubeNative` makes it.
 pub fn custom_object_schema(r: &Resource, schema: Option<&Value>, flavor: Flavor) -> Value {
     let gvk = json!([{"group": r.group, "kind": r.kind, "version": r.version}]);
-    let preserve_root = schema
-        .and_then(|s| s.get("x-kubernetes-preserve-unknown-fields"))
-        .and_then(Value::as_bool)
-        == Some(true);
+    let preserve_root = r.preserve_unknown_fields
+        || schema
+            .and_then(|s| s.get("x-kubernetes-preserve-unknown-fields"))
+            .and_then(Value::as_bool)
+            == Some(true);
     // Without a schema (or, in v2, with unknown fields preserved at the root) only the type is
     // published: kubectl would otherwise reject every field the schema does not list.
     let Some(schema) = schema.filter(|_| !(flavor == Flavor::V2 && preserve_root)) else {

@@ -11,6 +11,7 @@ fn crontab(schema: Value) -> (Value, Value) {
         status: false,
         scale: false,
         schema: ObjectSchema::Custom(Some(&schema)),
+        preserve_unknown_fields: false,
     };
     let v3 = part(&r, Flavor::V3);
     let v2 = part(&r, Flavor::V2);
@@ -57,6 +58,7 @@ fn operation_id_sample() -> String {
         status: true,
         scale: true,
         schema: ObjectSchema::Custom(None),
+        preserve_unknown_fields: false,
     };
     let p = part(&r, Flavor::V3);
     assert!(p
@@ -174,6 +176,7 @@ fn documents_carry_referenced_builtins() {
         status: false,
         scale: true,
         schema: ObjectSchema::Custom(Some(&json!({"type": "object"}))),
+        preserve_unknown_fields: false,
     };
     let p3 = part(&r, Flavor::V3);
     let d = v3_document(&[&p3], "Kubernetes CRD Swagger", "v0.1.0");
@@ -212,6 +215,7 @@ fn documents_carry_referenced_builtins() {
         status: true,
         scale: false,
         schema: ObjectSchema::BuiltIn,
+        preserve_unknown_fields: false,
     };
     let d = v3_document(&[&part(&ns, Flavor::V3)], "Kubernetes", "v1.32.0");
     assert!(d["components"]["schemas"]["io.k8s.api.core.v1.NamespaceStatus"].is_object());

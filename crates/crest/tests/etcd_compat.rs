@@ -208,16 +208,18 @@ fn serves_a_crd_stored_as_v1beta1() {
     rt.block_on(async {
         let store = connect(&cluster, "/registry").await;
         for (key, value) in [
-            (
-                "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.legacy.example.com",
-                stored_v1beta1_crd(),
-            ),
+            // Older than its CRD's revision, so read through its schema (as a stored object
+            // written before a schema change is), which must keep the unknown field.
             (
                 "/registry/legacy.example.com/widgets/default/w1",
                 json!({"apiVersion": "legacy.example.com/v1", "kind": "Widget",
                        "metadata": {"name": "w1", "namespace": "default", "uid": "uid-w1",
                                     "creationTimestamp": "2021-03-01T10:01:00Z"},
                        "spec": {"size": 3, "color": "red"}}),
+            ),
+            (
+                "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.legacy.example.com",
+                stored_v1beta1_crd(),
             ),
         ] {
             let value = serde_json::to_vec(&value).unwrap();
@@ -258,17 +260,52 @@ fn serves_a_crd_stored_as_v1beta1() {
     ]);
     assert_eq!(w1, "red/3");
     let table = s.kubectl_ok(&["get", "widgets"]);
-    assert!(
-        table.lines().next().is_some_and(|h| h.contains("SIZE"))
-            && table.lines().nth(1).is_some_and(|l| l.contains('3')),
+    let columns = |line: Option<&str>| -> Vec<String> {
+        line.unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        columns(table.lines().next())[..2],
+        ["NAME", "SIZE"],
         "{table}"
     );
+    assert_eq!(columns(table.lines().nth(1))[..2], ["w1", "3"], "{table}");
     // New objects keep unknown fields too (nothing is pruned), and the schema still validates.
     s.apply_yaml(
         "apiVersion: legacy.example.com/v1\nkind: Widget\nmetadata: {name: w2}\nspec: {size: 5, shape: round}\n",
     );
     let w2 = s.kubectl_ok(&["get", "widget", "w2", "-o", "jsonpath={.spec.shape}"]);
     assert_eq!(w2, "round");
+    // Server-side apply treats the unknown fields as deduced rather than refusing them.
+    let (ok, out, err) = s.kubectl_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        Some("apiVersion: legacy.example.com/v1\nkind: Widget\nmetadata: {name: w2}\nspec: {size: 6, shape: square}\n"),
+    );
+    assert!(ok, "{out}{err}");
+    let w2 = s.kubectl_ok(&[
+        "get",
+        "widget",
+        "w2",
+        "-o",
+        "jsonpath={.spec.shape}/{.spec.size}",
+    ]);
+    assert_eq!(w2, "square/6");
+    // OpenAPI v2 publishes only the type (client-side validation would refuse unknown fields);
+    // v3 the schema.
+    let v2 = s.kubectl_ok(&["get", "--raw", "/openapi/v2"]);
+    let v2: Value = serde_json::from_str(&v2).unwrap();
+    let widget = &v2["definitions"]["com.example.legacy.v1.Widget"];
+    assert_eq!(widget["type"], "object", "{widget}");
+    assert_eq!(widget.get("properties"), None, "{widget}");
+    let v3 = s.kubectl_ok(&["get", "--raw", "/openapi/v3/apis/legacy.example.com/v1"]);
+    let v3: Value = serde_json::from_str(&v3).unwrap();
+    let widget = &v3["components"]["schemas"]["com.example.legacy.v1.Widget"];
+    assert!(
+        widget["properties"]["spec"]["properties"]["size"].is_object(),
+        "{widget}"
+    );
     let (ok, _, err) = s.kubectl_stdin(
         &["apply", "-f", "-"],
         Some("apiVersion: legacy.example.com/v1\nkind: Widget\nmetadata: {name: w3}\nspec: {size: big}\n"),

@@ -124,10 +124,12 @@ impl CrSchema {
         // Root metadata as a typed ObjectMeta holds it: unknown fields dropped and reported.
         let read = objectmeta::get_object_meta(map, from_storage, !from_storage)?;
         let mut unknown = read.unknown_field_paths;
+        // Upstream's coercer prunes, and drops nulls a field does not allow, only when the CRD
+        // does not preserve unknown fields.
         if !self.keeps_unknown_fields {
             unknown.extend(pruning::prune(obj, s, true));
+            defaulting::prune_non_nullable_nulls_without_defaults(obj, s);
         }
-        defaulting::prune_non_nullable_nulls_without_defaults(obj, s);
         objectmeta::coerce(&FieldPath::root(), obj, s, true, from_storage)
             .map_err(|e| e.to_string())?;
         if let (Some(o), Some(meta)) = (obj.as_object_mut(), read.meta) {
@@ -316,6 +318,33 @@ mod tests {
             })
         );
         assert!(unknown.messages()[0].starts_with("unknown field \""));
+    }
+
+    /// `spec.preserveUnknownFields: true` (CRDs from v1beta1): unknown fields and nulls stay
+    /// (value validation then refuses the null), only metadata is coerced.
+    #[test]
+    fn a_crd_preserving_unknown_fields_prunes_nothing() {
+        let s = crontab_schema().keeping_unknown_fields();
+        let mut obj = json!({
+            "apiVersion": "stable.example.com/v1", "kind": "CronTab",
+            "metadata": {"name": "a", "bogus": 1},
+            "spec": {"image": null, "someRandomField": 42},
+            "extra": true,
+        });
+        let unknown = s.decode_request(&mut obj).expect("decodes");
+        assert_eq!(unknown.0, ["metadata.bogus"]);
+        assert_eq!(
+            obj,
+            json!({
+                "apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                "metadata": {"name": "a"},
+                "spec": {"image": null, "someRandomField": 42, "cronSpec": "5 0 * * *", "replicas": 1},
+                "extra": true,
+            })
+        );
+        let errs = s.validate_values(&obj);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].field.to_string(), "spec.image");
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub(crate) struct ResourceDef {
     /// For custom resources: the request version's compiled schema (pruning, defaulting and
     /// validation of writes).
     pub cr_schema: Option<Arc<CrSchema>>,
+    /// For custom resources: the CRD's `spec.preserveUnknownFields` (true only in CRDs from
+    /// v1beta1): nothing is pruned, apply deduces unknown fields, OpenAPI v2 publishes the type.
+    pub preserve_unknown_fields: bool,
     /// For custom resources: the version's `selectableFields`, as field selector names (the
     /// `jsonPath` without its leading `.`, e.g. `spec.color`).
     pub selectable_fields: Vec<String>,
@@ -96,6 +99,7 @@ impl ResourceDef {
             terminating: false,
             schema: None,
             cr_schema: None,
+            preserve_unknown_fields: false,
             selectable_fields: Vec::new(),
             typed: Some(typed),
             field_labels: None,
@@ -117,7 +121,11 @@ impl ResourceDef {
                 let defs = crest_openapi::builtin_definitions();
                 let compiled = match self.typed {
                     Some(name) => crest_managedfields::Schema::from_definition(name, defs),
-                    None => crest_managedfields::Schema::from_crd(self.schema.as_ref(), defs),
+                    None => crest_managedfields::Schema::from_crd_with(
+                        self.schema.as_ref(),
+                        defs,
+                        self.preserve_unknown_fields,
+                    ),
                 };
                 let schema = match compiled {
                     Ok(s) => s,
@@ -591,6 +599,7 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
             terminating,
             schema: v.pointer("/schema/openAPIV3Schema").cloned(),
             cr_schema,
+            preserve_unknown_fields: keeps_unknown_fields,
             selectable_fields: selectable_fields(v),
             typed: None,
             field_labels: None,

@@ -41,9 +41,12 @@ impl CachedObject {
         // A CRD kube-apiserver stored as v1beta1 (before 1.22) is served as v1; CRDs are few, so
         // every one takes the full parse.
         let is_crd = key.starts_with(super::keys::CRD_PREFIX);
-        let json = (!is_crd)
-            .then(|| with_resource_version(stored, mod_revision))
-            .flatten()
+        let fast = if is_crd {
+            None
+        } else {
+            with_resource_version(stored, mod_revision)
+        };
+        let json = fast
             .or_else(|| {
                 let mut v = serde_json::from_slice::<Value>(stored)
                     .ok()

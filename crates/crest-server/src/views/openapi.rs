@@ -135,10 +135,15 @@ fn describe<'a>(def: &'a ResourceDef) -> Resource<'a> {
         status: has("status"),
         scale: has("scale"),
         schema: if def.crd_name.is_some() {
-            ObjectSchema::Custom(def.schema.as_ref())
+            // Upstream publishes no schema for a non-structural one, which only a CRD from
+            // v1beta1 that preserves unknown fields can still hold.
+            ObjectSchema::Custom(def.schema.as_ref().filter(|s| {
+                !def.preserve_unknown_fields || crest_apiextensions::is_structural(s).is_empty()
+            }))
         } else {
             ObjectSchema::BuiltIn
         },
+        preserve_unknown_fields: def.preserve_unknown_fields,
     }
 }
 

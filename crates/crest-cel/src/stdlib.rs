@@ -504,33 +504,36 @@ fn matches(s: &str, re: &str) -> Result<bool, EvalError> {
 }
 
 /// A pattern that is not a literal (literals are compiled with the program), compiled with Go's
-/// regexp syntax, semantics and error text, as cel-go's. Kept per thread (bounded, errors too):
-/// a rule such as `self.items.all(x, x.matches(self.pattern))` compiles its pattern once, not
-/// once per item, whose cost the CEL cost model does not charge.
+/// regexp syntax, semantics and error text, as cel-go's.
 fn compiled_pattern(re: &str) -> Result<Arc<regex::Regex>, EvalError> {
+    compiled_regex(re).map_err(err)
+}
+
+/// `pattern` compiled with Go's regexp syntax and semantics (`crest_goregexp`), or Go's error
+/// text. Kept per thread (bounded, errors too): a rule such as
+/// `self.items.all(x, x.matches(self.pattern))` compiles its pattern once, not once per item,
+/// whose cost the CEL cost model does not charge. Libraries with regex functions (Kubernetes'
+/// `find`/`findAll`) share it.
+pub fn compiled_regex(pattern: &str) -> Result<Arc<regex::Regex>, String> {
     type Compiled = Result<Arc<regex::Regex>, String>;
     thread_local! {
         static CACHE: std::cell::RefCell<std::collections::HashMap<String, Compiled>> =
             Default::default();
     }
-    let found = CACHE.with(|c| c.borrow().get(re).cloned());
-    let compiled = match found {
-        Some(c) => c,
-        None => {
-            let c: Compiled = crest_goregexp::compile(re)
-                .map(Arc::new)
-                .map_err(|e| e.to_string());
-            CACHE.with(|cache| {
-                let mut cache = cache.borrow_mut();
-                if cache.len() >= 64 {
-                    cache.clear();
-                }
-                cache.insert(re.to_string(), c.clone());
-            });
-            c
+    if let Some(c) = CACHE.with(|c| c.borrow().get(pattern).cloned()) {
+        return c;
+    }
+    let c: Compiled = crest_goregexp::compile(pattern)
+        .map(Arc::new)
+        .map_err(|e| e.to_string());
+    CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= 64 {
+            cache.clear();
         }
-    };
-    compiled.map_err(err)
+        cache.insert(pattern.to_string(), c.clone());
+    });
+    c
 }
 
 fn is_zero(v: &Value) -> bool {

@@ -1,8 +1,6 @@
 //! Kubernetes' regex library (apiserver `library/regex.go`): `find` and `findAll` on strings
 //! (Go's regexp syntax and semantics, through `crest_goregexp`).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crest_cel::decls::{Library, Overload};
@@ -11,26 +9,10 @@ use crest_cel::types::Type;
 use crest_cel::value::Value;
 use regex::Regex;
 
-/// Patterns are nearly always literals: compiled ones are kept per thread (bounded).
+/// The pattern compiled (cached, shared with `matches`), or cel-go's "Illegal regex" error.
 fn compiled(pattern: &str) -> Result<Arc<Regex>, EvalError> {
-    thread_local! {
-        static CACHE: RefCell<HashMap<String, Arc<Regex>>> = RefCell::new(HashMap::new());
-    }
-    if let Some(re) = CACHE.with(|c| c.borrow().get(pattern).cloned()) {
-        return Ok(re);
-    }
-    let re = Arc::new(
-        crest_goregexp::compile(pattern)
-            .map_err(|e| EvalError::new(format!("Illegal regex: {e}")))?,
-    );
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.len() >= 64 {
-            c.clear();
-        }
-        c.insert(pattern.to_string(), re.clone());
-    });
-    Ok(re)
+    crest_cel::stdlib::compiled_regex(pattern)
+        .map_err(|e| EvalError::new(format!("Illegal regex: {e}")))
 }
 
 /// Go's `FindAllString(s, n)`: all matches for a negative n, at most n otherwise.

@@ -152,6 +152,29 @@ enum Failure {
     NoSpace(String),
 }
 
+impl Failure {
+    /// The storage error of a call (`what`) that failed this way. `Compacted` and
+    /// `FutureRevision` carry no revisions: the caller, which knows them, fills them in.
+    fn into_error(self, what: &str) -> StorageError {
+        match self {
+            Failure::NotSent(m) | Failure::Unavailable(m) => {
+                StorageError::Unavailable(format!("etcd {what}: {m}"))
+            }
+            Failure::Timeout(m) => StorageError::Timeout(format!("etcd {what}: {m}")),
+            Failure::Compacted => StorageError::Compacted {
+                requested: 0,
+                compacted: 0,
+            },
+            Failure::Future => StorageError::FutureRevision {
+                requested: 0,
+                current: 0,
+            },
+            Failure::Other(m) => StorageError::Internal(format!("etcd {what}: {m}")),
+            Failure::NoSpace(m) => StorageError::Io(m),
+        }
+    }
+}
+
 fn classify(e: etcd_client::Error) -> Failure {
     use tonic::Code;
     match e {
@@ -298,23 +321,7 @@ impl Inner {
             };
             let now = tokio::time::Instant::now();
             if !retry || now + backoff >= deadline || self.closed.load(Ordering::Acquire) {
-                return Err(match failure {
-                    Failure::NotSent(m) | Failure::Unavailable(m) => {
-                        StorageError::Unavailable(format!("etcd {what}: {m}"))
-                    }
-                    Failure::Timeout(m) => StorageError::Timeout(format!("etcd {what}: {m}")),
-                    // Filled in by the caller, which knows the revisions.
-                    Failure::Compacted => StorageError::Compacted {
-                        requested: 0,
-                        compacted: 0,
-                    },
-                    Failure::Future => StorageError::FutureRevision {
-                        requested: 0,
-                        current: 0,
-                    },
-                    Failure::Other(m) => StorageError::Internal(format!("etcd {what}: {m}")),
-                    Failure::NoSpace(m) => StorageError::Io(m),
-                });
+                return Err(failure.into_error(what));
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(200));
@@ -369,14 +376,11 @@ impl Inner {
         };
         match tokio::time::timeout(self.request_timeout, probe).await {
             Err(_) => Err(StorageError::Timeout("etcd compaction probe".into())),
-            Ok(Err(e)) => Err(match classify(e) {
-                Failure::Timeout(m) => StorageError::Timeout(m),
-                Failure::Other(m) => StorageError::Internal(m),
-                Failure::NoSpace(m) => StorageError::Io(m),
-                Failure::NotSent(m) | Failure::Unavailable(m) => StorageError::Unavailable(m),
-                Failure::Compacted | Failure::Future => {
+            Ok(Err(e)) => Err(match classify(e).into_error("compaction probe") {
+                StorageError::Compacted { .. } | StorageError::FutureRevision { .. } => {
                     StorageError::Internal("etcd compaction probe".into())
                 }
+                e => e,
             }),
             Ok(Ok(rev)) => {
                 self.note_compacted(rev);

@@ -382,6 +382,35 @@ users:
         )
     }
 
+    /// Runs a client program (`node client.mjs`, `python3 script.py`) that reads this server's
+    /// kubeconfig from `KUBECONFIG`, killed after `limit`; returns (success, stdout, stderr).
+    /// Its output goes to files in the data dir (a full pipe would stall it until the limit).
+    pub(crate) fn run_client(
+        &self,
+        program: &str,
+        args: &[&std::ffi::OsStr],
+        dir: &Path,
+        limit: Duration,
+    ) -> (bool, String, String) {
+        let (out, err) = (self.dir.join("client.out"), self.dir.join("client.err"));
+        let mut child = Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .stdout(std::fs::File::create(&out).expect("client.out"))
+            .stderr(std::fs::File::create(&err).expect("client.err"))
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program} is required for this test: {e}"));
+        let t0 = Instant::now();
+        while child.try_wait().expect(program).is_none() && t0.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let status = child.wait().expect(program);
+        let read = |f: &Path| std::fs::read_to_string(f).unwrap_or_default();
+        (status.success(), read(&out), read(&err))
+    }
+
     /// kubectl that must succeed; returns stdout.
     pub(crate) fn kubectl_ok(&self, args: &[&str]) -> String {
         let (ok, out, err) = self.kubectl(args);

@@ -9,13 +9,21 @@ pub fn base64_error(offset: usize) -> String {
     format!("illegal base64 data at input byte {offset}")
 }
 
-fn base64_value(c: u8) -> Option<u8> {
-    match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
+/// Which of Go's base64 encodings: `StdEncoding` (`+/`, padded) or `RawURLEncoding` (`-_`,
+/// unpadded).
+#[derive(Clone, Copy, PartialEq)]
+enum Encoding {
+    Std,
+    RawUrl,
+}
+
+fn base64_value(c: u8, enc: Encoding) -> Option<u8> {
+    match (c, enc) {
+        (b'A'..=b'Z', _) => Some(c - b'A'),
+        (b'a'..=b'z', _) => Some(c - b'a' + 26),
+        (b'0'..=b'9', _) => Some(c - b'0' + 52),
+        (b'+', Encoding::Std) | (b'-', Encoding::RawUrl) => Some(62),
+        (b'/', Encoding::Std) | (b'_', Encoding::RawUrl) => Some(63),
         _ => None,
     }
 }
@@ -30,6 +38,17 @@ fn skip_newlines(src: &[u8], mut si: usize) -> usize {
 /// `base64.StdEncoding.DecodeString`: padded, `\r` and `\n` ignored anywhere, trailing bits not
 /// checked; `Err(offset)` where Go's `CorruptInputError` points (see [`base64_error`]).
 pub fn go_base64_decode(src: &[u8]) -> Result<Vec<u8>, usize> {
+    decode_base64(src, Encoding::Std)
+}
+
+/// `base64.RawURLEncoding.DecodeString` (how kube-apiserver decodes a continue token): as
+/// [`go_base64_decode`] with `-_` for `+/`, and a final quantum of two or three characters
+/// instead of padding (an `=` is corrupt input).
+pub fn go_base64_decode_raw_url(src: &[u8]) -> Result<Vec<u8>, usize> {
+    decode_base64(src, Encoding::RawUrl)
+}
+
+fn decode_base64(src: &[u8], enc: Encoding) -> Result<Vec<u8>, usize> {
     let mut out = Vec::with_capacity(src.len() / 4 * 3 + 3);
     let mut si = 0;
     // One quantum (four characters, or fewer before padding) per round, as `decodeQuantum`.
@@ -43,11 +62,16 @@ pub fn go_base64_decode(src: &[u8]) -> Result<Vec<u8>, usize> {
                 if j == 0 {
                     return Ok(out);
                 }
-                return Err(si - j);
+                if j == 1 || enc == Encoding::Std {
+                    return Err(si - j);
+                }
+                // Unpadded: the last quantum ends here.
+                len = j;
+                break;
             }
             let c = src[si];
             si += 1;
-            if let Some(v) = base64_value(c) {
+            if let Some(v) = base64_value(c, enc) {
                 quantum[j] = v;
                 j += 1;
                 continue;
@@ -55,7 +79,7 @@ pub fn go_base64_decode(src: &[u8]) -> Result<Vec<u8>, usize> {
             if matches!(c, b'\n' | b'\r') {
                 continue;
             }
-            if c != b'=' || j < 2 {
+            if c != b'=' || j < 2 || enc == Encoding::RawUrl {
                 return Err(si - 1);
             }
             if j == 2 {
@@ -283,6 +307,12 @@ fn step(stack: &mut Vec<Parse>, state: State, c: u8) -> Result<State, String> {
     })
 }
 
+/// `encoding/json`'s syntax error for `data` (what `json.Valid` rejects), as `json.Unmarshal`
+/// words it; `None` when `data` is one valid JSON value.
+pub fn go_json_syntax_error(data: &[u8]) -> Option<String> {
+    check_valid(data).err()
+}
+
 /// `json.Unmarshal(data, &map[string]interface{}{})`'s error: a syntax error, or a top-level
 /// value that is not an object (null decodes to a nil map).
 pub fn go_json_map_error(data: &[u8]) -> Option<String> {
@@ -315,6 +345,17 @@ mod tests {
         assert_eq!(go_base64_decode(b""), Ok(vec![]));
         // Offsets as Go's CorruptInputError gives them.
         assert_eq!(go_base64_decode(b"!!!!"), Err(0));
+        // RawURLEncoding: no padding, URL alphabet, trailing bits not checked.
+        assert_eq!(go_base64_decode_raw_url(b"aGVsbG8"), Ok(b"hello".to_vec()));
+        assert_eq!(go_base64_decode_raw_url(b"aGk"), Ok(b"hi".to_vec()));
+        assert_eq!(go_base64_decode_raw_url(b"aB"), Ok(b"h".to_vec()));
+        assert_eq!(
+            go_base64_decode_raw_url(b"-_-_"),
+            Ok(vec![0xfb, 0xff, 0xbf])
+        );
+        assert_eq!(go_base64_decode_raw_url(b"aGk="), Err(3));
+        assert_eq!(go_base64_decode_raw_url(b"aGVsb"), Err(4));
+        assert_eq!(go_base64_decode_raw_url(b"a+b/"), Err(1));
         assert_eq!(go_base64_decode(b"aGVsbG8"), Err(4));
         assert_eq!(go_base64_decode(b"abc"), Err(0));
         assert_eq!(go_base64_decode(b"a"), Err(0));

@@ -11,7 +11,10 @@ mod decode;
 mod duration;
 mod isprint;
 
-pub use decode::{base64_error, go_base64_decode, go_json_map_error};
+pub use decode::{
+    base64_error, go_base64_decode, go_base64_decode_raw_url, go_json_map_error,
+    go_json_syntax_error,
+};
 pub use duration::go_parse_duration;
 
 /// Go's `%v` (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, exponent form when the

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use crest_api::{ApiError, FieldError, FieldPath, GroupKind};
 use crest_selectors::ListFilter;
 use crest_storage::{RangeRequest, Revision, StorageError};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -149,7 +150,8 @@ pub(crate) struct ListPage {
 
 /// A continue token as kube-apiserver encodes it: unpadded URL-safe base64 of
 /// `{"v":"meta.k8s.io/v1","rv":N,"start":"<key after the list prefix>\u0000"}`.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+#[serde(default)]
 struct ContinueToken {
     #[serde(rename = "v")]
     api_version: String,
@@ -169,13 +171,66 @@ fn encode_continue(last_key: &str, prefix: &str, rev: Revision) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
 }
 
+/// `json.Unmarshal(data, &continueToken{})`'s error: Go's syntax error, or the first value of
+/// the wrong type (a missing field or `null` is the zero value, unknown fields are ignored, and
+/// field names match case-insensitively, as Go's decoder does).
+fn continue_token_json_error(data: &[u8]) -> Option<String> {
+    if let Some(e) = crest_gofmt::go_json_syntax_error(data) {
+        return Some(e);
+    }
+    let v: Value = serde_json::from_slice(data).ok()?;
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let fields = match &v {
+        Value::Null => return None,
+        Value::Object(m) => m,
+        other => {
+            return Some(format!(
+                "json: cannot unmarshal {} into Go value of type storage.continueToken",
+                kind(other)
+            ))
+        }
+    };
+    for (key, value) in fields {
+        let (field, ty) = match key.to_ascii_lowercase().as_str() {
+            "v" => ("v", "string"),
+            "rv" => ("rv", "int64"),
+            "start" => ("start", "string"),
+            _ => continue,
+        };
+        let found = match (ty, value) {
+            (_, Value::Null) | ("string", Value::String(_)) => continue,
+            ("int64", Value::Number(n)) if n.is_i64() => continue,
+            ("int64", Value::Number(n)) => format!("number {n}"),
+            _ => kind(value).to_string(),
+        };
+        return Some(format!(
+            "json: cannot unmarshal {found} into Go struct field continueToken.{field} of type {ty}"
+        ));
+    }
+    None
+}
+
 /// The first key (inclusive) and revision a continue token names (`rv` -1: the latest).
 fn decode_continue(token: &str, prefix: &str) -> Result<(String, Revision), ApiError> {
     let invalid =
         |detail: String| ApiError::bad_request(format!("invalid continue token: {detail}"));
-    let data = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|e| invalid(format!("continue key is not valid: {e}")))?;
+    // Decoded as upstream's `storage.DecodeContinue` decodes it, with Go's error texts.
+    let data = crest_gofmt::go_base64_decode_raw_url(token.as_bytes()).map_err(|at| {
+        invalid(format!(
+            "continue key is not valid: {}",
+            crest_gofmt::base64_error(at)
+        ))
+    })?;
+    if let Some(e) = continue_token_json_error(&data) {
+        return Err(invalid(format!("continue key is not valid: {e}")));
+    }
     let t: ContinueToken = serde_json::from_slice(&data)
         .map_err(|e| invalid(format!("continue key is not valid: {e}")))?;
     if t.api_version != "meta.k8s.io/v1" {
@@ -434,6 +489,38 @@ async fn read_page(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bad continue tokens get kube-apiserver's 400 messages: Go's base64 and JSON errors under
+    /// `storage.DecodeContinue`'s wording.
+    #[test]
+    fn bad_continue_tokens_are_refused_in_upstreams_words() {
+        let prefix = "/registry/configmaps/";
+        for (token, want) in [
+            ("a", "illegal base64 data at input byte 0"),
+            ("e30=", "illegal base64 data at input byte 3"),
+            (
+                "garbage",
+                r"invalid character '\u0081' looking for beginning of value",
+            ),
+            (
+                "WzFd",
+                "json: cannot unmarshal array into Go value of type storage.continueToken",
+            ),
+            (
+                "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6IjUiLCJzdGFydCI6ImEifQ",
+                "json: cannot unmarshal string into Go struct field continueToken.rv of type int64",
+            ),
+            (
+                "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MS41LCJzdGFydCI6ImEifQ",
+                "json: cannot unmarshal number 1.5 into Go struct field continueToken.rv of type int64",
+            ),
+            ("e30", "server does not recognize this encoded version "),
+        ] {
+            let err = decode_continue(token, prefix).err().map(|e| e.message);
+            let want = format!("invalid continue token: continue key is not valid: {want}");
+            assert_eq!(err.as_deref(), Some(want.as_str()), "{token}");
+        }
+    }
 
     #[test]
     fn continue_tokens_round_trip_and_reject_tampering() {

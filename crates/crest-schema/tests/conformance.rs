@@ -1,6 +1,8 @@
 //! Runs the upstream-derived conformance cases in `shared/conformance/` (see its README) against
 //! crest-schema. Any mismatch fails the test, except the known gaps listed (with a reason) in
-//! `KNOWN_GAPS`; a listed gap that starts passing fails too, so the table stays honest.
+//! `KNOWN_GAPS`; a listed gap that starts passing fails too, so the table stays honest. The
+//! further cases of the same upstream tables, restated in the same format, are in
+//! `tests/upstream/` and run alongside.
 
 use crest_api::field::{aggregate, ErrorType, FieldError, FieldPath};
 use crest_schema::{defaulting, listtype, objectmeta, pruning, validation, Structural};
@@ -12,11 +14,22 @@ fn dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/")
 }
 
+/// The cases of `file`: the shared ones, then the further cases of the same upstream tables
+/// restated in this crate's `tests/upstream/<file>` (same format), when that file exists.
 fn load(file: &str) -> Vec<Value> {
-    let path = dir().join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str::<Vec<Value>>(&text).unwrap_or_else(|e| panic!("parsing {file}: {e}"))
+    let read = |path: &std::path::Path| -> Vec<Value> {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
+    };
+    let mut cases = read(&dir().join(file));
+    let extra = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/upstream")
+        .join(file);
+    if extra.exists() {
+        cases.extend(read(&extra));
+    }
+    cases
 }
 
 fn schema(case: &Value) -> Option<Structural> {

@@ -39,8 +39,8 @@ fn structural_validation_conformance() {
     let mut cases: Vec<Value> = serde_json::from_str(&text).expect("conformance JSON");
     assert_eq!(cases.len(), 88);
     // The further cases of the same upstream table, restated in the same format.
-    let extra = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/upstream/structural-validation.json");
+    let extra =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/upstream/structural-validation.json");
     if extra.exists() {
         let text = std::fs::read_to_string(&extra).expect("upstream cases");
         cases.extend(serde_json::from_str::<Vec<Value>>(&text).expect("upstream cases JSON"));

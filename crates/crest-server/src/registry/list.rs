@@ -150,8 +150,7 @@ pub(crate) struct ListPage {
 
 /// A continue token as kube-apiserver encodes it: unpadded URL-safe base64 of
 /// `{"v":"meta.k8s.io/v1","rv":N,"start":"<key after the list prefix>\u0000"}`.
-#[derive(serde::Serialize, serde::Deserialize, Default)]
-#[serde(default)]
+#[derive(serde::Serialize, Default)]
 struct ContinueToken {
     #[serde(rename = "v")]
     api_version: String,
@@ -171,94 +170,144 @@ fn encode_continue(last_key: &str, prefix: &str, rev: Revision) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
 }
 
-/// `json.Unmarshal(data, &continueToken{})`'s error: Go's syntax error, or the first value of
-/// the wrong type (a missing field or `null` is the zero value, unknown fields are ignored, and
-/// field names match case-insensitively, as Go's decoder does).
-fn continue_token_json_error(data: &[u8]) -> Option<String> {
-    if let Some(e) = crest_gofmt::go_json_syntax_error(data) {
-        return Some(e);
-    }
-    let v: Value = serde_json::from_slice(data).ok()?;
-    let kind = |v: &Value| match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    let fields = match &v {
-        Value::Null => return None,
-        Value::Object(m) => m,
-        other => {
-            return Some(format!(
-                "json: cannot unmarshal {} into Go value of type storage.continueToken",
-                kind(other)
-            ))
+/// A JSON object's members in document order, values as their raw text.
+struct Members(Vec<(String, Box<serde_json::value::RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Members, A::Error> {
+                let mut out = Vec::new();
+                while let Some(member) = m.next_entry()? {
+                    out.push(member);
+                }
+                Ok(Members(out))
+            }
         }
-    };
-    for (key, value) in fields {
-        let (field, ty) = match key.to_ascii_lowercase().as_str() {
-            "v" => ("v", "string"),
-            "rv" => ("rv", "int64"),
-            "start" => ("start", "string"),
-            _ => continue,
-        };
-        let found = match (ty, value) {
-            (_, Value::Null) | ("string", Value::String(_)) => continue,
-            ("int64", Value::Number(n)) if n.is_i64() => continue,
-            ("int64", Value::Number(n)) => format!("number {n}"),
-            _ => kind(value).to_string(),
-        };
-        return Some(format!(
-            "json: cannot unmarshal {found} into Go struct field continueToken.{field} of type {ty}"
-        ));
+        d.deserialize_map(Visit)
     }
-    None
 }
 
-/// The first key (inclusive) and revision a continue token names (`rv` -1: the latest).
-fn decode_continue(token: &str, prefix: &str) -> Result<(String, Revision), ApiError> {
-    let invalid =
-        |detail: String| ApiError::bad_request(format!("invalid continue token: {detail}"));
-    // Decoded as upstream's `storage.DecodeContinue` decodes it, with Go's error texts.
-    let data = crest_gofmt::go_base64_decode_raw_url(token.as_bytes()).map_err(|at| {
-        invalid(format!(
-            "continue key is not valid: {}",
-            crest_gofmt::base64_error(at)
-        ))
-    })?;
-    if let Some(e) = continue_token_json_error(&data) {
-        return Err(invalid(format!("continue key is not valid: {e}")));
+/// `json.Unmarshal(data, &continueToken{})`, with Go's errors: the syntax error, or the first
+/// member (in document order) of the wrong type, its number quoted as written. As Go's decoder:
+/// `null` (the whole token or a member) leaves the zero value, unknown members are ignored, names
+/// match case-insensitively, and the last of duplicated members wins.
+fn go_unmarshal_continue_token(data: &[u8]) -> Result<ContinueToken, String> {
+    if let Some(e) = crest_gofmt::go_json_syntax_error(data) {
+        return Err(e);
     }
-    let t: ContinueToken = serde_json::from_slice(&data)
-        .map_err(|e| invalid(format!("continue key is not valid: {e}")))?;
+    let mut t = ContinueToken::default();
+    let first = data.iter().copied().find(|c| !c.is_ascii_whitespace());
+    let members = match first {
+        Some(b'{') => serde_json::from_slice::<Members>(data).map_err(|e| e.to_string())?,
+        Some(b'n') => return Ok(t),
+        _ => {
+            let v: Value = serde_json::from_slice(data).map_err(|e| e.to_string())?;
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type storage.continueToken",
+                crest_gofmt::json_kind(&v)
+            ));
+        }
+    };
+    let mut first_error = None;
+    for (key, raw) in members.0 {
+        let raw = raw.get();
+        let field = key.to_lowercase();
+        if !matches!(field.as_str(), "v" | "rv" | "start") || raw == "null" {
+            continue;
+        }
+        let wrong = |found: String, ty: &str| {
+            format!("json: cannot unmarshal {found} into Go struct field continueToken.{field} of type {ty}")
+        };
+        let kind = || {
+            serde_json::from_str::<Value>(raw)
+                .map(|v| crest_gofmt::json_kind(&v).to_string())
+                .unwrap_or_else(|_| "number".into())
+        };
+        let result = match field.as_str() {
+            "rv" if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => raw
+                .parse::<i64>()
+                .map(|rv| t.resource_version = rv)
+                .map_err(|_| wrong(format!("number {raw}"), "int64")),
+            "rv" => Err(wrong(kind(), "int64")),
+            _ => match serde_json::from_str::<String>(raw) {
+                Ok(text) if field == "v" => {
+                    t.api_version = text;
+                    Ok(())
+                }
+                Ok(text) => {
+                    t.start = text;
+                    Ok(())
+                }
+                Err(_) if raw.starts_with('"') => Err(wrong("string".into(), "string")),
+                Err(_) => Err(wrong(kind(), "string")),
+            },
+        };
+        if let Err(e) = result {
+            first_error.get_or_insert(e);
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(t),
+    }
+}
+
+/// Go's `path.Clean(key) == key` for a key starting with `/`: no empty, `.` or `..` segment and
+/// no trailing `/` (except the root itself).
+fn go_path_is_clean(key: &str) -> bool {
+    key == "/"
+        || key.strip_prefix('/').is_some_and(|rest| {
+            rest.split('/')
+                .all(|s| !s.is_empty() && s != "." && s != "..")
+        })
+}
+
+/// The first key (inclusive) and revision a continue token names (`rv` -1: the latest), decoded
+/// as upstream's `storage.DecodeContinue` decodes it, with its and Go's error texts.
+fn decode_continue(token: &str, prefix: &str) -> Result<(String, Revision), ApiError> {
+    let invalid = |detail: String| {
+        ApiError::bad_request(format!(
+            "invalid continue token: continue key is not valid{detail}"
+        ))
+    };
+    let data = crest_gofmt::go_base64_decode_raw_url(token.as_bytes())
+        .map_err(|at| invalid(format!(": {}", crest_gofmt::base64_error(at))))?;
+    let t = go_unmarshal_continue_token(&data).map_err(|e| invalid(format!(": {e}")))?;
     if t.api_version != "meta.k8s.io/v1" {
         return Err(invalid(format!(
-            "continue key is not valid: server does not recognize this encoded version {}",
+            ": server does not recognize this encoded version {}",
             t.api_version
         )));
     }
     if t.resource_version == 0 {
         return Err(invalid(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into(),
+            ": incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into(),
         ));
     }
     if t.start.is_empty() {
         return Err(invalid(
-            "continue key is not valid: encoded start key empty".into(),
+            ": encoded start key empty (version meta.k8s.io/v1)".into(),
         ));
     }
     // No climbing out of the list's prefix.
-    let clean = !t.start.starts_with('/')
-        && !t
-            .start
-            .split('/')
-            .any(|seg| seg == ".." || seg == "." || seg.is_empty() && !t.start.ends_with('\0'));
-    if !clean {
-        return Err(invalid(format!("continue key is not valid: {}", t.start)));
+    let key = if t.start.starts_with('/') {
+        t.start.clone()
+    } else {
+        format!("/{}", t.start)
+    };
+    if !go_path_is_clean(&key) {
+        return Err(invalid(format!(": {}", t.start)));
     }
-    Ok((format!("{prefix}{}", t.start), t.resource_version))
+    Ok((format!("{prefix}{}", &key[1..]), t.resource_version))
 }
 
 /// LIST with resourceVersion, resourceVersionMatch, limit and continue.
@@ -515,6 +564,38 @@ mod tests {
                 "json: cannot unmarshal number 1.5 into Go struct field continueToken.rv of type int64",
             ),
             ("e30", "server does not recognize this encoded version "),
+            (
+                "eyJ2IjoxLCJydiI6IngifQ",
+                "json: cannot unmarshal number into Go struct field continueToken.v of type string",
+            ),
+            (
+                "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MWUyLCJzdGFydCI6ImEifQ",
+                "json: cannot unmarshal number 1e2 into Go struct field continueToken.rv of type int64",
+            ),
+            (
+                "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MX0",
+                "encoded start key empty (version meta.k8s.io/v1)",
+            ),
+            (
+                "bnVsbA",
+                "server does not recognize this encoded version ",
+            ),
+            (
+                "eyJ2IjpudWxsLCJydiI6MSwic3RhcnQiOiJhIn0",
+                "server does not recognize this encoded version ",
+            ),
+            (
+                "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6bnVsbCwic3RhcnQiOiJhIn0",
+                "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+            ),
+            (
+                "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NSwic3RhcnQiOiJhLy9iIn0",
+                "a//b",
+            ),
+            (
+                "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NSwic3RhcnQiOiJhLyJ9",
+                "a/",
+            ),
         ] {
             let err = decode_continue(token, prefix).err().map(|e| e.message);
             let want = format!("invalid continue token: continue key is not valid: {want}");
@@ -539,6 +620,24 @@ mod tests {
         ] {
             let e = decode_continue(bad, "/registry/g/r/").expect_err(bad);
             assert_eq!(e.code, 400, "{bad}: {}", e.message);
+        }
+        // As Go's json.Unmarshal and path.Clean: names match case-insensitively, the last of
+        // duplicated members wins, a leading `/` is allowed.
+        for (json, key, rv) in [
+            (
+                r#"{"V":"meta.k8s.io/v1","RV":5,"Start":"a"}"#,
+                "/registry/g/r/a",
+                5,
+            ),
+            (
+                r#"{"v":"meta.k8s.io/v1","rv":1,"rv":7,"start":"/x/y"}"#,
+                "/registry/g/r/x/y",
+                7,
+            ),
+        ] {
+            let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
+            let got = decode_continue(&token, "/registry/g/r/").expect(json);
+            assert_eq!((got.0.as_str(), got.1), (key, rv), "{json}");
         }
     }
 }

@@ -216,56 +216,19 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
         async move { trickle(&base, 50, 10).await }
     });
 
+    // One request per attack, each measured alone: (row, method, URL, Content-Type, body,
+    // target).
+    let patch = reqwest::Method::PATCH;
+    let post = reqwest::Method::POST;
+    let collection = format!("{base}{COLLECTION}");
     // JSON patch: each copy doubles spec (25 of them: 32 GiB unbounded).
     let copies: Vec<serde_json::Value> = (0..25)
         .map(|i| serde_json::json!({"op": "copy", "from": "/spec", "path": format!("/spec/c{i}")}))
         .collect();
-    mark(&peak, &overall);
-    let r = one(
-        &c,
-        reqwest::Method::PATCH,
-        item.clone(),
-        "application/json-patch+json",
-        serde_json::to_vec(&copies).expect("patch"),
-    )
-    .await;
-    rows.push((
-        "attack: JSON patch, 25 doubling copies".into(),
-        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
-        "4xx, fast".into(),
-    ));
     let ops: Vec<serde_json::Value> = (0..10_001)
         .map(|_| serde_json::json!({"op": "test", "path": "/metadata/name", "value": "victim"}))
         .collect();
-    mark(&peak, &overall);
-    let r = one(
-        &c,
-        reqwest::Method::PATCH,
-        item.clone(),
-        "application/json-patch+json",
-        serde_json::to_vec(&ops).expect("patch"),
-    )
-    .await;
-    rows.push((
-        "attack: JSON patch of 10,001 operations".into(),
-        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
-        "413".into(),
-    ));
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-    mark(&peak, &overall);
-    let r = one(
-        &c,
-        reqwest::Method::POST,
-        format!("{base}{COLLECTION}"),
-        "application/yaml",
-        deep.into_bytes(),
-    )
-    .await;
-    rows.push((
-        "attack: YAML nested 100,000 levels".into(),
-        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
-        "400, fast".into(),
-    ));
     let mut laughs = String::from(
         "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
     );
@@ -277,20 +240,6 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
             vec![format!("*{prev}"); 9].join(",")
         ));
     }
-    mark(&peak, &overall);
-    let r = one(
-        &c,
-        reqwest::Method::POST,
-        format!("{base}{COLLECTION}"),
-        "application/yaml",
-        laughs.into_bytes(),
-    )
-    .await;
-    rows.push((
-        "attack: YAML billion laughs".into(),
-        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
-        "400, fast".into(),
-    ));
     let refs: Vec<serde_json::Value> = (0..30_000)
         .map(|i| serde_json::json!({"apiVersion": "v1", "kind": "K", "name": "n", "uid": format!("u{i}")}))
         .collect();
@@ -298,20 +247,58 @@ pub(crate) async fn attack(binary: &Path) -> Vec<Row> {
         "apiVersion": "stable.example.com/v1", "kind": "CronTab",
         "metadata": {"name": "owned", "ownerReferences": refs},
     });
-    mark(&peak, &overall);
-    let r = one(
-        &c,
-        reqwest::Method::POST,
-        format!("{base}{COLLECTION}"),
-        "application/json",
-        serde_json::to_vec(&owned).expect("body"),
-    )
-    .await;
-    rows.push((
-        "attack: 30,000 ownerReferences".into(),
-        format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
-        "fast".into(),
-    ));
+    let json_patch = "application/json-patch+json";
+    let attacks = [
+        (
+            "attack: JSON patch, 25 doubling copies",
+            patch.clone(),
+            item.clone(),
+            json_patch,
+            serde_json::to_vec(&copies).expect("patch"),
+            "4xx, fast",
+        ),
+        (
+            "attack: JSON patch of 10,001 operations",
+            patch,
+            item.clone(),
+            json_patch,
+            serde_json::to_vec(&ops).expect("patch"),
+            "413",
+        ),
+        (
+            "attack: YAML nested 100,000 levels",
+            post.clone(),
+            collection.clone(),
+            "application/yaml",
+            deep.into_bytes(),
+            "400, fast",
+        ),
+        (
+            "attack: YAML billion laughs",
+            post.clone(),
+            collection.clone(),
+            "application/yaml",
+            laughs.into_bytes(),
+            "400, fast",
+        ),
+        (
+            "attack: 30,000 ownerReferences",
+            post,
+            collection,
+            "application/json",
+            serde_json::to_vec(&owned).expect("body"),
+            "fast",
+        ),
+    ];
+    for (row, method, url, ctype, body, target) in attacks {
+        mark(&peak, &overall);
+        let r = one(&c, method, url, ctype, body).await;
+        rows.push((
+            row.into(),
+            format!("{r}; RSS +{:.0} MiB at its peak", mark(&peak, &overall)),
+            target.into(),
+        ));
+    }
 
     let r = trickled.await.unwrap_or_default();
     rows.push((

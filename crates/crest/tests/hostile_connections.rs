@@ -231,6 +231,21 @@ impl H2 {
             .await;
     }
 
+    /// Opens a watch of ConfigMaps on stream `id` and reads its 200 response headers.
+    async fn watch(&mut self, id: u32, token: &str) {
+        self.get(
+            id,
+            "/api/v1/namespaces/default/configmaps?watch=1",
+            Some(token),
+        )
+        .await;
+        let headers = self.next_on(id).await;
+        assert!(
+            headers.kind == HEADERS && is_200(&headers.payload),
+            "stream {id}: {headers:?}"
+        );
+    }
+
     /// The next frame of stream `id`, skipping connection frames (SETTINGS ACKs, PINGs,
     /// WINDOW_UPDATEs) and other streams'; panics on a GOAWAY, the end, or nothing in 10 s.
     async fn next_on(&mut self, id: u32) -> Frame {
@@ -478,17 +493,7 @@ async fn an_http2_connection_carrying_a_watch_is_not_idle_until_the_watch_ends()
     let token = server.admin_token();
     let mut h2 = tls_h2(&server).await;
     h2.handshake().await;
-    h2.get(
-        1,
-        "/api/v1/namespaces/default/configmaps?watch=1",
-        Some(&token),
-    )
-    .await;
-    let headers = h2.next_on(1).await;
-    assert!(
-        headers.kind == HEADERS && is_200(&headers.payload),
-        "{headers:?}"
-    );
+    h2.watch(1, &token).await;
 
     // Three idle timeouts pass: the watch keeps the connection (no GOAWAY, no close).
     let quiet_until = Instant::now() + Duration::from_secs(3);
@@ -625,16 +630,11 @@ async fn streams_beyond_the_limit_are_refused_and_the_connection_goes_on() {
         "{settings:?}"
     );
     // Three watches hold the three streams.
-    let watch = "/api/v1/namespaces/default/configmaps?watch=1";
     for id in [1, 3, 5] {
-        h2.get(id, watch, Some(&token)).await;
-        let headers = h2.next_on(id).await;
-        assert!(
-            headers.kind == HEADERS && is_200(&headers.payload),
-            "stream {id}: {headers:?}"
-        );
+        h2.watch(id, &token).await;
     }
     // A fourth is refused (the client may retry it), without harm to the connection.
+    let watch = "/api/v1/namespaces/default/configmaps?watch=1";
     h2.get(7, watch, Some(&token)).await;
     let refused = h2.next_on(7).await;
     assert_eq!(refused.kind, RST_STREAM, "{refused:?}");
@@ -745,17 +745,7 @@ async fn ping_and_settings_floods_neither_starve_the_server_nor_pile_up() {
             let mut h2 = plain_h2(&server).await;
             h2.handshake().await;
             if with_watch {
-                h2.get(
-                    1,
-                    "/api/v1/namespaces/default/configmaps?watch=1",
-                    Some(&token),
-                )
-                .await;
-                let headers = h2.next_on(1).await;
-                assert!(
-                    headers.kind == HEADERS && is_200(&headers.payload),
-                    "{headers:?}"
-                );
+                h2.watch(1, &token).await;
             }
             // 8.5 MB of control frames whose answers the client does not read: h2 answers each
             // before it reads the next, so once the answers fill the sockets the server stops

@@ -91,6 +91,16 @@ async fn req(
     (code, headers, v)
 }
 
+/// [`req`] with a JSON body.
+async fn json_req(
+    s: &Server,
+    method: &str,
+    path: &str,
+    body: &Value,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    req(s, method, path, "application/json", Some(body)).await
+}
+
 /// A GET of `path` (as [`req`]): (status, body as JSON).
 async fn get_http1(s: &Server, path: &str) -> (u16, Value) {
     let (code, _, v) = req(s, "GET", path, "application/json", None).await;
@@ -139,13 +149,7 @@ fn owner_references_dedup_in_linear_time() {
         let cm = json!({"metadata": {"name": "owned", "ownerReferences": refs}});
         let (code, h, v) = timed(
             "create with 30,000 ownerReferences",
-            req(
-                &s,
-                "POST",
-                &format!("{CM}?dryRun=All"),
-                "application/json",
-                Some(&cm),
-            ),
+            json_req(&s, "POST", &format!("{CM}?dryRun=All"), &cm),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -171,7 +175,7 @@ fn owner_references_dedup_in_linear_time() {
 
         // A patch is deduplicated after admission, and says so.
         let plain = json!({"metadata": {"name": "owned"}});
-        let (code, _, v) = req(&s, "POST", CM, "application/json", Some(&plain)).await;
+        let (code, _, v) = json_req(&s, "POST", CM, &plain).await;
         assert_eq!(code, 201, "{}", short(&v));
         let patch = json!({"metadata": {"ownerReferences": refs}, "data": {"k": "v"}});
         let (code, h, v) = timed(
@@ -207,7 +211,7 @@ fn many_controller_owner_references_in_linear_time() {
         let cm = json!({"metadata": {"name": "owned", "ownerReferences": refs}});
         let (code, _, v) = timed(
             "create with 30,000 controller ownerReferences",
-            req(&s, "POST", CM, "application/json", Some(&cm)),
+            json_req(&s, "POST", CM, &cm),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -256,7 +260,7 @@ fn finalizers_in_linear_time() {
         o["metadata"]["finalizers"] = json!(fins);
         let (code, h, v) = timed(
             "create with 30,000 finalizers",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -270,13 +274,7 @@ fn finalizers_in_linear_time() {
         o["metadata"]["finalizers"] = json!(changed);
         let (code, h, v) = timed(
             "update with 30,000 finalizers",
-            req(
-                &s,
-                "PUT",
-                &format!("{path}/f"),
-                "application/json",
-                Some(&o),
-            ),
+            json_req(&s, "PUT", &format!("{path}/f"), &o),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
@@ -290,12 +288,11 @@ fn finalizers_in_linear_time() {
         // DELETE with orphan propagation: the orphan finalizer joins the 30,001 others.
         let (code, _, v) = timed(
             "delete (orphan) with 30,001 finalizers",
-            req(
+            json_req(
                 &s,
                 "DELETE",
                 &format!("{path}/f"),
-                "application/json",
-                Some(&json!({"propagationPolicy": "Orphan"})),
+                &json!({"propagationPolicy": "Orphan"}),
             ),
         )
         .await;
@@ -312,13 +309,7 @@ fn finalizers_in_linear_time() {
         o["metadata"]["finalizers"] = json!(more);
         let (code, _, v) = timed(
             "update adding a finalizer while deleting",
-            req(
-                &s,
-                "PUT",
-                &format!("{path}/f"),
-                "application/json",
-                Some(&o),
-            ),
+            json_req(&s, "PUT", &format!("{path}/f"), &o),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -341,7 +332,7 @@ fn labels_and_annotations_in_linear_time() {
             json!({"metadata": {"name": "labelled", "labels": labels, "annotations": annotations}});
         let (code, _, v) = timed(
             "create with 30,000 labels and 30,000 annotations",
-            req(&s, "POST", CM, "application/json", Some(&cm)),
+            json_req(&s, "POST", CM, &cm),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -356,7 +347,7 @@ fn labels_and_annotations_in_linear_time() {
         let cm = json!({"metadata": {"name": "bad", "labels": bad}});
         let (code, _, v) = timed(
             "create with 30,000 invalid labels",
-            req(&s, "POST", CM, "application/json", Some(&cm)),
+            json_req(&s, "POST", CM, &cm),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -376,7 +367,7 @@ fn labels_and_annotations_in_linear_time() {
         o["metadata"]["annotations"] = json!(annotations);
         let (code, _, v) = timed(
             "create a custom resource with 30,000 labels",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -384,13 +375,7 @@ fn labels_and_annotations_in_linear_time() {
         o["metadata"]["labels"]["l0"] = json!("w");
         let (code, _, v) = timed(
             "update of a custom resource with 30,000 labels",
-            req(
-                &s,
-                "PUT",
-                &format!("{path}/l"),
-                "application/json",
-                Some(&o),
-            ),
+            json_req(&s, "PUT", &format!("{path}/l"), &o),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
@@ -449,13 +434,7 @@ fn managed_fields_in_linear_time() {
         let put = json!({"metadata": {"name": "m"}, "data": other["data"].clone()});
         let (code, _, v) = timed(
             "update of 30,000 managed fields",
-            req(
-                &s,
-                "PUT",
-                &format!("{CM}/m?fieldManager=three"),
-                "application/json",
-                Some(&put),
-            ),
+            json_req(&s, "PUT", &format!("{CM}/m?fieldManager=three"), &put),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
@@ -483,7 +462,7 @@ fn managed_fields_in_linear_time() {
             json!({"metadata": {"name": "entries", "managedFields": entries}, "data": {"a": "b"}});
         let (code, _, v) = timed(
             "create with 25,000 managedFields entries",
-            req(&s, "POST", CM, "application/json", Some(&cm)),
+            json_req(&s, "POST", CM, &cm),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -534,7 +513,7 @@ fn list_type_set_and_map_in_linear_time() {
         let o = custom("List", "set", json!({"set": set}));
         let (code, _, v) = timed(
             "create with a set of 30,000 items",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -543,7 +522,7 @@ fn list_type_set_and_map_in_linear_time() {
         let o = custom("List", "dup", json!({"set": dup}));
         let (code, _, v) = timed(
             "create with a duplicate in a set of 30,000 items",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -558,7 +537,7 @@ fn list_type_set_and_map_in_linear_time() {
         let o = custom("List", "map", json!({"map": map}));
         let (code, _, v) = timed(
             "create with a map list of 30,000 items",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -567,7 +546,7 @@ fn list_type_set_and_map_in_linear_time() {
         let o = custom("List", "reversed", json!({"map": reversed}));
         let (code, _, v2) = timed(
             "create with a map list of 30,000 items in reverse order",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v2));
@@ -581,13 +560,7 @@ fn list_type_set_and_map_in_linear_time() {
             .insert(0, json!({"name": "first", "v": -1}));
         let (code, _, v) = timed(
             "update prepending to a map list of 30,000 items",
-            req(
-                &s,
-                "PUT",
-                &format!("{path}/map"),
-                "application/json",
-                Some(&o),
-            ),
+            json_req(&s, "PUT", &format!("{path}/map"), &o),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
@@ -598,7 +571,7 @@ fn list_type_set_and_map_in_linear_time() {
         let o = custom("List", "dupmap", json!({"map": dup}));
         let (code, _, v) = timed(
             "create with a duplicate key in a map list of 30,000 items",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -626,7 +599,7 @@ fn large_enum_in_linear_time() {
         let o = custom("Enum", "e", json!({"items": items}));
         let (code, _, v) = timed(
             "create with 30,000 items of a 30,000-value enum",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -637,7 +610,7 @@ fn large_enum_in_linear_time() {
         let o = custom("Enum", "bad", json!({"items": items}));
         let (code, _, v) = timed(
             "create with 30,000 items outside a 30,000-value enum",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -682,7 +655,7 @@ fn cel_over_30000_items_is_bounded() {
         let o = custom("Rule", "r", json!({"items": items}));
         let (code, _, v) = timed(
             "create with a rule over 30,000 items",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 201, "{}", short(&v));
@@ -691,13 +664,7 @@ fn cel_over_30000_items_is_bounded() {
         o["spec"]["items"] = json!(items.iter().rev().collect::<Vec<_>>());
         let (code, _, v) = timed(
             "update comparing two sets of 30,000 items",
-            req(
-                &s,
-                "PUT",
-                &format!("{path}/r"),
-                "application/json",
-                Some(&o),
-            ),
+            json_req(&s, "PUT", &format!("{path}/r"), &o),
         )
         .await;
         assert_eq!(code, 200, "{}", short(&v));
@@ -705,13 +672,7 @@ fn cel_over_30000_items_is_bounded() {
         o["spec"]["items"][0] = json!("w");
         let (code, _, v) = timed(
             "update failing rules over 30,000 items",
-            req(
-                &s,
-                "PUT",
-                &format!("{path}/r"),
-                "application/json",
-                Some(&o),
-            ),
+            json_req(&s, "PUT", &format!("{path}/r"), &o),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -781,7 +742,7 @@ fn cel_over_30000_items_is_bounded() {
         let o = custom("Bound", "b", json!({"items": items}));
         let (code, _, v) = timed(
             "create stopped at the per-call cost limit",
-            req(&s, "POST", &path, "application/json", Some(&o)),
+            json_req(&s, "POST", &path, &o),
         )
         .await;
         assert_eq!(code, 422, "{}", short(&v));
@@ -826,7 +787,7 @@ fn label_selector_with_30000_values_in_linear_time() {
             ("every", Value::Object(all)),
         ] {
             let cm = json!({"metadata": {"name": name, "labels": labels}});
-            let (code, _, v) = req(&s, "POST", CM, "application/json", Some(&cm)).await;
+            let (code, _, v) = json_req(&s, "POST", CM, &cm).await;
             assert_eq!(code, 201, "{}", short(&v));
         }
         let values: Vec<String> = (0..N).map(|i| one_char(i).to_string()).collect();
@@ -861,7 +822,7 @@ fn field_selector_with_many_requirements_in_linear_time() {
         let s = Server::start();
         for name in ["a", "b", "c"] {
             let cm = json!({"metadata": {"name": name}});
-            let (code, _, v) = req(&s, "POST", CM, "application/json", Some(&cm)).await;
+            let (code, _, v) = json_req(&s, "POST", CM, &cm).await;
             assert_eq!(code, 201, "{}", short(&v));
         }
         // As many requirements as a request line holds (30,000 are in crest-selectors' unit
@@ -919,7 +880,7 @@ spec:
         let path = format!("/apis/{GROUP}/v1/namespaces/default/tables");
         let rows: Vec<Value> = (0..N).map(|i| json!({"name": format!("r{i}")})).collect();
         let o = custom("Table", "t", json!({"rows": rows}));
-        let (code, _, v) = req(&s, "POST", &path, "application/json", Some(&o)).await;
+        let (code, _, v) = json_req(&s, "POST", &path, &o).await;
         assert_eq!(code, 201, "{}", short(&v));
         let (code, _, bytes) = timed(
             "a Table of a 30,000-item column",

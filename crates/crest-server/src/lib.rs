@@ -18,6 +18,7 @@
 //!   through [`Running::service_resolver`].
 
 mod authn;
+pub use authn::Authentication;
 mod authz;
 mod controllers;
 mod http;
@@ -28,8 +29,8 @@ pub mod webhook;
 
 pub use controllers::leaderelection::LeaderElection;
 use crest_storage::Storage;
+use http::app::App;
 pub use http::server::ConnectionLimits;
-use http::App;
 use registry::Registry;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -61,21 +62,6 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Connection timeouts and HTTP/2 limits (kube-apiserver's by default).
     pub connections: ConnectionLimits,
-}
-
-/// The authenticator a server uses (shared; its cache is internally synchronized), and the
-/// key and issuer of the ServiceAccount tokens it issues (`serviceaccounts/token`).
-#[derive(Clone)]
-pub struct Authentication {
-    pub authenticator: Arc<crest_auth::authenticator::Authenticator>,
-    pub signer: Option<Arc<crest_auth::keys::SigningKey>>,
-    pub issuer: String,
-}
-
-impl std::fmt::Debug for Authentication {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Authentication")
-    }
 }
 
 impl Default for Config {

@@ -16,6 +16,21 @@ use crest_auth::serviceaccount::{Existing, TokenObjects};
 use serde_json::Value;
 use std::sync::Arc;
 
+/// The authenticator a server uses (shared; its cache is internally synchronized), and the
+/// key and issuer of the ServiceAccount tokens it issues (`serviceaccounts/token`).
+#[derive(Clone)]
+pub struct Authentication {
+    pub authenticator: Arc<crest_auth::authenticator::Authenticator>,
+    pub signer: Option<Arc<crest_auth::keys::SigningKey>>,
+    pub issuer: String,
+}
+
+impl std::fmt::Debug for Authentication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authentication")
+    }
+}
+
 /// The server's authenticator.
 pub(crate) struct Authn {
     authenticator: Arc<Authenticator>,
@@ -25,7 +40,7 @@ pub(crate) struct Authn {
 }
 
 impl Authn {
-    pub(crate) fn new(a: crate::Authentication) -> Self {
+    pub(crate) fn new(a: Authentication) -> Self {
         Authn {
             authenticator: a.authenticator,
             signer: a.signer,

@@ -1,9 +1,10 @@
 //! Resource request handlers: map (verb, path) to the generic registry and render the result.
 //! The same code serves namespaces, CRDs and every custom resource.
 
+use crate::http::app::App;
 use crate::http::render::{error_response, read_body, render, warning_header, Body, Payload};
 use crate::http::request::ResourcePath;
-use crate::http::{watch, App};
+use crate::http::watch;
 use crate::registry::options::{DeleteOptions, Query};
 use crate::registry::resources::ResourceDef;
 use crate::registry::{check_identity, check_namespace, Served, UpdateMode, WriteOptions, Written};

@@ -1,8 +1,8 @@
 //! Serving the OpenAPI documents over HTTP as kube-openapi does: content negotiation (JSON only;
 //! protobuf-only clients get 406), ETags and 304s, `?hash=` immutable URLs and 301 for stale ones.
 
+use crate::http::app::App;
 use crate::http::render::{full, Body};
-use crate::http::App;
 use crate::views::openapi::Doc;
 use bytes::Bytes;
 use crest_api::ApiError;

@@ -7,7 +7,7 @@
 //! open stream is closed after the idle timeout with a GOAWAY, and one HTTP/2 connection cannot
 //! claim more than its share of streams, buffers or control frames.
 
-use super::App;
+use crate::http::app::App;
 use hyper::body::{Body, Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::pin::Pin;
@@ -139,7 +139,7 @@ async fn serve_tls(
     let peer = tls
         .peer_certificates()
         .and_then(|c| c.first())
-        .map(|c| super::PeerCertificate(Arc::from(c.as_ref())));
+        .map(|c| crate::http::app::PeerCertificate(Arc::from(c.as_ref())));
     serve_connection(app, stream, h2, peer, &limits, stop);
 }
 
@@ -150,7 +150,7 @@ fn serve_connection<S>(
     app: Arc<App>,
     stream: S,
     h2: bool,
-    peer: Option<super::PeerCertificate>,
+    peer: Option<crate::http::app::PeerCertificate>,
     limits: &ConnectionLimits,
     stop: watch::Receiver<()>,
 ) where
@@ -167,7 +167,7 @@ fn serve_connection<S>(
 fn serve_http1<S>(
     app: Arc<App>,
     io: TokioIo<S>,
-    peer: Option<super::PeerCertificate>,
+    peer: Option<crate::http::app::PeerCertificate>,
     limits: &ConnectionLimits,
     mut stop: watch::Receiver<()>,
 ) where
@@ -181,7 +181,7 @@ fn serve_http1<S>(
             if let Some(p) = &peer {
                 req.extensions_mut().insert(p.clone());
             }
-            Box::pin(super::serve(app.clone(), req))
+            Box::pin(crate::http::router::serve(app.clone(), req))
         });
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
@@ -204,7 +204,7 @@ fn serve_http1<S>(
 fn serve_http2<S>(
     app: Arc<App>,
     io: TokioIo<S>,
-    peer: Option<super::PeerCertificate>,
+    peer: Option<crate::http::app::PeerCertificate>,
     limits: &ConnectionLimits,
     mut stop: watch::Receiver<()>,
 ) where
@@ -222,7 +222,7 @@ fn serve_http2<S>(
             if let Some(p) = &peer {
                 req.extensions_mut().insert(p.clone());
             }
-            let response = super::serve(app.clone(), req);
+            let response = crate::http::router::serve(app.clone(), req);
             Box::pin(async move {
                 let mut response = response.await?;
                 // `Connection: close` cannot travel over HTTP/2; as Go's server does, it ends

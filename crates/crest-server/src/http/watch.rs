@@ -6,8 +6,8 @@
 //! the history (or that fell that far behind) continues from a storage watch, which replays any
 //! retained revision; older than the storage's compaction is `410 Expired`.
 
+use crate::http::app::App;
 use crate::http::render::Body;
-use crate::http::App;
 use crate::registry::list::{self, wait_fresh};
 use crate::registry::options::Query;
 use crate::registry::resources::{ResourceDef, StoredSchema};

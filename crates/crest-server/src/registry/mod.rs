@@ -50,7 +50,6 @@ pub(crate) struct Registry {
     watermark: Arc<crate::store::watermark::Watermarked>,
     pub cache: Arc<Cache>,
     resources: RwLock<Arc<Resources>>,
-    crd_strategy: Arc<dyn Strategy>,
     /// Whether the cache is being fed from storage (`/readyz`).
     pub feed: feed::FeedHealth,
     /// The conversion webhook caller (`webhook/`), handed over at startup.
@@ -255,14 +254,13 @@ impl Registry {
         let crd_strategy: Arc<dyn Strategy> = Arc::new(CrdStrategy {
             cache: cache.clone(),
         });
-        let resources = Resources::build(&[], crd_strategy.clone());
+        let resources = Resources::build(Arc::new(builtin::builtins(crd_strategy)), &[]);
         let watermark = crate::store::watermark::Watermarked::new(storage);
         Arc::new(Registry {
             storage: watermark.clone(),
             watermark,
             cache,
             resources: RwLock::new(Arc::new(resources)),
-            crd_strategy,
             feed: Default::default(),
             webhook: Default::default(),
             rbac: crate::store::rbac::RbacCache::new(),
@@ -293,7 +291,7 @@ impl Registry {
                 _ => o.value().ok(),
             })
             .collect();
-        let built = Arc::new(previous.rebuild(&crds, self.crd_strategy.clone()));
+        let built = Arc::new(previous.rebuild(&crds));
         *self.resources.write().unwrap_or_else(|p| p.into_inner()) = built;
     }
 

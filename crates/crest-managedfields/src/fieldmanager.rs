@@ -16,7 +16,6 @@
 //! versions managers used): comparisons are made once, in the request's version.
 
 use crate::fieldpath::{Path, Set};
-use crate::gojson;
 use crate::managed::{
     is_go_printable, is_reset, managed_fields_of, set_managed_fields, unix_seconds, Entry,
     ManagedFields, ManagerId, Operation,
@@ -835,7 +834,7 @@ fn build_last_applied(config: &Value) -> String {
     {
         a.remove(LAST_APPLIED_ANNOTATION);
     }
-    let mut s = gojson::to_string(&c);
+    let mut s = crest_gofmt::go_jsoniter(&c);
     s.push('\n');
     s
 }

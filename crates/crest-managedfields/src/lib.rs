@@ -42,7 +42,6 @@
 
 pub mod fieldmanager;
 pub mod fieldpath;
-mod gojson;
 pub mod managed;
 pub mod scale;
 pub mod schema;

@@ -4,6 +4,8 @@
 //! plugin/pkg/auth/authorizer/rbac.
 
 use crate::Attributes;
+/// Go's `%q` of a string (`strconv.Quote`), as upstream's messages print names.
+pub use crest_gofmt::go_quote;
 use serde_json::{Map, Value};
 
 /// `rbacv1.VerbAll`, `APIGroupAll`, `ResourceAll`, `NonResourceAll`.
@@ -167,27 +169,6 @@ impl PolicyRule {
 pub fn go_quote_slice<S: AsRef<str>>(v: &[S]) -> String {
     let q: Vec<String> = v.iter().map(|s| go_quote(s.as_ref())).collect();
     format!("[{}]", q.join(" "))
-}
-
-/// Go's `%q` of a string (strconv.Quote for the printable strings names are made of).
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The `rules` of a Role or ClusterRole object.

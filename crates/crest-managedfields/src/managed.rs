@@ -5,7 +5,7 @@
 
 use crate::fieldpath::Set;
 use crate::gojson;
-use crest_api::field::{FieldError, FieldPath};
+use crest_api::{FieldError, FieldPath};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -195,7 +195,7 @@ fn json_kind(v: &Value) -> &'static str {
 
 /// Whether `metadata.managedFields` asks to clear the managed fields (upstream's
 /// `isResetManagedFields`): an empty list, or a list of one empty entry.
-pub fn is_reset(managed_fields: Option<&Value>) -> bool {
+pub(crate) fn is_reset(managed_fields: Option<&Value>) -> bool {
     match managed_fields {
         Some(Value::Array(a)) if a.is_empty() => true,
         Some(Value::Array(a)) if a.len() == 1 => {
@@ -207,7 +207,7 @@ pub fn is_reset(managed_fields: Option<&Value>) -> bool {
 }
 
 /// A time as `metav1.Time` encodes it (RFC 3339, UTC, whole seconds): what to pass as `now`.
-pub fn format_time(t: chrono::DateTime<chrono::Utc>) -> String {
+pub(crate) fn format_time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
@@ -416,7 +416,7 @@ pub(crate) fn managed_fields_of(obj: &Value) -> Option<&Value> {
 }
 
 /// The longest manager name (`FieldManagerMaxLength`).
-pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+pub(crate) const FIELD_MANAGER_MAX_LENGTH: usize = 128;
 
 /// The errors of a field manager name (apimachinery's `ValidateFieldManager`): at most 128
 /// characters, all printable.

@@ -208,7 +208,7 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 
 /// The total order of values of structured-merge-diff's `value.Compare`: numbers (ints and
 /// floats compared numerically) < strings < booleans < lists < maps < null.
-pub fn cmp_value(a: &Value, b: &Value) -> Ordering {
+pub(crate) fn cmp_value(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
             (Some(i), Some(j)) => i.cmp(&j),
@@ -257,7 +257,7 @@ fn cmp_map(x: &Map<String, Value>, y: &Map<String, Value>) -> Ordering {
 }
 
 /// Values equal as structured-merge-diff's `value.Equals` (numbers numerically).
-pub fn values_equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(_), Value::Number(_)) => cmp_value(a, b) == Ordering::Equal,
         (Value::Array(x), Value::Array(y)) => {

@@ -4,7 +4,7 @@
 //! (`ValidateManagedFields`, `ValidateFieldManager` of apimachinery's api/validation).
 
 use crate::fieldpath::Set;
-use crest_api::field::{FieldError, FieldPath};
+use crest_api::{FieldError, FieldPath};
 use crest_gofmt::{go_quote, json_kind};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -166,7 +166,7 @@ fn entry_str<'v>(e: &'v Map<String, Value>, name: &str) -> Result<&'v str, Strin
 
 /// Whether `metadata.managedFields` asks to clear the managed fields (upstream's
 /// `isResetManagedFields`): an empty list, or a list of one empty entry.
-pub fn is_reset(managed_fields: Option<&Value>) -> bool {
+pub(crate) fn is_reset(managed_fields: Option<&Value>) -> bool {
     match managed_fields {
         Some(Value::Array(a)) if a.is_empty() => true,
         Some(Value::Array(a)) if a.len() == 1 => {
@@ -178,7 +178,7 @@ pub fn is_reset(managed_fields: Option<&Value>) -> bool {
 }
 
 /// A time as `metav1.Time` encodes it (RFC 3339, UTC, whole seconds): what to pass as `now`.
-pub fn format_time(t: chrono::DateTime<chrono::Utc>) -> String {
+pub(crate) fn format_time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
@@ -387,7 +387,7 @@ pub(crate) fn managed_fields_of(obj: &Value) -> Option<&Value> {
 }
 
 /// The longest manager name (`FieldManagerMaxLength`).
-pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+pub(crate) const FIELD_MANAGER_MAX_LENGTH: usize = 128;
 
 /// The errors of a field manager name (apimachinery's `ValidateFieldManager`): at most 128
 /// characters, all printable.

@@ -5,14 +5,14 @@
 
 use crate::Attributes;
 /// Go's `%q` of a string (`strconv.Quote`), as upstream's messages print names.
-pub use crest_gofmt::go_quote;
+pub(crate) use crest_gofmt::go_quote;
 use serde_json::{Map, Value};
 
 /// `rbacv1.VerbAll`, `APIGroupAll`, `ResourceAll`, `NonResourceAll`.
-pub const ALL: &str = "*";
+pub(crate) const ALL: &str = "*";
 
 /// The API group of the four RBAC kinds.
-pub const GROUP: &str = "rbac.authorization.k8s.io";
+pub(crate) const GROUP: &str = "rbac.authorization.k8s.io";
 
 /// One `rbacv1.PolicyRule`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -166,13 +166,13 @@ impl PolicyRule {
 }
 
 /// Go's `%q` of a `[]string`: `["a" "b"]`.
-pub fn go_quote_slice<S: AsRef<str>>(v: &[S]) -> String {
+pub(crate) fn go_quote_slice<S: AsRef<str>>(v: &[S]) -> String {
     let q: Vec<String> = v.iter().map(|s| go_quote(s.as_ref())).collect();
     format!("[{}]", q.join(" "))
 }
 
 /// The `rules` of a Role or ClusterRole object.
-pub fn rules_of(obj: &Value) -> Vec<PolicyRule> {
+pub(crate) fn rules_of(obj: &Value) -> Vec<PolicyRule> {
     match obj.get("rules") {
         Some(Value::Array(a)) => a.iter().map(PolicyRule::from_value).collect(),
         _ => vec![],

@@ -9,9 +9,9 @@ use std::sync::{Arc, OnceLock};
 
 use crest_cel::env::Env;
 /// Go's `strconv.Atoi`.
-pub use crest_schema::gofmt::go_atoi;
+pub(crate) use crest_gofmt::go_atoi;
 /// Go's `strconv.Quote`, as the libraries' error messages print values.
-pub use crest_schema::gofmt::go_quote;
+pub use crest_gofmt::go_quote;
 
 pub mod cost;
 pub mod format;

@@ -2,7 +2,7 @@
 //! `clusterrole-aggregation` controller, pkg/controller/clusterroleaggregation): whenever a
 //! ClusterRole changes, every ClusterRole with an `aggregationRule` gets as `rules` the rules
 //! of the ClusterRoles its selectors select (selector by selector, roles in name order, each
-//! rule once: `crest_rbac::aggregation`), written only when they differ, as upstream's
+//! rule once: `crest_rbac::aggregate`), written only when they differ, as upstream's
 //! server-side apply of `rules` alone with field manager `clusterrole-aggregation-controller`
 //! and `force`.
 

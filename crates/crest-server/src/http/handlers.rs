@@ -530,12 +530,12 @@ impl Ctx<'_> {
         opts.user = self.user.clone();
         let field_manager = self.query.get("fieldManager");
         let errs = match apply {
-            Some(apply) => crest_managedfields::fieldmanager::validate_patch_options(
+            Some(apply) => crest_managedfields::validate_patch_options(
                 apply,
                 field_manager.unwrap_or(""),
                 self.query.get("force").is_some(),
             ),
-            None => crest_managedfields::managed::validate_field_manager(
+            None => crest_managedfields::validate_field_manager(
                 field_manager.unwrap_or(""),
                 &FieldPath::new("fieldManager"),
             ),
@@ -1205,7 +1205,7 @@ impl Ctx<'_> {
             200
         };
         if d.gone && !self.def.strategy.returns_deleted_object() {
-            let status = crest_api::error::success_status(
+            let status = crest_api::success_status(
                 name,
                 &self.def.api.group_resource(),
                 meta::uid(&d.object),

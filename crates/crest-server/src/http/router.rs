@@ -233,7 +233,7 @@ async fn serve_request(
         unauthenticated = match &user {
             // Upstream's isAnonymousUser.
             Ok(u) => {
-                use crest_api::user::names;
+                use crest_api::names;
                 u.user.name == names::ANONYMOUS
                     || u.user
                         .groups

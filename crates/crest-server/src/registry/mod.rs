@@ -27,11 +27,11 @@ use crate::store::cache::{self, Cache, CachedObject, Snapshot};
 use crate::store::keys::{CRD_PREFIX, NAMESPACE_PREFIX};
 use bytes::Bytes;
 use conversion::WebhookConverter;
-use crest_api::field::FieldPath;
 use crest_api::validation::{
     finalizer_warnings, name_is_path_segment, validate_kube_finalizer_names, validate_object_meta,
     validate_object_meta_update,
 };
+use crest_api::FieldPath;
 use crest_api::{meta, ApiError, FieldError, GroupResource};
 use crest_storage::{Storage, StorageError, WriteOutcome};
 use customresourcedefinition::CrdStrategy;
@@ -1406,9 +1406,7 @@ fn managed_fields_errors(
     path: &FieldPath,
 ) -> Vec<FieldError> {
     match meta.get("managedFields") {
-        Some(m) => {
-            crest_managedfields::managed::validate_managed_fields(m, &path.child("managedFields"))
-        }
+        Some(m) => crest_managedfields::validate_managed_fields(m, &path.child("managedFields")),
         None => Vec::new(),
     }
 }

@@ -6,7 +6,7 @@
 use super::conversion::Conversion;
 use super::customresource::CustomResourceStrategy;
 use super::strategy::Strategy;
-use crest_api::gvk::all_verbs;
+use crest_api::all_verbs;
 use crest_api::{ApiResource, GroupVersion};
 use crest_apiextensions::customresource::CrSchema;
 use crest_table::TableStyle;
@@ -140,7 +140,7 @@ impl ResourceDef {
                 let reset = |field: &str| {
                     self.strategy
                         .status_subresource()
-                        .then(|| crest_managedfields::fieldmanager::reset_fields(&[&[field]]))
+                        .then(|| crest_managedfields::reset_fields(&[&[field]]))
                 };
                 Some(Arc::new(Managed {
                     zero: self

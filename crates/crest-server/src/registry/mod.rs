@@ -4,8 +4,11 @@
 //! decode (in `http`) -> prepare (system metadata, generation, strategy) -> validate ->
 //! storage compare-and-swap -> served object.
 //!
-//! Reads come from the [`Cache`] after it has caught up with the store's current revision, so a
-//! client always reads its own writes.
+//! Reads are the read layer's ([`Reads`], `store/reads/`): from the [`Cache`] after it has
+//! caught up with the store's current revision, so a client always reads its own writes; the
+//! registry hands it a resource's key prefix and storage schema ([`Registry::get_at`],
+//! [`Registry::list_at`], [`Registry::watch_at`]). The store and the cache are private: other
+//! layers read through [`Registry::reads`].
 
 pub(crate) mod builtin;
 pub(crate) mod conversion;
@@ -613,8 +616,7 @@ impl Registry {
         def: &ResourceDef,
         ns: Option<&str>,
     ) -> Result<Snapshot, ApiError> {
-        self.sync().await?;
-        Ok(self.cache.list(&def.list_prefix(ns)))
+        self.reads.list_latest(&def.list_prefix(ns)).await
     }
 
     /// Namespace lifecycle admission: namespaced objects need an existing, non-terminating namespace.

@@ -6,7 +6,8 @@
 //! revision the continue token carries, from the cache's history when it still covers it, else
 //! from storage; once storage has compacted that revision the token is expired (410).
 
-use super::{parse_rv, storage_error, Reads, StoredSchema};
+use super::handle::{parse_rv, storage_error, Reads};
+use super::schema::StoredSchema;
 use crate::store::cache::{CachedObject, Page};
 use base64::Engine;
 use bytes::Bytes;

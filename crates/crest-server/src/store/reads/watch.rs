@@ -6,7 +6,8 @@
 //! fell that far behind) continues from a storage watch, which replays any retained revision;
 //! older than the storage's compaction is `410 Expired`. Encoding the events is the caller's.
 
-use super::{parse_rv, read_stored, storage_error, Reads, StoredSchema};
+use super::handle::{parse_rv, storage_error, Reads};
+use super::schema::{read_stored, StoredSchema};
 use crate::store::cache::{CacheEvent, CachedObject};
 use crest_api::ApiError;
 use crest_storage::{EventType, Revision, StorageError, WatchEvent, WatchRequest, WatchStream};

@@ -6,9 +6,9 @@
 //! revision the continue token carries, from the cache's history when it still covers it, else
 //! from storage; once storage has compacted that revision the token is expired (410).
 
-use super::handle::{parse_rv, storage_error, Reads};
-use super::schema::StoredSchema;
 use crate::store::cache::{CachedObject, Page};
+use crate::store::reads::handle::{parse_rv, storage_error, Reads};
+use crate::store::reads::schema::StoredSchema;
 use base64::Engine;
 use bytes::Bytes;
 use crest_api::{ApiError, FieldError, FieldPath, GroupKind};

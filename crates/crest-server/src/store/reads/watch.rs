@@ -6,9 +6,9 @@
 //! fell that far behind) continues from a storage watch, which replays any retained revision;
 //! older than the storage's compaction is `410 Expired`. Encoding the events is the caller's.
 
-use super::handle::{parse_rv, storage_error, Reads};
-use super::schema::{read_stored, StoredSchema};
 use crate::store::cache::{CacheEvent, CachedObject};
+use crate::store::reads::handle::{parse_rv, storage_error, Reads};
+use crate::store::reads::schema::{read_stored, StoredSchema};
 use crest_api::ApiError;
 use crest_storage::{EventType, Revision, StorageError, WatchEvent, WatchRequest, WatchStream};
 use std::sync::Arc;

@@ -573,7 +573,7 @@ impl Ctx<'_> {
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
         let rv = self.query.get("resourceVersion").unwrap_or("");
-        let obj = crate::registry::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
+        let obj = self.app.registry.get_at(&self.def, ns, name, rv).await?;
         let bytes = self.app.registry.serve_async(&self.def, &obj).await?;
         match out {
             Output::Table { v1beta1 } => {
@@ -607,9 +607,11 @@ impl Ctx<'_> {
 
     async fn list(&self, ns: Option<&str>, out: Output) -> Result<Response<Body>, ApiError> {
         let filter = self.query.list_filter(&self.def)?;
-        let page =
-            crate::registry::list::list(&self.app.registry, &self.def, ns, self.query, &filter)
-                .await?;
+        let page = self
+            .app
+            .registry
+            .list_at(&self.def, ns, &self.query.list_options(), &filter)
+            .await?;
         let rv = page.revision.to_string();
         let items = page.items;
         // ListMeta: resourceVersion, then continue and remainingItemCount when there is more.
@@ -945,7 +947,7 @@ impl Ctx<'_> {
     ) -> Result<Response<Body>, ApiError> {
         let paths = self.scale_paths(name)?;
         let rv = self.query.get("resourceVersion").unwrap_or("");
-        let obj = crate::registry::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
+        let obj = self.app.registry.get_at(&self.def, ns, name, rv).await?;
         let bytes = self.app.registry.serve_async(&self.def, &obj).await?;
         let cr: Value =
             serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;

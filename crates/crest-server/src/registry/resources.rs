@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::store::keys::{self, CRD_GROUP, CRD_PREFIX};
+use crate::store::reads::{StoredSchema, StoredSchemas};
 
 /// One served resource in one version.
 pub(crate) struct ResourceDef {
@@ -188,6 +189,12 @@ impl ResourceDef {
     }
 }
 
+impl StoredSchemas for Resources {
+    fn stored_schema(&self, key: &str) -> Option<&StoredSchema> {
+        Resources::stored_schema(self, key)
+    }
+}
+
 /// A served API group with its versions, most preferred first.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct GroupInfo {
@@ -218,37 +225,6 @@ struct CrdContribution {
     stored: Option<(String, StoredSchema)>,
     group: String,
     versions: Vec<String>,
-}
-
-/// The schema objects of one custom resource are stored under.
-#[derive(Clone)]
-pub(crate) struct StoredSchema {
-    pub schema: Arc<CrSchema>,
-    /// Objects may have been written through another version, with another schema.
-    pub multi_version: bool,
-    /// The CRD's resourceVersion: objects written after it were normalized by this schema
-    /// when they were written (for a single-version CRD).
-    pub crd_revision: i64,
-}
-
-/// A stored key-value as the cache holds it: served bytes, read as the storage version when
-/// the object may have been written through another version (`stored` is its resource's).
-pub(crate) fn read_stored(
-    kv: &crest_storage::KeyValue,
-    stored: Option<&StoredSchema>,
-) -> crate::store::cache::CachedObject {
-    let o = crate::store::cache::CachedObject::from_stored(
-        kv.key.clone(),
-        &kv.value,
-        kv.create_revision,
-        kv.mod_revision,
-    );
-    match stored {
-        Some(ss) if ss.multi_version && ss.schema.normalizes() => {
-            o.normalized(&ss.schema).unwrap_or(o)
-        }
-        _ => o,
-    }
 }
 
 /// A served version's `selectableFields[*].jsonPath`, named as field selectors name them

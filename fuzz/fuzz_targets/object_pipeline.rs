@@ -8,7 +8,7 @@
 
 #![no_main]
 
-use crest_api::field::FieldPath;
+use crest_api::FieldPath;
 use crest_apiextensions::customresource::{self, scale::ScalePaths, CrSchema};
 use crest_schema::{objectmeta, pruning, Structural};
 use libfuzzer_sys::fuzz_target;

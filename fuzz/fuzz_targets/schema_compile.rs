@@ -4,7 +4,7 @@
 
 #![no_main]
 
-use crest_api::field::FieldPath;
+use crest_api::FieldPath;
 use crest_apiextensions::{
     is_structural, structural_violations, validate_create, validate_custom_resource_validation,
     validate_update, SchemaValidationOptions,

@@ -6,14 +6,14 @@
 //! `metadata` of objects held as `serde_json::Value` ([`meta`]), and who a request is from
 //! ([`user::UserInfo`]).
 
-pub mod error;
-pub mod field;
-pub mod gvk;
+mod error;
+mod field;
+mod gvk;
 pub mod meta;
-pub mod user;
+mod user;
 pub mod validation;
 
-pub use error::{ApiError, Reason};
-pub use field::{FieldError, FieldErrors, FieldPath};
-pub use gvk::{ApiResource, GroupKind, GroupResource, GroupVersion, GroupVersionKind};
-pub use user::UserInfo;
+pub use error::{success_status, ApiError, Reason};
+pub use field::{aggregate, ErrorType, FieldError, FieldErrors, FieldPath};
+pub use gvk::{all_verbs, ApiResource, GroupKind, GroupResource, GroupVersion, GroupVersionKind};
+pub use user::{names, UserInfo};

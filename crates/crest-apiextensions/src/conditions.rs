@@ -3,18 +3,19 @@
 //! changes).
 
 use crate::types::{CustomResourceDefinitionCondition, CustomResourceDefinitionStatus};
-use crest_api::field::{aggregate, FieldPath};
+use crest_api::{aggregate, FieldPath};
 use serde_json::{Map, Value};
 
-pub const ESTABLISHED: &str = "Established";
-pub const NAMES_ACCEPTED: &str = "NamesAccepted";
-pub const NON_STRUCTURAL_SCHEMA: &str = "NonStructuralSchema";
-pub const TERMINATING: &str = "Terminating";
-pub const KUBERNETES_API_APPROVAL_POLICY_CONFORMANT: &str = "KubernetesAPIApprovalPolicyConformant";
+pub(crate) const ESTABLISHED: &str = "Established";
+pub(crate) const NAMES_ACCEPTED: &str = "NamesAccepted";
+pub(crate) const NON_STRUCTURAL_SCHEMA: &str = "NonStructuralSchema";
+pub(crate) const TERMINATING: &str = "Terminating";
+pub(crate) const KUBERNETES_API_APPROVAL_POLICY_CONFORMANT: &str =
+    "KubernetesAPIApprovalPolicyConformant";
 
-pub const TRUE: &str = "True";
-pub const FALSE: &str = "False";
-pub const UNKNOWN: &str = "Unknown";
+pub(crate) const TRUE: &str = "True";
+pub(crate) const FALSE: &str = "False";
+pub(crate) const UNKNOWN: &str = "Unknown";
 
 impl CustomResourceDefinitionCondition {
     /// A condition without a transition time (set when it is applied).
@@ -38,7 +39,7 @@ impl CustomResourceDefinitionCondition {
 }
 
 /// NamesAccepted=True, set by the naming controller when no name conflicts.
-pub fn names_accepted() -> CustomResourceDefinitionCondition {
+pub(crate) fn names_accepted() -> CustomResourceDefinitionCondition {
     CustomResourceDefinitionCondition::new(
         NAMES_ACCEPTED,
         TRUE,
@@ -48,7 +49,7 @@ pub fn names_accepted() -> CustomResourceDefinitionCondition {
 }
 
 /// Established=True, set by the establishing controller once the names are accepted.
-pub fn established() -> CustomResourceDefinitionCondition {
+pub(crate) fn established() -> CustomResourceDefinitionCondition {
     CustomResourceDefinitionCondition::new(
         ESTABLISHED,
         TRUE,
@@ -58,7 +59,7 @@ pub fn established() -> CustomResourceDefinitionCondition {
 }
 
 /// Established=False while the names are accepted but the API is not served yet.
-pub fn established_installing() -> CustomResourceDefinitionCondition {
+pub(crate) fn established_installing() -> CustomResourceDefinitionCondition {
     CustomResourceDefinitionCondition::new(
         ESTABLISHED,
         FALSE,
@@ -68,7 +69,7 @@ pub fn established_installing() -> CustomResourceDefinitionCondition {
 }
 
 /// Established=False when a name conflicts before the CRD was ever established.
-pub fn established_not_accepted() -> CustomResourceDefinitionCondition {
+pub(crate) fn established_not_accepted() -> CustomResourceDefinitionCondition {
     CustomResourceDefinitionCondition::new(
         ESTABLISHED,
         FALSE,
@@ -77,8 +78,9 @@ pub fn established_not_accepted() -> CustomResourceDefinitionCondition {
     )
 }
 
+#[cfg(test)]
 /// Terminating=True set by the DELETE of a CRD (before the finalizer controller starts).
-pub fn terminating_pending() -> CustomResourceDefinitionCondition {
+pub(crate) fn terminating_pending() -> CustomResourceDefinitionCondition {
     CustomResourceDefinitionCondition::new(
         TERMINATING,
         TRUE,
@@ -87,8 +89,9 @@ pub fn terminating_pending() -> CustomResourceDefinitionCondition {
     )
 }
 
+#[cfg(test)]
 /// Terminating=True while the finalizer controller deletes the custom resources.
-pub fn terminating_in_progress() -> CustomResourceDefinitionCondition {
+pub(crate) fn terminating_in_progress() -> CustomResourceDefinitionCondition {
     CustomResourceDefinitionCondition::new(
         TERMINATING,
         TRUE,
@@ -97,53 +100,14 @@ pub fn terminating_in_progress() -> CustomResourceDefinitionCondition {
     )
 }
 
+#[cfg(test)]
 /// Terminating=False once every custom resource is gone.
-pub fn terminating_completed() -> CustomResourceDefinitionCondition {
+pub(crate) fn terminating_completed() -> CustomResourceDefinitionCondition {
     CustomResourceDefinitionCondition::new(
         TERMINATING,
         FALSE,
         "InstanceDeletionCompleted",
         "removed all instances",
-    )
-}
-
-/// Terminating=False for a CRD deleted before it was established (nothing to clean up).
-pub fn terminating_never_established() -> CustomResourceDefinitionCondition {
-    CustomResourceDefinitionCondition::new(
-        TERMINATING,
-        FALSE,
-        "NeverEstablished",
-        "resource was never established",
-    )
-}
-
-/// Terminating=True when listing the instances failed (`err` is the listing error).
-pub fn terminating_list_failed(err: &str) -> CustomResourceDefinitionCondition {
-    CustomResourceDefinitionCondition::new(
-        TERMINATING,
-        TRUE,
-        "InstanceDeletionFailed",
-        &format!("could not list instances: {err}"),
-    )
-}
-
-/// Terminating=True when some deletes failed.
-pub fn terminating_delete_failed(err: &str) -> CustomResourceDefinitionCondition {
-    CustomResourceDefinitionCondition::new(
-        TERMINATING,
-        TRUE,
-        "InstanceDeletionFailed",
-        &format!("could not issue all deletes: {err}"),
-    )
-}
-
-/// Terminating=True when instances remain after the deletes.
-pub fn terminating_check_failed(err: &str) -> CustomResourceDefinitionCondition {
-    CustomResourceDefinitionCondition::new(
-        TERMINATING,
-        TRUE,
-        "InstanceDeletionCheck",
-        &format!("could not confirm zero CustomResources remaining: {err}"),
     )
 }
 
@@ -193,7 +157,7 @@ pub fn non_structural_schema(crd: &Value) -> Option<CustomResourceDefinitionCond
 /// Brings the NonStructuralSchema condition of a CRD held as JSON up to date at time `now`:
 /// set when [`non_structural_schema`] gives one, removed otherwise. Returns whether the CRD
 /// changed.
-pub fn update_non_structural_schema_at(obj: &mut Value, now: &str) -> bool {
+pub(crate) fn update_non_structural_schema_at(obj: &mut Value, now: &str) -> bool {
     let old = find_condition(obj, NON_STRUCTURAL_SCHEMA);
     match (non_structural_schema(obj), old) {
         (None, None) => false,
@@ -217,7 +181,7 @@ pub fn update_non_structural_schema(obj: &mut Value) -> bool {
 /// `SetCRDCondition` on a typed status: a new type is appended; an existing one takes the new
 /// status, reason and message, and its transition time becomes `now` only if the status changed
 /// (or it had none).
-pub fn set_crd_condition(
+pub(crate) fn set_crd_condition(
     status: &mut CustomResourceDefinitionStatus,
     mut cond: CustomResourceDefinitionCondition,
     now: &str,
@@ -255,7 +219,11 @@ fn status_mut(obj: &mut Value) -> Option<&mut Map<String, Value>> {
 }
 
 /// [`set_crd_condition`] on a CRD held as JSON, at time `now`; other status fields are untouched.
-pub fn set_condition_at(obj: &mut Value, cond: CustomResourceDefinitionCondition, now: &str) {
+pub(crate) fn set_condition_at(
+    obj: &mut Value,
+    cond: CustomResourceDefinitionCondition,
+    now: &str,
+) {
     let Some(status) = status_mut(obj) else {
         return;
     };
@@ -312,7 +280,7 @@ pub fn set_condition(obj: &mut Value, type_: &str, status: &str, reason: &str, m
 }
 
 /// `RemoveCRDCondition` on a CRD held as JSON.
-pub fn remove_condition(obj: &mut Value, type_: &str) {
+pub(crate) fn remove_condition(obj: &mut Value, type_: &str) {
     if let Some(list) = obj
         .pointer_mut("/status/conditions")
         .and_then(Value::as_array_mut)
@@ -322,7 +290,10 @@ pub fn remove_condition(obj: &mut Value, type_: &str) {
 }
 
 /// The condition of that type on a CRD held as JSON.
-pub fn find_condition(obj: &Value, type_: &str) -> Option<CustomResourceDefinitionCondition> {
+pub(crate) fn find_condition(
+    obj: &Value,
+    type_: &str,
+) -> Option<CustomResourceDefinitionCondition> {
     obj.pointer("/status/conditions")?
         .as_array()?
         .iter()
@@ -331,7 +302,7 @@ pub fn find_condition(obj: &Value, type_: &str) -> Option<CustomResourceDefiniti
 }
 
 /// `IsCRDConditionTrue` on a CRD held as JSON.
-pub fn is_condition_true(obj: &Value, type_: &str) -> bool {
+pub(crate) fn is_condition_true(obj: &Value, type_: &str) -> bool {
     obj.pointer("/status/conditions")
         .and_then(Value::as_array)
         .and_then(|cs| {

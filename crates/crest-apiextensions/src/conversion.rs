@@ -256,7 +256,7 @@ fn restore_object_meta(original: &Value, out: &mut Value) -> Result<(), String> 
                 validate_annotations(&probe, &at, &mut errs);
             }
             if !errs.is_empty() {
-                return Err(crest_api::field::aggregate(&errs));
+                return Err(crest_api::aggregate(&errs));
             }
         }
         restored.insert(field.into(), value.clone());

@@ -5,7 +5,7 @@
 use crate::types::{CustomResourceColumnDefinition, SelectableField};
 
 /// Go's `strconv.Quote`, shared with the schema crate's messages.
-pub(crate) use crest_schema::gofmt::go_quote as quote;
+pub(crate) use crest_gofmt::go_quote as quote;
 
 /// `%#v` of a `[]string`; `None` is a nil slice.
 pub(crate) fn string_slice(items: Option<&[String]>) -> String {

@@ -5,7 +5,7 @@ use crate::types::CustomResourceDefinitionNames;
 use serde_json::Value;
 
 /// The annotation protected groups must carry (`v1beta1.KubeAPIApprovedAnnotation`).
-pub const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
+pub(crate) const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
 
 fn versions(crd: &Value) -> impl Iterator<Item = &Value> {
     crd.pointer("/spec/versions")
@@ -34,18 +34,21 @@ pub fn storage_version(crd: &Value) -> Option<&str> {
         .and_then(version_name)
 }
 
+#[cfg(test)]
 /// The `spec.versions[]` entry with that name.
-pub fn version<'a>(crd: &'a Value, name: &str) -> Option<&'a Value> {
+pub(crate) fn version<'a>(crd: &'a Value, name: &str) -> Option<&'a Value> {
     versions(crd).find(|v| version_name(v) == Some(name))
 }
 
+#[cfg(test)]
 /// Whether `name` is a served version (`HasServedCRDVersion`).
-pub fn is_served_version(crd: &Value, name: &str) -> bool {
+pub(crate) fn is_served_version(crd: &Value, name: &str) -> bool {
     version(crd, name).is_some_and(|v| v.get("served") == Some(&Value::Bool(true)))
 }
 
+#[cfg(test)]
 /// `status.storedVersions`.
-pub fn stored_versions(crd: &Value) -> Vec<String> {
+pub(crate) fn stored_versions(crd: &Value) -> Vec<String> {
     crd.pointer("/status/storedVersions")
         .and_then(Value::as_array)
         .map(|a| {
@@ -76,8 +79,9 @@ pub fn accepted_kind(crd: &Value) -> Option<&str> {
     accepted(crd, "kind")
 }
 
+#[cfg(test)]
 /// The accepted list kind, if any.
-pub fn accepted_list_kind(crd: &Value) -> Option<&str> {
+pub(crate) fn accepted_list_kind(crd: &Value) -> Option<&str> {
     accepted(crd, "listKind")
 }
 
@@ -86,25 +90,28 @@ pub fn accepted_plural(crd: &Value) -> Option<&str> {
     accepted(crd, "plural")
 }
 
+#[cfg(test)]
 /// The accepted singular, if any.
-pub fn accepted_singular(crd: &Value) -> Option<&str> {
+pub(crate) fn accepted_singular(crd: &Value) -> Option<&str> {
     accepted(crd, "singular")
 }
 
+#[cfg(test)]
 /// `spec.group`.
-pub fn group(crd: &Value) -> &str {
+pub(crate) fn group(crd: &Value) -> &str {
     crd.pointer("/spec/group")
         .and_then(Value::as_str)
         .unwrap_or("")
 }
 
+#[cfg(test)]
 /// Whether custom resources are namespaced (`spec.scope: Namespaced`).
-pub fn is_namespaced(crd: &Value) -> bool {
+pub(crate) fn is_namespaced(crd: &Value) -> bool {
     crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Namespaced")
 }
 
 /// `IsProtectedCommunityGroup`: groups reserved for APIs approved by the Kubernetes community.
-pub fn is_protected_community_group(group: &str) -> bool {
+pub(crate) fn is_protected_community_group(group: &str) -> bool {
     group == "k8s.io"
         || group.ends_with(".k8s.io")
         || group == "kubernetes.io"
@@ -113,7 +120,7 @@ pub fn is_protected_community_group(group: &str) -> bool {
 
 /// The state of the API-approval annotation (`APIApprovalState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ApprovalState {
+pub(crate) enum ApprovalState {
     Invalid,
     Approved,
     Bypassed,
@@ -121,7 +128,7 @@ pub enum ApprovalState {
 }
 
 /// `GetAPIApprovalState`: the state of the annotation value and upstream's explanation.
-pub fn api_approval_state(annotation: &str) -> (ApprovalState, String) {
+pub(crate) fn api_approval_state(annotation: &str) -> (ApprovalState, String) {
     if annotation.is_empty() {
         return (
             ApprovalState::Missing,

@@ -15,18 +15,18 @@
 //! - [`schema_validation`]: OpenAPI schema and structural-schema validation of `openAPIV3Schema`.
 //! - [`v1beta1`]: CRDs kube-apiserver stored as v1beta1 (before 1.22), read as v1.
 
-pub mod conditions;
+mod conditions;
 pub mod conversion;
 pub mod customresource;
-pub mod defaults;
+mod defaults;
 mod gofmt;
-pub mod helpers;
-pub mod naming;
-pub mod schema_validation;
-pub mod types;
+mod helpers;
+mod naming;
+mod schema_validation;
+mod types;
 mod url;
 pub mod v1beta1;
-pub mod validation;
+mod validation;
 
 pub use conditions::{
     is_established, is_names_accepted, is_terminating, non_structural_schema, set_condition,

@@ -12,8 +12,6 @@ use crate::types::{
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
-pub use crate::conditions::set_condition;
-
 /// `equalToAcceptedOrFresh`: a name is fine if it is already ours or nobody in the group uses it.
 fn equal_to_accepted_or_fresh(
     requested: &str,
@@ -48,7 +46,7 @@ fn aggregate(msgs: &[String]) -> String {
 /// Each requested name is taken if it equals the current accepted one or is unused; otherwise
 /// the accepted one stays and the condition says why. Resources (plural, singular, short names)
 /// and kinds (kind, listKind) are separate namespaces.
-pub fn calculate_names_and_conditions(
+pub(crate) fn calculate_names_and_conditions(
     crd: &CustomResourceDefinition,
     group_accepted: &[CustomResourceDefinitionNames],
 ) -> (
@@ -127,7 +125,7 @@ pub fn calculate_names_and_conditions(
 /// Runs the naming controller and then the establishing controller on `crd`, with `others` the
 /// other CRDs (any group; those of other groups and any copy of `crd` itself are ignored).
 /// Returns whether the status changed. `now` stamps transition times.
-pub fn accept_and_establish_typed(
+pub(crate) fn accept_and_establish_typed(
     crd: &mut CustomResourceDefinition,
     others: &[CustomResourceDefinition],
     now: &str,
@@ -180,7 +178,7 @@ pub fn accept_and_establish_typed(
 /// [`accept_and_establish_typed`] on a CRD held as JSON: writes `status.acceptedNames` and
 /// `status.conditions`, leaving every other field as it was. A CRD that does not decode is left
 /// alone (it could not have been stored).
-pub fn accept_and_establish_at(obj: &mut Value, others: &[Value], now: &str) {
+pub(crate) fn accept_and_establish_at(obj: &mut Value, others: &[Value], now: &str) {
     let Ok(mut crd) = parse(obj) else { return };
     // Only CRDs of the same group can conflict; skip decoding the rest.
     let group = crd.spec.group.clone();
@@ -226,7 +224,7 @@ pub fn accept_and_establish(obj: &mut Value, others: &[Value]) {
 
 /// The KubernetesAPIApprovalPolicyConformant condition for CRDs of protected groups
 /// (`*.k8s.io`, `*.kubernetes.io`); `None` for every other group.
-pub fn api_approval_condition(
+pub(crate) fn api_approval_condition(
     crd: &CustomResourceDefinition,
 ) -> Option<CustomResourceDefinitionCondition> {
     if !is_protected_community_group(&crd.spec.group) {
@@ -292,18 +290,20 @@ pub fn add_stored_version(obj: &mut Value) {
     }
 }
 
+#[cfg(test)]
 /// PrepareForCreate of the CRD strategy: the client's status is discarded and the storage version
 /// recorded. (Generation is the server's business.)
-pub fn prepare_for_create(obj: &mut Value) {
+pub(crate) fn prepare_for_create(obj: &mut Value) {
     if let Some(root) = obj.as_object_mut() {
         root.insert("status".into(), Value::Object(Map::new()));
     }
     add_stored_version(obj);
 }
 
+#[cfg(test)]
 /// PrepareForUpdate of the CRD strategy: the status is the old one (status has its own
 /// subresource), plus the new storage version if it was never stored.
-pub fn prepare_for_update(new: &mut Value, old: &Value) {
+pub(crate) fn prepare_for_update(new: &mut Value, old: &Value) {
     if let Some(root) = new.as_object_mut() {
         match old.get("status") {
             Some(s) => root.insert("status".into(), s.clone()),

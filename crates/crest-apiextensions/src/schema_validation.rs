@@ -8,7 +8,7 @@
 //! counts as "set": an empty string, `false` or `null` is unset, while an empty list or map is set
 //! for fields that are slices or maps in Go.
 
-use crest_api::field::{aggregate, FieldError, FieldErrors, FieldPath};
+use crest_api::{aggregate, FieldError, FieldErrors, FieldPath};
 use crest_schema::Structural;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -1549,7 +1549,7 @@ enum Step {
 fn validate_defaults(s: &Structural, path: &FieldPath, require_pruned: bool) -> FieldErrors {
     let mut d = Defaults {
         require_pruned,
-        budget: crest_schema_cel::validator::RUNTIME_COST_BUDGET,
+        budget: crest_schema_cel::RUNTIME_COST_BUDGET,
         errs: vec![],
     };
     d.at(path, s, s, &[], false, 0);

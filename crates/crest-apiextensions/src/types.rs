@@ -8,7 +8,7 @@
 //! Field names, `omitempty` behaviour (`skip_serializing_if`) and always-present fields follow
 //! the Go types, so serializing a typed value looks like kube-apiserver's output.
 
-use crest_schema::gofmt::json_kind;
+use crest_gofmt::json_kind;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -293,7 +293,7 @@ impl CustomResourceDefinition {
 
 /// A decode failure, rendered as Go's `json.UnmarshalTypeError`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DecodeError {
+pub(crate) struct DecodeError {
     /// What was found: `string`, `number`, `number 1.5`, `object`, `array`, `bool`.
     pub found: String,
     /// Go type name of the struct holding the field, e.g. `CustomResourceDefinitionVersion`.
@@ -322,7 +322,7 @@ pub fn parse(obj: &Value) -> Result<CustomResourceDefinition, String> {
 }
 
 /// As [`parse`], with the structured error.
-pub fn decode(obj: &Value) -> Result<CustomResourceDefinition, DecodeError> {
+pub(crate) fn decode(obj: &Value) -> Result<CustomResourceDefinition, DecodeError> {
     let root = Ctx {
         go_struct: "CustomResourceDefinition",
         path: String::new(),

@@ -25,10 +25,10 @@ use crate::types::{
     CustomResourceDefinitionNames, CustomResourceDefinitionSpec, CustomResourceDefinitionVersion,
     CustomResourceSubresources, CustomResourceValidation, DecodeError, SelectableField,
 };
-use crest_api::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 use crest_api::validation::{
     is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain, validate_object_meta,
 };
+use crest_api::{ErrorType, FieldError, FieldErrors, FieldPath};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -37,7 +37,7 @@ const PRINTER_COLUMN_FORMATS: &str = "byte,date,date-time,double,float,int32,int
 /// ConversionReview versions this server understands.
 const ACCEPTED_CONVERSION_REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
 /// At most this many distinct selectable fields per version.
-pub const MAX_SELECTABLE_FIELDS: usize = 8;
+pub(crate) const MAX_SELECTABLE_FIELDS: usize = 8;
 
 /// Switches that differ between create and update (upstream's `validationOptions`): update does
 /// not tighten rules on data that was already accepted. v1 always allows defaults.

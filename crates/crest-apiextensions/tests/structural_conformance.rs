@@ -3,10 +3,8 @@
 //! `schema_validation::validate_custom_resource_validation` and fails on any mismatch of the
 //! (type, field) multiset, except the known gaps listed below with their reasons.
 
-use crest_api::field::{ErrorType, FieldPath};
-use crest_apiextensions::schema_validation::{
-    validate_custom_resource_validation, SchemaValidationOptions,
-};
+use crest_api::{ErrorType, FieldPath};
+use crest_apiextensions::{validate_custom_resource_validation, SchemaValidationOptions};
 use serde_json::Value;
 use std::path::PathBuf;
 

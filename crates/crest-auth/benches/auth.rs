@@ -1,7 +1,7 @@
 //! Authentication costs: a cached lookup (hash the token + one map lookup) against verifying a
 //! ServiceAccount JWT, and a client certificate's user.
 
-use crest_api::user::UserInfo;
+use crest_api::UserInfo;
 use crest_auth::cache::{Authenticated, CacheKey, TokenCache};
 use crest_auth::keys::SigningKey;
 use crest_auth::serviceaccount::{self, ObjectRef, TokenClaims, Verifier};

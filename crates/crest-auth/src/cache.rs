@@ -8,7 +8,7 @@
 //! never holds a credential. Expiry is a unix time in seconds passed in by the caller; the
 //! size is bounded (expired entries go first, then the ones closest to expiring).
 
-use crest_api::user::UserInfo;
+use crest_api::UserInfo;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, RwLock};

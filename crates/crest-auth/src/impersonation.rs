@@ -9,7 +9,7 @@
 //! denial answering [`Check::forbidden`] (403); when all pass, the request goes on as
 //! `imp.user`, and the impersonation headers are no longer looked at.
 
-use crest_api::user::{names, UserInfo};
+use crest_api::{names, UserInfo};
 use crest_api::{ApiError, GroupResource};
 use std::collections::BTreeMap;
 

@@ -28,7 +28,7 @@
 //! 3. No credential at all: [`anonymous`] when `--anonymous-auth` is on, else 401.
 //! 4. Impersonation headers ([`impersonation`]) are applied after authentication.
 
-use crest_api::user::{names, UserInfo};
+use crest_api::{names, UserInfo};
 use crest_api::{ApiError, Reason};
 use std::fmt;
 

@@ -14,7 +14,7 @@ use crate::keys::{PublicKey, SigningKey};
 use crate::AuthError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use crest_api::user::{names, UserInfo};
+use crest_api::{names, UserInfo};
 use serde_json::{json, Map, Value};
 
 /// go-jose's `DefaultLeeway`: one minute either side for `exp`, `nbf` and `iat`.

@@ -3,7 +3,7 @@
 //! `encoding/csv` (quoted fields, `""` escapes, blank lines skipped, variable field counts)
 //! and its error messages.
 
-use crest_api::user::UserInfo;
+use crest_api::UserInfo;
 use std::collections::HashMap;
 
 /// The users of a token file, by token.

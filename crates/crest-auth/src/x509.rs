@@ -10,7 +10,7 @@
 use crate::der;
 use crate::keys::SigningKey;
 use crate::AuthError;
-use crest_api::user::UserInfo;
+use crest_api::UserInfo;
 use ring::rand::SecureRandom;
 use ring::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 use yasna::Tag;

@@ -1,7 +1,7 @@
 //! The server's calls end to end, as crest-server is to make them: keys at startup, the admin
 //! certificate, per-request authentication, TokenRequest, TokenReview, impersonation.
 
-use crest_api::user::UserInfo;
+use crest_api::UserInfo;
 use crest_auth::authenticator::Authenticator;
 use crest_auth::impersonation;
 use crest_auth::keys::{PublicKey, SigningKey};

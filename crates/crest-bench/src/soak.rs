@@ -189,7 +189,7 @@ pub(crate) async fn soak(binary: &Path, p: &Params) -> Vec<Row> {
                 if at_warmup.is_none() && e >= warmup {
                     at_warmup = Some(rss_mib(pid));
                 }
-                if e.as_secs().is_multiple_of(10) {
+                if e.as_secs() % 10 == 0 {
                     samples.push((e.as_secs(), rss_mib(pid)));
                 }
             }

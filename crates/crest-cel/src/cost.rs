@@ -11,64 +11,13 @@
 use std::collections::HashMap;
 
 use crate::ast::*;
-use crate::checker::CheckedAst;
+use crate::checked::CheckedAst;
 use crate::decls::{CallEstimate, Functions};
-use crate::eval::costs;
 use crate::parser::{RED_ZONE, STACK_CHUNK};
+use crate::runtime::costs;
 use crate::types::Type;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CostEstimate {
-    pub min: u64,
-    pub max: u64,
-}
-
-impl CostEstimate {
-    pub const ZERO: CostEstimate = CostEstimate { min: 0, max: 0 };
-
-    pub fn fixed(c: u64) -> CostEstimate {
-        CostEstimate { min: c, max: c }
-    }
-
-    pub fn plus(self, o: CostEstimate) -> CostEstimate {
-        CostEstimate {
-            min: self.min.saturating_add(o.min),
-            max: self.max.saturating_add(o.max),
-        }
-    }
-
-    pub fn multiply(self, by: SizeEstimate) -> CostEstimate {
-        CostEstimate {
-            min: self.min.saturating_mul(by.min),
-            max: self.max.saturating_mul(by.max),
-        }
-    }
-
-    /// The cheaper minimum and the dearer maximum (for branches).
-    pub fn union(self, o: CostEstimate) -> CostEstimate {
-        CostEstimate {
-            min: self.min.min(o.min),
-            max: self.max.max(o.max),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SizeEstimate {
-    pub min: u64,
-    pub max: u64,
-}
-
-impl SizeEstimate {
-    pub const UNKNOWN: SizeEstimate = SizeEstimate {
-        min: 0,
-        max: u64::MAX,
-    };
-
-    pub fn exact(n: u64) -> SizeEstimate {
-        SizeEstimate { min: n, max: n }
-    }
-}
+pub use crate::estimate::{CallArg, CostEstimate, SizeEstimate};
 
 /// Sizes the type environment knows. A path is a variable name followed by field names;
 /// comprehension elements extend their range's path with `@items` (list elements), `@keys`
@@ -113,16 +62,6 @@ pub trait CostEstimator {
         let sizes: Vec<SizeEstimate> = args.iter().map(|a| a.size).collect();
         self.estimate_call(function, overload_ids, &sizes)
     }
-}
-
-/// One operand of a call as [`CostEstimator::estimate_call_args`] sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct CallArg<'a> {
-    pub size: SizeEstimate,
-    /// The size of its elements (its path extended with `@items`; unknown without a path).
-    pub elem_size: SizeEstimate,
-    pub ty: &'a Type,
-    pub literal: Option<&'a Literal>,
 }
 
 /// An estimator that knows no sizes (everything unbounded).

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::cost::{CallArg, CostEstimate, SizeEstimate};
-use crate::eval::EvalError;
+use crate::estimate::{CallArg, CostEstimate, SizeEstimate};
+use crate::runtime::EvalError;
 use crate::types::Type;
 use crate::types::Type as T;
 use crate::value::Value;

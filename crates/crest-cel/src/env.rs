@@ -1,14 +1,16 @@
-//! The compilation environment: container, declared variables, functions and message types.
+//! The compilation environment: container, declared variables, functions and message types,
+//! and the lookups the checker and the evaluator make in it. `Env::standard` (which needs the
+//! extension libraries) and `Env::compile` (which needs the checker) are in `compile.rs`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::ast::Ast;
-use crate::checker::{check, CheckedAst};
 use crate::decls::{standard, Functions, Library, Overload};
 use crate::errors::Issues;
 use crate::parser::{parse_with, ParserOptions};
-use crate::types::{Type, TypeProvider};
+use crate::provider::TypeProvider;
+use crate::types::Type;
 
 #[derive(Clone)]
 pub struct Env {
@@ -19,12 +21,6 @@ pub struct Env {
     pub functions: Arc<Functions>,
     pub provider: Option<Arc<dyn TypeProvider>>,
     pub parser_options: ParserOptions,
-}
-
-impl Default for Env {
-    fn default() -> Self {
-        Env::standard()
-    }
 }
 
 /// Type names usable as identifiers, with the type they denote.
@@ -64,16 +60,6 @@ pub fn builtin_type(name: &str) -> Option<Type> {
 }
 
 impl Env {
-    /// The standard library, optionals, the strings, sets and lists extensions and
-    /// two-variable comprehensions (what Kubernetes enables besides its own libraries; the
-    /// lists extension as the issue asks, though Kubernetes 1.32 does not enable it yet); no
-    /// variables.
-    pub fn standard() -> Env {
-        Env::bare()
-            .with_library(&crate::ext::sets())
-            .with_library(&crate::ext::lists())
-    }
-
     /// The standard library, optionals and the strings extension only.
     pub fn bare() -> Env {
         Env {
@@ -166,12 +152,6 @@ impl Env {
 
     pub fn parse(&self, src: &str) -> Result<Ast, Issues> {
         parse_with(src, &self.parser_options)
-    }
-
-    /// Parses and type-checks.
-    pub fn compile(&self, src: &str) -> Result<CheckedAst, Issues> {
-        let ast = self.parse(src)?;
-        check(&ast, self)
     }
 }
 

@@ -5,43 +5,20 @@
 //! list work proportional to size), so no expression can run unbounded.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
 
 use crate::ast::*;
-use crate::checker::CheckedAst;
+use crate::checked::CheckedAst;
 use crate::decls::{Functions, Overload};
 use crate::env::{builtin_type, candidate_names, Env};
 use crate::parser::{RED_ZONE, STACK_CHUNK};
+use crate::provider::TypeProvider;
 use crate::stdlib;
-use crate::types::TypeProvider;
 use crate::value::{Key, ListKind, MapValue, ObjectValue, Value};
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct EvalError {
-    pub message: String,
-    /// The cost budget ran out: never absorbed by `&&`/`||`, ends evaluation.
-    pub cancelled: bool,
-}
-
-impl EvalError {
-    pub fn new(message: impl Into<String>) -> EvalError {
-        EvalError {
-            message: message.into(),
-            cancelled: false,
-        }
-    }
-}
-
-impl fmt::Display for EvalError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for EvalError {}
+pub use crate::runtime::{costs, EvalError};
 
 /// Variable values for one evaluation.
 pub trait Activation {
@@ -94,17 +71,6 @@ pub trait ActualCostEstimator: Send + Sync {
         args: &[Value],
         result: &Value,
     ) -> Option<u64>;
-}
-
-/// cel-go's runtime cost constants.
-pub mod costs {
-    pub const SELECT_AND_IDENT: u64 = 1;
-    pub const CALL: u64 = 1;
-    pub const LIST_CREATE: u64 = 10;
-    pub const MAP_CREATE: u64 = 30;
-    pub const STRUCT_CREATE: u64 = 40;
-    /// Per unit of size for string/bytes/list traversals (cel-go 0.1).
-    pub const TRAVERSAL_DIVISOR: u64 = 10;
 }
 
 /// A compiled expression ready to evaluate many times.

@@ -6,9 +6,9 @@
 use base64::Engine;
 
 use crate::ast::Literal;
-use crate::cost::{CallArg, CostEstimate, SizeEstimate};
 use crate::decls::{CallEstimate, Library, Overload};
-use crate::eval::{costs, EvalError};
+use crate::estimate::{CallArg, CostEstimate, SizeEstimate};
+use crate::runtime::{costs, EvalError};
 use crate::stdlib::no_such_overload;
 use crate::types::Type;
 use crate::value::Value;

@@ -11,10 +11,10 @@
 
 use std::fmt::Write;
 
-use chrono::TimeDelta;
+use chrono::{DateTime, TimeDelta, Utc};
 use crest_gofmt::{go_float_exp, go_float_fixed, go_float_fixed_shortest, go_quote};
 
-use crate::eval::EvalError;
+use crate::runtime::EvalError;
 use crate::types::Type;
 use crate::value::Value;
 
@@ -315,7 +315,7 @@ fn string_clause(v: &Value, out: &mut String) -> Result<(), String> {
             Value::Bytes(b) => push_bytes_as_go_string(b, out),
             Value::String(s) => out.push_str(s),
             Value::Duration(d) => out.push_str(&duration_seconds(*d)),
-            Value::Timestamp(t) => out.push_str(&crate::stdlib::format_timestamp(*t)),
+            Value::Timestamp(t) => out.push_str(&format_timestamp(*t)),
             Value::Null => out.push_str("null"),
             Value::Type(t) => out.push_str(t),
             Value::List(l) => {
@@ -364,6 +364,32 @@ fn push_bytes_as_go_string(b: &[u8], out: &mut String) {
             out.push('\u{fffd}');
         }
     }
+}
+
+/// CEL's `string(timestamp)`: RFC 3339 in UTC, fractional seconds without trailing zeros.
+pub fn format_timestamp(t: DateTime<Utc>) -> String {
+    let nanos = t.timestamp_subsec_nanos();
+    let base = t.format("%Y-%m-%dT%H:%M:%S").to_string();
+    if nanos == 0 {
+        format!("{base}Z")
+    } else {
+        let frac = format!("{nanos:09}");
+        format!("{base}.{}Z", frac.trim_end_matches('0'))
+    }
+}
+
+/// CEL's `string(duration)`: seconds with the fraction trimmed (`1.5s`, `-0.000000001s`).
+pub fn format_duration(d: TimeDelta) -> String {
+    let secs = d.num_seconds();
+    let nanos = (d - TimeDelta::seconds(secs))
+        .num_nanoseconds()
+        .unwrap_or(0);
+    if nanos == 0 {
+        return format!("{secs}s");
+    }
+    let sign = if secs < 0 || nanos < 0 { "-" } else { "" };
+    let frac = format!("{:09}", nanos.abs());
+    format!("{sign}{}.{}s", secs.abs(), frac.trim_end_matches('0'))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //!   syntax error wording and limits. Hand-written rather than the `cel` crate's ANTLR
 //!   parser: see the module docs.
 //! - [`checker`]: static types and overload resolution against an [`env::Env`] (standard
-//!   library, optionals, strings extension; message types through [`types::TypeProvider`]),
+//!   library, optionals, strings extension; message types through [`provider::TypeProvider`]),
 //!   with cel-go's error messages; like cel-go's strings extension validator, a literal
 //!   `format` string applied to a list literal is checked at compile time (clauses, argument
 //!   count and each argument's static type).
@@ -57,16 +57,21 @@
 //! ```
 
 pub mod ast;
+mod checked;
 pub mod checker;
+mod compile;
 pub mod cost;
 pub mod decls;
 pub mod env;
 pub mod errors;
+mod estimate;
 pub mod eval;
 pub mod ext;
 pub mod format;
 mod lexer;
 pub mod parser;
+pub mod provider;
+mod runtime;
 pub mod stdlib;
 pub mod types;
 pub mod value;

@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, FixedOffset, TimeDelta, Timelike, Utc};
 
-use crate::eval::EvalError;
+use crate::runtime::EvalError;
 use crate::value::{Key, MapValue, Value};
+
+pub use crate::format::{format_duration, format_timestamp};
 
 type R = Result<Value, EvalError>;
 
@@ -273,7 +275,7 @@ pub fn call(name: &str, args: &[Value]) -> R {
 /// result and charging for it afterwards. Strings are charged per byte as traversals are.
 pub fn result_cost_bound(name: &str, args: &[Value]) -> u64 {
     use Value::*;
-    let per_byte = |n: u64| n / crate::eval::costs::TRAVERSAL_DIVISOR;
+    let per_byte = |n: u64| n / crate::runtime::costs::TRAVERSAL_DIVISOR;
     match (name, args) {
         ("replace", [String(s), String(from), String(to), rest @ ..]) => {
             let limit = match rest {
@@ -631,30 +633,6 @@ fn to_string(v: &Value) -> R {
 /// below 1e-4 and from 1e6 on (`1e+06`, `1.5e-05`).
 pub fn format_double(d: f64) -> String {
     crest_gofmt::go_float(d)
-}
-
-pub fn format_timestamp(t: DateTime<Utc>) -> String {
-    let nanos = t.timestamp_subsec_nanos();
-    let base = t.format("%Y-%m-%dT%H:%M:%S").to_string();
-    if nanos == 0 {
-        format!("{base}Z")
-    } else {
-        let frac = format!("{nanos:09}");
-        format!("{base}.{}Z", frac.trim_end_matches('0'))
-    }
-}
-
-pub fn format_duration(d: TimeDelta) -> String {
-    let secs = d.num_seconds();
-    let nanos = (d - TimeDelta::seconds(secs))
-        .num_nanoseconds()
-        .unwrap_or(0);
-    if nanos == 0 {
-        return format!("{secs}s");
-    }
-    let sign = if secs < 0 || nanos < 0 { "-" } else { "" };
-    let frac = format!("{:09}", nanos.abs());
-    format!("{sign}{}.{}s", secs.abs(), frac.trim_end_matches('0'))
 }
 
 fn parse_timestamp(s: &str) -> R {

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use crest_cel::env::Env;
 use crest_cel::eval::{EmptyActivation, Program};
-use crest_cel::types::{Type, TypeProvider};
+use crest_cel::provider::TypeProvider;
+use crest_cel::types::Type;
 use crest_cel::value::Value;
 
 struct Provider;

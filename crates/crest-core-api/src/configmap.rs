@@ -1,37 +1,8 @@
 //! core/v1 ConfigMap: `ValidateConfigMap`, `ValidateConfigMapUpdate`.
 
-use crest_api::validation::max_len_error;
+pub use crate::data::{config_map_key_errors, MAX_SIZE};
 use crest_api::{FieldError, FieldErrors, FieldPath};
 use serde_json::{Map, Value};
-
-/// `core.MaxSecretSize`: the most bytes of data a ConfigMap (or Secret) may hold.
-pub const MAX_SIZE: usize = 1024 * 1024;
-
-const KEY_FMT: &str = "[-._a-zA-Z0-9]+";
-
-/// apimachinery's `IsConfigMapKey`: the messages for an invalid key (empty when valid).
-pub fn config_map_key_errors(key: &str) -> Vec<String> {
-    let mut errs = vec![];
-    if key.len() > 253 {
-        errs.push(max_len_error(253));
-    }
-    let valid_chars = !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
-    if !valid_chars {
-        errs.push(format!(
-            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '{KEY_FMT}')"
-        ));
-    }
-    match key {
-        "." => errs.push("must not be '.'".into()),
-        ".." => errs.push("must not be '..'".into()),
-        k if k.starts_with("..") => errs.push("must not start with '..'".into()),
-        _ => {}
-    }
-    errs
-}
 
 fn bag<'a>(obj: &'a Value, field: &str) -> Option<&'a Map<String, Value>> {
     obj.get(field).and_then(Value::as_object)
@@ -53,7 +24,7 @@ fn size(field: &str, v: &Value) -> usize {
 /// (see [`crate::secret::canonical_base64`]).
 pub fn canonicalize(obj: &mut Value) {
     if let Some(b) = obj.get_mut("binaryData").and_then(Value::as_object_mut) {
-        crate::secret::canonical_base64(b);
+        crate::data::canonical_base64(b);
     }
 }
 

@@ -4,6 +4,7 @@
 //! the kind's own.
 
 pub mod configmap;
+mod data;
 pub mod endpoints;
 pub mod endpointslice;
 pub mod event;

@@ -2,7 +2,8 @@
 //! `Convert_v1_Secret_To_core_Secret`'s `stringData`), `ValidateSecret`,
 //! `ValidateSecretUpdate`, and the strategy's TLS warnings.
 
-use crate::configmap::{config_map_key_errors, MAX_SIZE};
+pub use crate::data::canonical_base64;
+use crate::data::{config_map_key_errors, MAX_SIZE};
 use base64::Engine;
 use crest_api::{FieldError, FieldErrors, FieldPath};
 use serde_json::{Map, Value};
@@ -64,22 +65,6 @@ pub fn default_and_convert(obj: &mut Value) {
         for (k, v) in string_data {
             let s = v.as_str().unwrap_or_default();
             d.insert(k, Value::String(b64.encode(s)));
-        }
-    }
-}
-
-/// Base64 values as Go writes the bytes it decoded: the standard encoding, without the line
-/// breaks the decoder skips (`base64` wraps its output; a canonical re-send of the same bytes
-/// must compare equal).
-pub fn canonical_base64(values: &mut Map<String, Value>) {
-    let b64 = base64::engine::general_purpose::STANDARD;
-    for v in values.values_mut() {
-        if let Some(text) = v.as_str() {
-            if text.contains(['\n', '\r']) {
-                if let Ok(bytes) = crest_gofmt::go_base64_decode(text.as_bytes()) {
-                    *v = Value::String(b64.encode(bytes));
-                }
-            }
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Go's text forms of values, as they appear in kube-apiserver and cel-go messages and
 //! results: `strconv.Quote` (`%q`) of strings and byte slices, `%v`, `%e` and `%f` of a
-//! float64, and `encoding/json` output; and Go's base64 and JSON checks and
-//! `time.ParseDuration`, whose errors clients see. One copy, shared by the CEL engine (which
-//! must know nothing of Kubernetes) and the Kubernetes crates.
+//! float64, `%T` and `%v` of decoded JSON, and the JSON that `encoding/json` and json-iterator
+//! write; and Go's `strconv.Atoi`, base64 and JSON checks and `time.ParseDuration`, whose
+//! errors clients see. One copy, shared by the CEL engine (which must know nothing of
+//! Kubernetes) and the Kubernetes crates.
 
 use serde_json::{Number, Value};
 use std::fmt::Write;
@@ -10,12 +11,14 @@ use std::fmt::Write;
 mod decode;
 mod duration;
 mod isprint;
+mod json;
 
 pub use decode::{
     base64_error, go_base64_decode, go_base64_decode_raw_url, go_json_map_error,
     go_json_syntax_error,
 };
 pub use duration::go_parse_duration;
+pub use json::{go_json, go_jsoniter, write_go_jsoniter, write_go_jsoniter_string};
 
 /// Go's `%v` (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, exponent form when the
 /// decimal exponent is < -4 or >= 6 (Go's precision for that decision with shortest digits).
@@ -162,6 +165,16 @@ pub fn go_number(n: &Number) -> String {
     }
 }
 
+/// Go's `strconv.Atoi`: an optional sign, then ASCII decimal digits, within int64 (no spaces,
+/// underscores or base prefixes).
+pub fn go_atoi(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
 /// The JSON kind `encoding/json` names in `json: cannot unmarshal KIND into Go ...`
 /// (`UnmarshalTypeError.Value`).
 pub fn json_kind(v: &Value) -> &'static str {
@@ -300,75 +313,6 @@ fn write_v(v: &Value, out: &mut String) {
     }
 }
 
-/// Go's `encoding/json.Marshal` of a decoded JSON value: sorted keys, Go float form, HTML-safe
-/// escaping of `<`, `>`, `&`.
-pub fn go_json(v: &Value) -> String {
-    let mut s = String::new();
-    write_go_json(&mut s, v);
-    s
-}
-
-fn write_go_json(s: &mut String, v: &Value) {
-    match v {
-        Value::Null => s.push_str("null"),
-        Value::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => {
-                let _ = write!(s, "{i}");
-            }
-            None => s.push_str(&go_json_float(n.as_f64().unwrap_or(0.0))),
-        },
-        Value::String(t) => write_go_json_string(s, t),
-        Value::Array(a) => {
-            s.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    s.push(',');
-                }
-                write_go_json(s, x);
-            }
-            s.push(']');
-        }
-        Value::Object(m) => {
-            // serde_json's map is ordered by key, which is what Go's encoder does.
-            s.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    s.push(',');
-                }
-                write_go_json_string(s, k);
-                s.push(':');
-                write_go_json(s, x);
-            }
-            s.push('}');
-        }
-    }
-}
-
-fn write_go_json_string(s: &mut String, t: &str) {
-    s.push('"');
-    for c in t.chars() {
-        match c {
-            '"' => s.push_str("\\\""),
-            '\\' => s.push_str("\\\\"),
-            '\n' => s.push_str("\\n"),
-            '\r' => s.push_str("\\r"),
-            '\t' => s.push_str("\\t"),
-            // Go 1.22 and later (Kubernetes 1.32 is built with 1.23).
-            '\u{8}' => s.push_str("\\b"),
-            '\u{c}' => s.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(s, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(s, "\\u{:04x}", c as u32);
-            }
-            c => s.push(c),
-        }
-    }
-    s.push('"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,6 +383,90 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(go_quote(input), *want, "{input:?}");
+        }
+    }
+
+    /// `strconv.Quote` (= `%q` of the string and of its bytes), as Go 1.26 printed it: the
+    /// escapes Go has and Rust's `{:?}` or an ASCII-only rule lack (`\a \b \v \f`,
+    /// `\u00a0`, `\U0010ffff`, format and separator characters, invalid UTF-8 byte by byte).
+    #[test]
+    fn quote_matches_go() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"", r##""""##),
+            (b"\x70\x6c\x61\x69\x6e", r##""plain""##),
+            (b"\x61\x22\x62", r##""a\"b""##),
+            (b"\x61\x5c\x62", r##""a\\b""##),
+            (b"\x27\x73\x69\x6e\x67\x6c\x65\x27", r##""'single'""##),
+            (b"\x60\x62\x61\x63\x6b\x60", r##""`back`""##),
+            (b"\x0a\x0d\x09", r##""\n\r\t""##),
+            (b"\x00", r##""\x00""##),
+            (b"\x07\x08\x0b\x0c", r##""\a\b\v\f""##),
+            (b"\x1b\x5b\x30\x6d", r##""\x1b[0m""##),
+            (b"\x7f", r##""\x7f""##),
+            (b"\x78\x7f\x79", r##""x\x7fy""##),
+            (b"\xc3\xa9", r##""é""##),
+            (b"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", r##""日本語""##),
+            (b"\xf0\x9f\x98\x80", r##""😀""##),
+            (b"\xf4\x8f\xbf\xbf", r##""\U0010ffff""##),
+            (b"\xee\x80\x80", r##""\ue000""##),
+            (b"\xc2\xa0", r##""\u00a0""##),
+            (b"\xc2\xad", r##""\u00ad""##),
+            (b"\xc2\x85", r##""\u0085""##),
+            (b"\xc2\x80\xc2\x9f", r##""\u0080\u009f""##),
+            (b"\xe2\x80\xa8", r##""\u2028""##),
+            (b"\xe2\x80\xa9", r##""\u2029""##),
+            (b"\xe2\x80\x8b", r##""\u200b""##),
+            (b"\xe2\x80\x8e", r##""\u200e""##),
+            (b"\xe2\x80\xae", r##""\u202e""##),
+            (b"\xef\xbb\xbf", r##""\ufeff""##),
+            (b"\xe3\x80\x80", r##""\u3000""##),
+            (b"\xef\xbf\xbd", r##""�""##),
+            (b"\xcd\xb8", r##""\u0378""##),
+            (b"\xf3\xa0\x80\x81", r##""\U000e0001""##),
+            (b"\x65\xcc\x81", r##""é""##),
+            (b"\x73\x79\x73\x74\x65\x6d\x3a\x73\x65\x72\x76\x69\x63\x65\x61\x63\x63\x6f\x75\x6e\x74\x3a\x6e\x73\x3a\x6e\x61\x6d\x65", r##""system:serviceaccount:ns:name""##),
+            (b"\x3c\x73\x63\x72\x69\x70\x74\x3e\x26", r##""<script>&""##),
+            (b"\xff", r##""\xff""##),
+            (b"\x61\xc3\x28\x62", r##""a\xc3(b""##),
+            (b"\xed\xa0\x80", r##""\xed\xa0\x80""##),
+            (b"\xf0\x9f\x98", r##""\xf0\x9f\x98""##),
+            (b"\xc0\xaf", r##""\xc0\xaf""##),
+        ];
+        for (input, want) in cases {
+            assert_eq!(go_quote_bytes(input), *want, "{input:x?}");
+            if let Ok(s) = std::str::from_utf8(input) {
+                assert_eq!(go_quote(s), *want, "{s:?}");
+            }
+        }
+    }
+
+    /// `strconv.Atoi`, as Go 1.26 answered.
+    #[test]
+    fn atoi_matches_go() {
+        let cases: &[(&str, Option<i64>)] = &[
+            ("0", Some(0)),
+            ("42", Some(42)),
+            ("+7", Some(7)),
+            ("-0", Some(0)),
+            ("-12", Some(-12)),
+            ("007", Some(7)),
+            ("", None),
+            ("+", None),
+            ("-", None),
+            (" 1", None),
+            ("1 ", None),
+            ("1_000", None),
+            ("0x10", None),
+            ("1e3", None),
+            ("١", None),
+            ("9223372036854775807", Some(9223372036854775807)),
+            ("-9223372036854775808", Some(-9223372036854775808)),
+            ("9223372036854775808", None),
+            ("-9223372036854775809", None),
+            ("99999999999999999999", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(go_atoi(input), *want, "{input:?}");
         }
     }
 

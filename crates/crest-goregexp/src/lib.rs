@@ -18,76 +18,12 @@
 //! 15.0) and its simple case folding, taken from `regex-syntax` restricted to what Unicode 15.0
 //! assigned. `\p{..}` names are Go 1.23's: case-sensitive, no long aliases.
 
-use std::fmt;
-
 mod emit;
+mod error;
 mod parse;
 mod unicode;
 
-/// Go's `syntax.ErrorCode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorCode {
-    InternalError,
-    InvalidCharClass,
-    InvalidCharRange,
-    InvalidEscape,
-    InvalidNamedCapture,
-    InvalidPerlOp,
-    InvalidRepeatOp,
-    InvalidRepeatSize,
-    InvalidUtf8,
-    MissingBracket,
-    MissingParen,
-    MissingRepeatArgument,
-    TrailingBackslash,
-    UnexpectedParen,
-    NestingDepth,
-    Large,
-}
-
-impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InternalError => "regexp/syntax: internal error",
-            ErrorCode::InvalidCharClass => "invalid character class",
-            ErrorCode::InvalidCharRange => "invalid character class range",
-            ErrorCode::InvalidEscape => "invalid escape sequence",
-            ErrorCode::InvalidNamedCapture => "invalid named capture",
-            ErrorCode::InvalidPerlOp => "invalid or unsupported Perl syntax",
-            ErrorCode::InvalidRepeatOp => "invalid nested repetition operator",
-            ErrorCode::InvalidRepeatSize => "invalid repeat count",
-            ErrorCode::InvalidUtf8 => "invalid UTF-8",
-            ErrorCode::MissingBracket => "missing closing ]",
-            ErrorCode::MissingParen => "missing closing )",
-            ErrorCode::MissingRepeatArgument => "missing argument to repetition operator",
-            ErrorCode::TrailingBackslash => "trailing backslash at end of expression",
-            ErrorCode::UnexpectedParen => "unexpected )",
-            ErrorCode::NestingDepth => "expression nests too deeply",
-            ErrorCode::Large => "expression too large",
-        }
-    }
-}
-
-/// Go's `*syntax.Error`: the code and the offending fragment of the expression.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    pub code: ErrorCode,
-    pub expr: String,
-}
-
-impl fmt::Display for Error {
-    /// `error parsing regexp: <code>: `<expr>``, as Go prints it.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "error parsing regexp: {}: `{}`",
-            self.code.as_str(),
-            self.expr
-        )
-    }
-}
-
-impl std::error::Error for Error {}
+pub use error::{Error, ErrorCode};
 
 /// Checks `pattern` as Go's `regexp.Compile` parses it (`syntax.Parse(pattern, syntax.Perl)`).
 pub fn check(pattern: &str) -> Result<(), Error> {

@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use crate::unicode::{self, MAX_FOLD, MAX_RUNE, MIN_FOLD};
-use crate::{Error, ErrorCode};
+use crate::error::{Error, ErrorCode};
+use crate::unicode::{self, clean_class, MAX_FOLD, MAX_RUNE, MIN_FOLD};
 
 pub(crate) type Id = usize;
 
@@ -1513,25 +1513,6 @@ fn min_fold_rune(r: u32) -> u32 {
         f = unicode::simple_fold(f);
     }
     m
-}
-
-/// Sorts the ranges of a class and merges overlapping and abutting ones.
-pub(crate) fn clean_class(r: &mut Vec<u32>) {
-    let mut pairs: Vec<(u32, u32)> = r.chunks(2).map(|p| (p[0], p[1])).collect();
-    // Low end ascending, high end descending for ties.
-    pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-    r.clear();
-    for (lo, hi) in pairs {
-        if let Some(last) = r.last_mut() {
-            if lo <= last.saturating_add(1) {
-                if hi > *last {
-                    *last = hi;
-                }
-                continue;
-            }
-        }
-        r.extend([lo, hi]);
-    }
 }
 
 fn append_literal(r: &mut Vec<u32>, x: u32, flags: u16) {

@@ -268,7 +268,7 @@ fn build_table(name: &str) -> Option<Table> {
         // Go's C is Cc, Cf, Co and Cs (no unassigned code points).
         let mut r = intersect(&ucd(r"[\p{gc=Cc}\p{gc=Cf}\p{gc=Co}]"), assigned_15());
         r.extend([0xD800, 0xDFFF]);
-        crate::parse::clean_class(&mut r);
+        clean_class(&mut r);
         r
     } else if CATEGORIES.contains(&name) {
         intersect(&ucd(&format!(r"\p{{gc={name}}}")), assigned_15())
@@ -362,7 +362,7 @@ pub(crate) fn fold_closure(class: &[u32]) -> Vec<u32> {
             f = simple_fold(f);
         }
     }
-    crate::parse::clean_class(&mut out);
+    clean_class(&mut out);
     out
 }
 
@@ -411,4 +411,23 @@ pub(crate) fn posix_group(name: &str) -> Option<Group> {
         _ => return None,
     };
     Some((sign, class))
+}
+
+/// Sorts the ranges of a class and merges overlapping and abutting ones.
+pub(crate) fn clean_class(r: &mut Vec<u32>) {
+    let mut pairs: Vec<(u32, u32)> = r.chunks(2).map(|p| (p[0], p[1])).collect();
+    // Low end ascending, high end descending for ties.
+    pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    r.clear();
+    for (lo, hi) in pairs {
+        if let Some(last) = r.last_mut() {
+            if lo <= last.saturating_add(1) {
+                if hi > *last {
+                    *last = hi;
+                }
+                continue;
+            }
+        }
+        r.extend([lo, hi]);
+    }
 }

@@ -16,7 +16,6 @@
 //! versions managers used): comparisons are made once, in the request's version.
 
 use crate::fieldpath::{Path, Set};
-use crate::gojson;
 use crate::managed::{
     is_go_printable, is_reset, managed_fields_of, set_managed_fields, unix_seconds, Entry,
     ManagedFields, ManagerId, Operation,
@@ -29,13 +28,13 @@ use std::fmt;
 use std::sync::OnceLock;
 
 /// kubectl's client-side apply annotation.
-pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(crate) const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 /// At most this many Update entries are kept (`DefaultMaxUpdateManagers`).
-pub const MAX_UPDATE_MANAGERS: usize = 10;
+pub(crate) const MAX_UPDATE_MANAGERS: usize = 10;
 /// The manager the oldest Update entries are merged into.
-pub const ANCIENT_CHANGES: &str = "ancient-changes";
+pub(crate) const ANCIENT_CHANGES: &str = "ancient-changes";
 /// The manager owning what an object had when first applied to without managed fields.
-pub const BEFORE_FIRST_APPLY: &str = "before-first-apply";
+pub(crate) const BEFORE_FIRST_APPLY: &str = "before-first-apply";
 /// The total size annotations may have (`TotalAnnotationSizeLimitB`).
 const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
@@ -156,8 +155,8 @@ pub enum ApplyError {
 impl ApplyError {
     /// The answer as kube-apiserver gives it: 409 `Conflict` with the causes and no other
     /// details (`NewApplyConflict`), 400 `BadRequest`, or 500 with no reason.
-    pub fn to_api_error(&self) -> crest_api::error::ApiError {
-        use crest_api::error::ApiError;
+    pub fn to_api_error(&self) -> crest_api::ApiError {
+        use crest_api::ApiError;
         match self {
             ApplyError::Conflicts(c) => {
                 let causes: Vec<Value> = c
@@ -169,7 +168,7 @@ impl ApplyError {
                     .collect();
                 let mut details = Map::new();
                 details.insert("causes".into(), Value::Array(causes));
-                let mut e = ApiError::new(409, crest_api::error::Reason::Conflict, c.to_string());
+                let mut e = ApiError::new(409, crest_api::Reason::Conflict, c.to_string());
                 e.details = Some(details);
                 e
             }
@@ -305,7 +304,7 @@ fn reconcile(schema: &Schema, managers: &mut ManagedFields) {
 /// `new` must be valid for `schema` (duplicates in associative lists allowed): else the
 /// validation errors, and the managers are left as they were.
 #[allow(clippy::too_many_arguments)]
-pub fn update(
+pub(crate) fn update(
     schema: &Schema,
     live: Option<&Value>,
     new: &Value,
@@ -358,7 +357,7 @@ pub fn update(
 /// (`None` when it equals `live`) after updating `managers` (`manager`'s entry: what the
 /// configuration sets, in `api_version`, its time `now` when the object changed).
 #[allow(clippy::too_many_arguments)]
-pub fn apply(
+pub(crate) fn apply(
     schema: &Schema,
     live: Option<&Value>,
     config: &Value,
@@ -490,7 +489,7 @@ fn prune(
 
 /// Merges the oldest Update entries into `ancient-changes` (one per apiVersion) until at most
 /// `max` remain (upstream's `capUpdateManagers`).
-pub fn cap_update_managers(managers: &mut ManagedFields, max: usize) {
+pub(crate) fn cap_update_managers(managers: &mut ManagedFields, max: usize) {
     let mut updaters: Vec<ManagerId> = managers
         .entries
         .keys()
@@ -835,7 +834,7 @@ fn build_last_applied(config: &Value) -> String {
     {
         a.remove(LAST_APPLIED_ANNOTATION);
     }
-    let mut s = gojson::to_string(&c);
+    let mut s = crest_gofmt::go_jsoniter(&c);
     s.push('\n');
     s
 }
@@ -869,8 +868,8 @@ pub fn validate_patch_options(
     apply: bool,
     field_manager: &str,
     force_given: bool,
-) -> Vec<crest_api::field::FieldError> {
-    use crest_api::field::{FieldError, FieldPath};
+) -> Vec<crest_api::FieldError> {
+    use crest_api::{FieldError, FieldPath};
     let mut errs = Vec::new();
     if !apply {
         if force_given {

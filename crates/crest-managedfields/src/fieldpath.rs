@@ -10,7 +10,6 @@
 //! [`Set::to_fields_v1`] gives the same content as a JSON value (whose keys `serde_json` sorts,
 //! as kube-apiserver's unstructured objects, i.e. custom resources, print them).
 
-use crate::gojson;
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::fmt;
@@ -63,15 +62,15 @@ impl PathElement {
                     if i > 0 {
                         s.push(',');
                     }
-                    gojson::write_string(&mut s, k);
+                    crest_gofmt::write_go_jsoniter_string(&mut s, k);
                     s.push(':');
-                    gojson::write_value(&mut s, v);
+                    crest_gofmt::write_go_jsoniter(&mut s, v);
                 }
                 s.push('}');
             }
             PathElement::Value(v) => {
                 s.push_str("v:");
-                gojson::write_value(&mut s, v);
+                crest_gofmt::write_go_jsoniter(&mut s, v);
             }
             PathElement::Index(i) => {
                 s.push_str("i:");
@@ -145,14 +144,14 @@ impl fmt::Display for PathElement {
                     }
                     s.push_str(k);
                     s.push('=');
-                    gojson::write_value(&mut s, v);
+                    crest_gofmt::write_go_jsoniter(&mut s, v);
                 }
                 s.push(']');
                 f.write_str(&s)
             }
             PathElement::Value(v) => {
                 let mut s = String::from("[=");
-                gojson::write_value(&mut s, v);
+                crest_gofmt::write_go_jsoniter(&mut s, v);
                 s.push(']');
                 f.write_str(&s)
             }
@@ -209,7 +208,7 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 
 /// The total order of values of structured-merge-diff's `value.Compare`: numbers (ints and
 /// floats compared numerically) < strings < booleans < lists < maps < null.
-pub fn cmp_value(a: &Value, b: &Value) -> Ordering {
+pub(crate) fn cmp_value(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
             (Some(i), Some(j)) => i.cmp(&j),
@@ -258,7 +257,7 @@ fn cmp_map(x: &Map<String, Value>, y: &Map<String, Value>) -> Ordering {
 }
 
 /// Values equal as structured-merge-diff's `value.Equals` (numbers numerically).
-pub fn values_equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(_), Value::Number(_)) => cmp_value(a, b) == Ordering::Equal,
         (Value::Array(x), Value::Array(y)) => {
@@ -596,18 +595,24 @@ impl Set {
             };
             match ord {
                 Ordering::Less => {
-                    gojson::write_string(out, &self.members[i].to_fields_v1_key());
+                    crest_gofmt::write_go_jsoniter_string(out, &self.members[i].to_fields_v1_key());
                     out.push_str(":{}");
                     i += 1;
                 }
                 Ordering::Greater => {
-                    gojson::write_string(out, &self.children[j].0.to_fields_v1_key());
+                    crest_gofmt::write_go_jsoniter_string(
+                        out,
+                        &self.children[j].0.to_fields_v1_key(),
+                    );
                     out.push(':');
                     self.children[j].1.write_v1(false, out);
                     j += 1;
                 }
                 Ordering::Equal => {
-                    gojson::write_string(out, &self.children[j].0.to_fields_v1_key());
+                    crest_gofmt::write_go_jsoniter_string(
+                        out,
+                        &self.children[j].0.to_fields_v1_key(),
+                    );
                     out.push(':');
                     self.children[j].1.write_v1(true, out);
                     i += 1;
@@ -657,7 +662,7 @@ impl Set {
             Value::Null => Ok(Set::new()),
             other => Err(format!(
                 "expected an object for the field set, got {}",
-                gojson::to_string(other)
+                crest_gofmt::go_jsoniter(other)
             )),
         }
     }
@@ -688,7 +693,7 @@ impl Set {
                 return Err(format!(
                     "expected an object for {}, got {}",
                     pe.to_fields_v1_key(),
-                    gojson::to_string(v)
+                    crest_gofmt::go_jsoniter(v)
                 ));
             };
             if cm.is_empty() {

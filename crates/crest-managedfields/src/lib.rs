@@ -40,19 +40,21 @@
 //! - `metadata.managedFields` of a request is validated with
 //!   [`managed::validate_managed_fields`] as part of ObjectMeta.
 
-pub mod fieldmanager;
-pub mod fieldpath;
-mod gojson;
-pub mod managed;
+mod fieldmanager;
+mod fieldpath;
+mod managed;
 pub mod scale;
-pub mod schema;
+mod schema;
 pub mod typed;
 
 pub use fieldmanager::{
-    manager_or_user_agent, ApplyError, Conflict, ConflictCause, Conflicts, FieldManager,
+    manager_or_user_agent, reset_fields, validate_patch_options, ApplyError, Conflict,
+    ConflictCause, Conflicts, FieldManager,
 };
 pub use fieldpath::{Path, PathElement, Set};
-pub use managed::{ManagedFields, ManagerId, Operation};
+pub use managed::{
+    validate_field_manager, validate_managed_fields, ManagedFields, ManagerId, Operation,
+};
 pub use schema::Schema;
 
 #[cfg(test)]

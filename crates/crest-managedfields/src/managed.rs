@@ -4,8 +4,8 @@
 //! (`ValidateManagedFields`, `ValidateFieldManager` of apimachinery's api/validation).
 
 use crate::fieldpath::Set;
-use crate::gojson;
-use crest_api::field::{FieldError, FieldPath};
+use crest_api::{FieldError, FieldPath};
+use crest_gofmt::{go_quote, json_kind};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -67,9 +67,9 @@ impl ManagerId {
         let mut field = |s: &mut String, name: &str, v: &str| {
             if !v.is_empty() {
                 s.push_str(sep);
-                gojson::write_string(s, name);
+                crest_gofmt::write_go_jsoniter_string(s, name);
                 s.push(':');
-                gojson::write_string(s, v);
+                crest_gofmt::write_go_jsoniter_string(s, v);
                 sep = ",";
             }
         };
@@ -80,24 +80,6 @@ impl ManagerId {
         s.push('}');
         s
     }
-}
-
-/// Go's `%q` of a string.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Prints as the apiserver's `printManager`: `"name"`, `"name" with subresource "status"`,
@@ -182,20 +164,9 @@ fn entry_str<'v>(e: &'v Map<String, Value>, name: &str) -> Result<&'v str, Strin
     }
 }
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// Whether `metadata.managedFields` asks to clear the managed fields (upstream's
 /// `isResetManagedFields`): an empty list, or a list of one empty entry.
-pub fn is_reset(managed_fields: Option<&Value>) -> bool {
+pub(crate) fn is_reset(managed_fields: Option<&Value>) -> bool {
     match managed_fields {
         Some(Value::Array(a)) if a.is_empty() => true,
         Some(Value::Array(a)) if a.len() == 1 => {
@@ -207,7 +178,7 @@ pub fn is_reset(managed_fields: Option<&Value>) -> bool {
 }
 
 /// A time as `metav1.Time` encodes it (RFC 3339, UTC, whole seconds): what to pass as `now`.
-pub fn format_time(t: chrono::DateTime<chrono::Utc>) -> String {
+pub(crate) fn format_time(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
@@ -291,7 +262,7 @@ impl ManagedFields {
                 Set::from_fields_v1(e.get("fieldsV1").unwrap_or(&Value::Null)).map_err(|err| {
                     format!(
                         "error decoding versioned set from {}: error decoding set: {err}",
-                        gojson::to_string(item)
+                        crest_gofmt::go_jsoniter(item)
                     )
                 })?;
             let id = ManagerId {
@@ -416,7 +387,7 @@ pub(crate) fn managed_fields_of(obj: &Value) -> Option<&Value> {
 }
 
 /// The longest manager name (`FieldManagerMaxLength`).
-pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+pub(crate) const FIELD_MANAGER_MAX_LENGTH: usize = 128;
 
 /// The errors of a field manager name (apimachinery's `ValidateFieldManager`): at most 128
 /// characters, all printable.

@@ -174,7 +174,7 @@ fn go_v(v: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join(" ")
         ),
-        other => crate::gojson::to_string(other),
+        other => crest_gofmt::go_jsoniter(other),
     }
 }
 
@@ -191,13 +191,13 @@ fn go_sharp_v(v: &Value) -> String {
             m.iter()
                 .map(|(k, x)| format!(
                     "{}:{}",
-                    crate::gojson::to_string(&Value::from(k.as_str())),
+                    crest_gofmt::go_jsoniter(&Value::from(k.as_str())),
                     go_sharp_v(x)
                 ))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        other => crate::gojson::to_string(other),
+        other => crest_gofmt::go_jsoniter(other),
     }
 }
 

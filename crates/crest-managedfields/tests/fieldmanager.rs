@@ -4,7 +4,7 @@
 //! associative lists) and the apiserver's field manager tests (managedFields bookkeeping),
 //! on a CronTab-like custom resource and on built-in kinds.
 
-use crest_managedfields::fieldmanager::reset_fields;
+use crest_managedfields::reset_fields;
 use crest_managedfields::{ApplyError, FieldManager, ManagedFields, Schema, Set};
 use serde_json::{json, Map, Value};
 
@@ -861,8 +861,8 @@ fn configmap_applied_by_kubectl_as_the_documentation_shows() {
 
 #[test]
 fn manager_names_from_user_agents_and_patch_options() {
-    use crest_managedfields::fieldmanager::validate_patch_options;
     use crest_managedfields::manager_or_user_agent;
+    use crest_managedfields::validate_patch_options;
     assert_eq!(
         manager_or_user_agent(None, "kubectl/v1.32.0 (linux/amd64) kubernetes/70d3cc9"),
         "kubectl"

@@ -14,6 +14,7 @@
 //! Paths are the decoder's field stack, as its messages print them: keys joined with `.`
 //! (map keys too), indices as `[i]`.
 
+use crest_gofmt::json_kind;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -317,18 +318,6 @@ fn go_struct_type(definition: &str) -> String {
     match parts.next() {
         Some(pkg) => format!("{pkg}.{name}"),
         None => name.to_string(),
-    }
-}
-
-/// The JSON kind of a value as the decoder's messages name it.
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

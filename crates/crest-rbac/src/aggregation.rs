@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 /// A `metav1.LabelSelector` as `LabelSelectorAsSelector` reads it; `None` when it is invalid
 /// (an unknown operator, values where none may be or none where some must be).
 #[derive(Debug, Clone, PartialEq)]
-pub struct LabelSelector {
+pub(crate) struct LabelSelector {
     reqs: Vec<(String, Op, Vec<String>)>,
 }
 
@@ -23,7 +23,7 @@ enum Op {
 
 impl LabelSelector {
     /// Parses a selector object; `None` if it is not a valid selector.
-    pub fn parse(v: &Value) -> Option<Self> {
+    pub(crate) fn parse(v: &Value) -> Option<Self> {
         let mut reqs = vec![];
         match v.get("matchLabels") {
             None | Some(Value::Null) => {}
@@ -67,7 +67,7 @@ impl LabelSelector {
     }
 
     /// Whether these labels are selected (an empty selector selects everything).
-    pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
+    pub(crate) fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
         self.reqs.iter().all(|(k, op, values)| {
             let v = labels.and_then(|l| l.get(k)).and_then(Value::as_str);
             match op {
@@ -95,7 +95,7 @@ fn labels(obj: &Value) -> Option<&Map<String, Value>> {
 
 /// The rules one aggregated ClusterRole should have, or `None` if it has no aggregationRule or
 /// a selector is invalid (the controller then leaves it alone).
-pub fn aggregated_rules(role: &Value, all: &[Value]) -> Option<Vec<PolicyRule>> {
+pub(crate) fn aggregated_rules(role: &Value, all: &[Value]) -> Option<Vec<PolicyRule>> {
     let selectors = role
         .get("aggregationRule")?
         .get("clusterRoleSelectors")
@@ -145,7 +145,7 @@ pub fn aggregate(cluster_roles: &[Value]) -> Vec<(String, Vec<Value>)> {
 /// Applies [`aggregate`] to the roles in place until nothing changes (at most as many rounds
 /// as there are roles), returning the names of the roles changed. Useful at startup over the
 /// bootstrap roles, and in tests.
-pub fn aggregate_in_place(cluster_roles: &mut [Value]) -> Vec<String> {
+pub(crate) fn aggregate_in_place(cluster_roles: &mut [Value]) -> Vec<String> {
     let mut changed: Vec<String> = vec![];
     for _ in 0..=cluster_roles.len() {
         let updates = aggregate(cluster_roles);

@@ -9,7 +9,7 @@
 //! and its groups: its cost does not grow with roles and bindings elsewhere.
 
 use crate::rule::{go_quote, rules_of, PolicyRule, RoleRef, Subject, GROUP};
-use crest_api::user::names;
+use crest_api::names;
 use crest_api::UserInfo;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -366,7 +366,7 @@ fn applies_to<'b>(user: &UserInfo, b: &'b Binding) -> Option<&'b Subject> {
 
 /// upstream's `utilerrors.NewAggregate(errs).Error()`: one message alone, several in `[a, b]`,
 /// duplicates dropped.
-pub fn aggregate_errors(errs: &[String]) -> String {
+pub(crate) fn aggregate_errors(errs: &[String]) -> String {
     let mut seen: Vec<&str> = vec![];
     for e in errs {
         if !seen.contains(&e.as_str()) {

@@ -17,9 +17,10 @@ const ROLES: &str = include_str!("../data/namespace-roles.json");
 const ROLE_BINDINGS: &str = include_str!("../data/namespace-role-bindings.json");
 
 /// The label every bootstrap object carries.
-pub const BOOTSTRAPPING_LABEL: (&str, &str) = ("kubernetes.io/bootstrapping", "rbac-defaults");
+pub(crate) const BOOTSTRAPPING_LABEL: (&str, &str) =
+    ("kubernetes.io/bootstrapping", "rbac-defaults");
 /// The annotation telling the server it may reconcile the object at startup.
-pub const AUTOUPDATE_ANNOTATION: (&str, &str) =
+pub(crate) const AUTOUPDATE_ANNOTATION: (&str, &str) =
     ("rbac.authorization.kubernetes.io/autoupdate", "true");
 
 fn list(s: &str) -> Vec<String> {

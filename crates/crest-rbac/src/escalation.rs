@@ -10,14 +10,14 @@
 use crate::authorizer::{Attributes, Kind, NotFoundWording, RbacIndex};
 use crate::forbidden::new_forbidden;
 use crate::rule::{go_quote_slice, rules_of, PolicyRule, RoleRef, ALL, GROUP};
-use crest_api::user::names;
+use crest_api::names;
 use crest_api::{ApiError, GroupResource, UserInfo};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// `BreakdownRule`: one rule per (group, resource, verb[, resourceName]) and per
 /// (nonResourceURL, verb).
-pub fn breakdown_rule(rule: &PolicyRule) -> Vec<PolicyRule> {
+pub(crate) fn breakdown_rule(rule: &PolicyRule) -> Vec<PolicyRule> {
     let mut out = vec![];
     for g in &rule.api_groups {
         for r in &rule.resources {
@@ -87,7 +87,7 @@ fn non_resource_urls_cover_all(set: &[String], covers: &[String]) -> bool {
 }
 
 /// `ruleCovers`: whether `owner` grants everything `sub` grants.
-pub fn rule_covers(owner: &PolicyRule, sub: &PolicyRule) -> bool {
+pub(crate) fn rule_covers(owner: &PolicyRule, sub: &PolicyRule) -> bool {
     let verbs = has(&owner.verbs, ALL) || has_all(&owner.verbs, &sub.verbs);
     let groups = has(&owner.api_groups, ALL) || has_all(&owner.api_groups, &sub.api_groups);
     let resources = resource_covers_all(&owner.resources, &sub.resources);
@@ -102,7 +102,7 @@ pub fn rule_covers(owner: &PolicyRule, sub: &PolicyRule) -> bool {
 
 /// `Covers`: whether `owner` rules cover all `servant` rules, and the broken-down rules they
 /// do not cover.
-pub fn covers(owner: &[PolicyRule], servant: &[PolicyRule]) -> (bool, Vec<PolicyRule>) {
+pub(crate) fn covers(owner: &[PolicyRule], servant: &[PolicyRule]) -> (bool, Vec<PolicyRule>) {
     let uncovered: Vec<PolicyRule> = servant
         .iter()
         .flat_map(breakdown_rule)
@@ -117,7 +117,7 @@ type SimpleResource = (String, String, Option<String>);
 /// `CompactRules`: rules naming one group and one resource (and at most one resourceName)
 /// merged by (group, resource, resourceName) with their verbs unioned in order; other rules
 /// kept as they are. (Upstream appends the merged ones in map order; its callers sort.)
-pub fn compact_rules(rules: &[PolicyRule]) -> Vec<PolicyRule> {
+pub(crate) fn compact_rules(rules: &[PolicyRule]) -> Vec<PolicyRule> {
     let mut compacted: Vec<PolicyRule> = vec![];
     let mut simple: Vec<(SimpleResource, PolicyRule)> = vec![];
     for r in rules {
@@ -150,7 +150,7 @@ pub fn compact_rules(rules: &[PolicyRule]) -> Vec<PolicyRule> {
 }
 
 /// `EscalationAllowed`: members of `system:masters` may grant anything.
-pub fn escalation_allowed(user: &UserInfo) -> bool {
+pub(crate) fn escalation_allowed(user: &UserInfo) -> bool {
     user.in_group(names::SYSTEM_MASTERS)
 }
 
@@ -239,7 +239,7 @@ pub fn bind_attributes<'a>(
 /// `IsOnlyMutatingGCFields`: whether an update changes nothing but ownerReferences and
 /// finalizers (what the garbage collector writes). resourceVersion and managedFields, which
 /// the server itself maintains, are ignored too.
-pub fn is_only_mutating_gc_fields(new: &Value, old: &Value) -> bool {
+pub(crate) fn is_only_mutating_gc_fields(new: &Value, old: &Value) -> bool {
     let strip = |v: &Value| {
         let mut v = v.clone();
         if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -259,7 +259,7 @@ pub fn is_only_mutating_gc_fields(new: &Value, old: &Value) -> bool {
 }
 
 /// The full authority an aggregationRule requires (`fullAuthority`).
-pub fn full_authority() -> Vec<PolicyRule> {
+pub(crate) fn full_authority() -> Vec<PolicyRule> {
     vec![
         PolicyRule::resource(&[ALL], &[ALL], &[ALL]),
         PolicyRule::non_resource(&[ALL], &[ALL]),

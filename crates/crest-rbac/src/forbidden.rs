@@ -66,7 +66,7 @@ pub fn forbidden_error(a: &Attributes<'_>, reason: &str) -> ApiError {
 }
 
 /// apimachinery's `NewForbidden(GroupResource{group, resource}, name, err)`.
-pub fn new_forbidden(group: &str, resource: &str, name: &str, err: &str) -> ApiError {
+pub(crate) fn new_forbidden(group: &str, resource: &str, name: &str, err: &str) -> ApiError {
     let qualified = if group.is_empty() {
         resource.to_string()
     } else {

@@ -48,14 +48,14 @@
 //! assert_eq!(err.message, "pods \"web\" is forbidden: User \"alice\" cannot delete resource \"pods\" in API group \"\" in the namespace \"default\"");
 //! ```
 
-pub mod aggregation;
-pub mod authorizer;
-pub mod bootstrap;
-pub mod escalation;
-pub mod forbidden;
+mod aggregation;
+mod authorizer;
+mod bootstrap;
+mod escalation;
+mod forbidden;
 pub mod reconcile;
 pub mod review;
-pub mod rule;
+mod rule;
 pub mod validation;
 
 pub use aggregation::aggregate;

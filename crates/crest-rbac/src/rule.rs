@@ -4,13 +4,15 @@
 //! plugin/pkg/auth/authorizer/rbac.
 
 use crate::Attributes;
+/// Go's `%q` of a string (`strconv.Quote`), as upstream's messages print names.
+pub(crate) use crest_gofmt::go_quote;
 use serde_json::{Map, Value};
 
 /// `rbacv1.VerbAll`, `APIGroupAll`, `ResourceAll`, `NonResourceAll`.
-pub const ALL: &str = "*";
+pub(crate) const ALL: &str = "*";
 
 /// The API group of the four RBAC kinds.
-pub const GROUP: &str = "rbac.authorization.k8s.io";
+pub(crate) const GROUP: &str = "rbac.authorization.k8s.io";
 
 /// One `rbacv1.PolicyRule`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -164,34 +166,13 @@ impl PolicyRule {
 }
 
 /// Go's `%q` of a `[]string`: `["a" "b"]`.
-pub fn go_quote_slice<S: AsRef<str>>(v: &[S]) -> String {
+pub(crate) fn go_quote_slice<S: AsRef<str>>(v: &[S]) -> String {
     let q: Vec<String> = v.iter().map(|s| go_quote(s.as_ref())).collect();
     format!("[{}]", q.join(" "))
 }
 
-/// Go's `%q` of a string (strconv.Quote for the printable strings names are made of).
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The `rules` of a Role or ClusterRole object.
-pub fn rules_of(obj: &Value) -> Vec<PolicyRule> {
+pub(crate) fn rules_of(obj: &Value) -> Vec<PolicyRule> {
     match obj.get("rules") {
         Some(Value::Array(a)) => a.iter().map(PolicyRule::from_value).collect(),
         _ => vec![],

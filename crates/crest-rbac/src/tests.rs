@@ -5,7 +5,7 @@ use crate::authorizer::{Attributes, Decision, Kind, NotFoundWording, RbacIndex};
 use crate::escalation::*;
 use crate::rule::PolicyRule;
 use crate::validation::*;
-use crest_api::field::aggregate;
+use crest_api::aggregate;
 use crest_api::UserInfo;
 use serde_json::{json, Value};
 

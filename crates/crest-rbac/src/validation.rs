@@ -6,13 +6,13 @@
 
 use crate::authorizer::Kind;
 use crate::rule::{PolicyRule, RoleRef, Subject, GROUP};
-use crest_api::field::{FieldError, FieldErrors, FieldPath};
-use crest_api::gvk::GroupKind;
 use crest_api::validation::{
     go_string_slice, is_qualified_name, is_valid_label_value, name_is_dns_subdomain,
     name_is_path_segment, validate_labels, validate_object_meta, validate_object_meta_update,
 };
 use crest_api::ApiError;
+use crest_api::GroupKind;
+use crest_api::{FieldError, FieldErrors, FieldPath};
 use serde_json::{Map, Value};
 
 /// `SetDefaults_RoleBinding` / `SetDefaults_ClusterRoleBinding` / `SetDefaults_Subject`: an

@@ -57,7 +57,7 @@ impl Rule {
     /// Go's `%#v` of the internal `apiextensions.ValidationRule`, as upstream prints the
     /// offending rule in CRD validation errors.
     pub fn go_repr(&self) -> String {
-        let q = crest_schema::gofmt::go_quote;
+        let q = crest_gofmt::go_quote;
         let reason = match &self.reason {
             None => "(*apiextensions.FieldValueErrorReason)(nil)".to_string(),
             Some(_) => "(*apiextensions.FieldValueErrorReason)(0xc000010000)".to_string(),

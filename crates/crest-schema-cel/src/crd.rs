@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crest_api::field::{FieldError, FieldPath};
+use crest_api::{FieldError, FieldPath};
 use crest_schema::Structural;
 
 use crate::compile::{ErrorKind, NodeEnv, Rule};

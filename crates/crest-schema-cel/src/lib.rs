@@ -22,7 +22,7 @@ pub mod escape;
 pub mod fieldpath;
 pub mod library;
 pub mod model;
-pub mod validator;
+mod validator;
 pub mod values;
 
-pub use validator::{Outcome, Validator};
+pub use validator::{Outcome, Validator, RUNTIME_COST_BUDGET};

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use crest_cel::cost::{CallArg, CostEstimate, CostEstimator, SizeEstimate};
 use crest_cel::decls::CallEstimate;
-use crest_cel::types::{Type, TypeProvider};
+use crest_cel::provider::TypeProvider;
+use crest_cel::types::Type;
 use crest_cel::value::ListKind;
 use crest_schema::Structural;
 use indexmap::IndexMap;

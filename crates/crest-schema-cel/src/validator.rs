@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crest_api::field::{FieldError, FieldPath};
+use crest_api::{FieldError, FieldPath};
 use crest_cel::eval::Activation;
 use crest_cel::value::Value;
 use crest_schema::correlation::{map_key_text, OldItems};
@@ -46,7 +46,7 @@ struct Node {
 }
 
 /// Whether a map type correlates old and new values (granular, atomic or unset).
-pub fn map_is_correlatable(map_type: Option<&str>) -> bool {
+pub(crate) fn map_is_correlatable(map_type: Option<&str>) -> bool {
     matches!(map_type, None | Some("granular") | Some("atomic"))
 }
 
@@ -546,7 +546,7 @@ fn eval_message(
     match ev.result {
         Err(e) if e.cancelled => Err(MessageError::Fatal(format!(
             "no further validation rules will be run due to call cost exceeds limit for messageExpression: {}",
-            crest_schema::gofmt::go_quote(src)
+            crest_gofmt::go_quote(src)
         ))),
         Err(_) => {
             *budget -= ev.cost as i64;

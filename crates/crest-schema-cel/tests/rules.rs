@@ -1,6 +1,6 @@
 //! Compilation and evaluation of rules over structural schemas, without a server.
 
-use crest_api::field::FieldPath;
+use crest_api::FieldPath;
 use crest_schema::Structural;
 use crest_schema_cel::crd::validate_schema_rules;
 use crest_schema_cel::Validator;

@@ -1,7 +1,7 @@
 //! prune + default + validate of a ~2 KiB CronTab against the documentation's CronTab schema
 //! (cronSpec pattern, image, replicas 1..10) with extra string fields for size.
 
-use crest_api::field::FieldPath;
+use crest_api::FieldPath;
 use crest_schema::{defaulting, pruning, validation, Structural};
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
 use serde_json::{json, Map, Value};

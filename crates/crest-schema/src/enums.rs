@@ -2,7 +2,7 @@
 //! 30,000-item array of a 30,000-value enum is then 9e8 comparisons), and its error texts built
 //! once rather than per failing value.
 
-use crate::gofmt::{go_json, go_number};
+use crest_gofmt::{go_json, go_number};
 use serde_json::Value;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;

@@ -20,9 +20,6 @@
 pub mod correlation;
 pub mod defaulting;
 mod enums;
-/// Go's formatting of values in messages (`strconv.Quote`, `%v` of floats, `json.Marshal`): the
-/// `crest-gofmt` crate, re-exported so `crest_schema::gofmt::...` paths keep working.
-pub use crest_gofmt as gofmt;
 pub mod listtype;
 pub mod objectmeta;
 mod pattern;

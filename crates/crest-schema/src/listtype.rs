@@ -1,8 +1,8 @@
 //! Uniqueness of `x-kubernetes-list-type: set` items and `map` keys (upstream `schema/listtype`).
 
-use crate::gofmt::go_json;
 use crate::structural::Structural;
-use crest_api::field::{FieldError, FieldErrors, FieldPath};
+use crest_api::{FieldError, FieldErrors, FieldPath};
+use crest_gofmt::go_json;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 

@@ -4,7 +4,7 @@
 //! further cases of the same upstream tables, restated in the same format, are in
 //! `tests/upstream/` and run alongside.
 
-use crest_api::field::{aggregate, ErrorType, FieldError, FieldPath};
+use crest_api::{aggregate, ErrorType, FieldError, FieldPath};
 use crest_schema::{defaulting, listtype, objectmeta, pruning, validation, Structural};
 use serde_json::Value;
 

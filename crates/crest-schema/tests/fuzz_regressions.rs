@@ -1,6 +1,6 @@
 //! Inputs found by the fuzz targets in ../../fuzz that once misbehaved.
 
-use crest_api::field::FieldPath;
+use crest_api::FieldPath;
 use crest_schema::{validation, Structural};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};

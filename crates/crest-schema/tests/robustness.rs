@@ -1,7 +1,7 @@
 //! Hostile inputs never panic: deep nesting, huge and fractional numbers, odd strings, odd
 //! schema values.
 
-use crest_api::field::FieldPath;
+use crest_api::FieldPath;
 use crest_schema::{defaulting, listtype, objectmeta, pruning, validation, Structural};
 use serde_json::{json, Value};
 

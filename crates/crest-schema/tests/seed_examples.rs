@@ -1,7 +1,7 @@
 //! The examples of the CustomResourceDefinition documentation (seed 002): Validation,
 //! Defaulting, Defaulting and Nullable, Controlling pruning, IntOrString, RawExtension.
 
-use crest_api::field::FieldPath;
+use crest_api::FieldPath;
 use crest_schema::{defaulting, objectmeta, pruning, validation, Structural};
 use serde_json::{json, Value};
 

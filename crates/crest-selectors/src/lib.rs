@@ -6,7 +6,7 @@
 //! checked the way the resource's field label conversion does it in kube-apiserver. Every error
 //! is a 400 BadRequest whose message is upstream's error text.
 
-use crest_api::field::{aggregate, FieldError, FieldPath};
+use crest_api::{aggregate, FieldError, FieldPath};
 use crest_api::{meta, ApiError};
 use crest_gofmt::{go_float, go_quote};
 use serde_json::value::RawValue;

@@ -102,7 +102,7 @@ impl Running {
         for t in self.tasks {
             let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
         }
-        self.app.registry.storage.close().await;
+        self.app.registry.close_storage().await;
     }
 }
 
@@ -179,7 +179,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     // minute at most, as kube-apiserver waits for etcd before serving.
     let waited = std::time::Instant::now();
     let (objects, revision) = loop {
-        match registry::feed::list_all(storage.as_ref()).await {
+        match store::feed::list_all(storage.as_ref()).await {
             Ok(loaded) => break loaded,
             Err(
                 e @ (crest_storage::StorageError::Unavailable(_)
@@ -200,8 +200,8 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
 
     let (shutdown, _) = tokio::sync::watch::channel(false);
     let mut tasks = vec![];
-    tasks.push(tokio::spawn(registry::feed::feed_cache(
-        registry.clone(),
+    tasks.push(tokio::spawn(store::feed::feed_cache(
+        registry.cache_feed(),
         revision,
         shutdown.subscribe(),
     )));

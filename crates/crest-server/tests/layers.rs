@@ -73,10 +73,6 @@ fn layers_import_only_the_layers_below() {
     );
 }
 
-/// Cycles known and being broken elsewhere, each with its files (sorted): tolerated until then.
-/// registry/feed.rs moves into store/ (the read layer's rework), which ends its cycle.
-const TOLERATED: &[&[&str]] = &[&["registry/feed.rs", "registry/mod.rs"]];
-
 #[test]
 fn no_import_cycle_inside_a_layer() {
     let src = src();
@@ -105,9 +101,6 @@ fn no_import_cycle_inside_a_layer() {
             })
             .collect();
         for scc in strongly_connected(&edges) {
-            if TOLERATED.contains(&scc.as_slice()) {
-                continue;
-            }
             let members: BTreeSet<&str> = scc.iter().copied().collect();
             let mut why = vec![];
             for from in &scc {

@@ -21,10 +21,10 @@
 //! The trait and its types are in [`api`]; backends: [`embedded`]. With the `conformance`
 //! feature, [`conformance`] is the suite every backend must pass.
 
-pub mod api;
+mod api;
 #[cfg(feature = "conformance")]
 pub mod conformance;
-pub mod embedded;
+mod embedded;
 
 pub use api::{
     BoxFuture, Event, EventType, KeyValue, ProgressRequester, RangeRequest, RangeResult, Result,

@@ -7,6 +7,7 @@
 //! int64, other numbers float64; number literals in a template are Go `int`s (compared as
 //! float64), which is why `[?(@.n==1)]` never matches an integer field server-side, as upstream.
 
+use crest_gofmt::go_atoi;
 use serde_json::Value;
 
 /// A parsed template: text and `{...}` actions.
@@ -743,15 +744,6 @@ fn parse_action(text: &str) -> Result<Vec<Node>, String> {
         Some(Node::List(nodes)) => Ok(nodes),
         _ => Ok(vec![]),
     }
-}
-
-/// Go's `strconv.Atoi` (optional sign, ASCII digits, no overflow).
-fn go_atoi(s: &str) -> Option<i64> {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
 }
 
 /// `^(-?[\d]*)(:-?[\d]*)?(:-?[\d]*)?$`: the three groups (the last two with their `:`).

@@ -54,7 +54,7 @@ pub(crate) fn prepare(
         admin_token.clone(),
         UserInfo {
             name: "crest-admin".into(),
-            groups: vec![crest_api::user::names::SYSTEM_MASTERS.into()],
+            groups: vec![crest_api::names::SYSTEM_MASTERS.into()],
             ..Default::default()
         },
     );

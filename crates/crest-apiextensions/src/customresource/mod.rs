@@ -19,7 +19,7 @@
 
 pub mod scale;
 
-use crest_api::field::ErrorType;
+use crest_api::ErrorType;
 use crest_api::{ApiError, FieldError, FieldErrors, FieldPath};
 use crest_schema::{defaulting, listtype, objectmeta, pruning, validation, Structural};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! resource strategy runs on every write (`ValidateScaleSpec` / `ValidateScaleStatus`).
 
 use crest_api::{meta, ApiError, FieldError, FieldErrors, FieldPath};
-use crest_schema::gofmt::{go_float, go_type, json_kind};
+use crest_gofmt::{go_float, go_type, json_kind};
 use serde_json::{json, Map, Value};
 
 /// `Scale.spec.replicas` of a custom resource whose spec replicas path holds nothing: a PATCH

@@ -12,7 +12,8 @@ use chrono::DateTime;
 use indexmap::IndexMap;
 use serde_json::Value as J;
 
-use crest_cel::types::{Type, TypeProvider};
+use crest_cel::provider::TypeProvider;
+use crest_cel::types::Type;
 use crest_cel::value::{Key, MapValue, ObjectValue, Value};
 
 #[derive(Debug, Clone)]

@@ -8,8 +8,10 @@
 use std::sync::{Arc, OnceLock};
 
 use crest_cel::env::Env;
+/// Go's `strconv.Atoi`.
+pub(crate) use crest_gofmt::go_atoi;
 /// Go's `strconv.Quote`, as the libraries' error messages print values.
-pub use crest_schema::gofmt::go_quote;
+pub use crest_gofmt::go_quote;
 
 pub mod cost;
 pub mod format;
@@ -51,15 +53,6 @@ pub fn base_env() -> Env {
 pub fn runtime_costs() -> Arc<cost::LibraryCosts> {
     static COSTS: OnceLock<Arc<cost::LibraryCosts>> = OnceLock::new();
     COSTS.get_or_init(|| Arc::new(cost::LibraryCosts)).clone()
-}
-
-/// Go's `strconv.Atoi`: an optional sign, then decimal digits.
-pub fn go_atoi(s: &str) -> Option<i64> {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
 }
 
 #[cfg(test)]

@@ -106,7 +106,7 @@ fn unescape(s: &str, mode: Mode) -> Result<String, String> {
                     let end = (i + 3).min(b.len());
                     return Err(format!(
                         "invalid URL escape {}",
-                        crest_schema::gofmt::go_quote_bytes(&b[i..end])
+                        crest_gofmt::go_quote_bytes(&b[i..end])
                     ));
                 }
                 let esc = &s[i..i + 3];

@@ -2,8 +2,8 @@
 //! known field must have its Go type, unknown fields are ignored, and the result is written back
 //! the way the typed object serializes (empty fields omitted, timestamps normalized to UTC).
 
-use crate::gofmt::{go_type, json_kind};
 use chrono::{DateTime, SecondsFormat, Utc};
+use crest_gofmt::{go_type, json_kind};
 use serde_json::{Map, Value};
 
 /// The result of reading `metadata`.

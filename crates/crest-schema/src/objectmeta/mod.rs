@@ -6,8 +6,8 @@ mod meta;
 pub use meta::{get_object_meta, ObjectMetaRead};
 
 use crate::structural::Structural;
-use crest_api::field::{FieldError, FieldErrors, FieldPath};
 use crest_api::validation::{is_dns1035_label, name_is_path_segment, validate_object_meta};
+use crest_api::{FieldError, FieldErrors, FieldPath};
 use serde_json::Value;
 
 /// Normalizes `apiVersion`, `kind` and `metadata` of every embedded resource in `obj` (and of the

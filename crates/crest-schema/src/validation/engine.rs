@@ -5,8 +5,8 @@
 use super::formats::{self, Format};
 use super::node::{Node, Types};
 use crate::correlation::{map_key_text, OldItems};
-use crate::gofmt::{go_float, go_quote};
 use crate::structural::{Structural, ValueValidation};
+use crest_gofmt::{go_float, go_quote};
 use serde_json::{Map, Number, Value};
 use std::fmt::Write;
 

@@ -5,10 +5,10 @@ mod engine;
 pub mod formats;
 mod node;
 
-use crate::gofmt::{go_float, go_quote};
 use crate::structural::Structural;
-use crest_api::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 use crest_api::validation::REPEATED_VALUE_BUDGET;
+use crest_api::{ErrorType, FieldError, FieldErrors, FieldPath};
+use crest_gofmt::{go_float, go_quote};
 use engine::{Bad, Engine, Kind, Path, RawError};
 use node::Node;
 use serde_json::Value;

@@ -131,5 +131,5 @@ impl TokenObjects for StoreObjects<'_> {
 /// A core/v1 object as the cache holds it now.
 fn lookup(registry: &Registry, plural: &str, ns: Option<&str>, name: &str) -> Option<Value> {
     let def = registry.resources().lookup("", "v1", plural)?;
-    registry.cache.get(&def.key(ns, name))?.value().ok()
+    registry.reads().get(&def.key(ns, name))?.value().ok()
 }

@@ -7,7 +7,7 @@
 //! - LocalSubjectAccessReview: the same, confined to the request's namespace.
 
 use crate::registry::Registry;
-use crest_api::field::FieldPath;
+use crest_api::FieldPath;
 use crest_api::{ApiError, FieldError, GroupKind, UserInfo};
 use serde_json::{json, Value};
 

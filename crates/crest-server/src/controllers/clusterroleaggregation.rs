@@ -2,7 +2,7 @@
 //! `clusterrole-aggregation` controller, pkg/controller/clusterroleaggregation): whenever a
 //! ClusterRole changes, every ClusterRole with an `aggregationRule` gets as `rules` the rules
 //! of the ClusterRoles its selectors select (selector by selector, roles in name order, each
-//! rule once: `crest_rbac::aggregation`), written only when they differ, as upstream's
+//! rule once: `crest_rbac::aggregate`), written only when they differ, as upstream's
 //! server-side apply of `rules` alone with field manager `clusterrole-aggregation-controller`
 //! and `force`.
 
@@ -20,7 +20,7 @@ pub(crate) const MANAGER: &str = "clusterrole-aggregation-controller";
 /// of changes that touches a ClusterRole (a pass's own writes start the next, which finds
 /// nothing to do unless an aggregated role is itself aggregated).
 pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-    let mut events = registry.cache.subscribe();
+    let mut events = registry.reads().subscribe();
     let mut dirty = true;
     loop {
         if std::mem::take(&mut dirty) {
@@ -49,8 +49,8 @@ pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watc
 /// One pass over every ClusterRole (upstream's `syncClusterRole` of each aggregated one).
 async fn sync(registry: &Registry) {
     let roles: Vec<Value> = registry
-        .cache
-        .list(CLUSTER_ROLE_PREFIX)
+        .reads()
+        .snapshot(CLUSTER_ROLE_PREFIX)
         .objects
         .iter()
         .filter_map(|o| o.value().ok())

@@ -22,8 +22,8 @@ pub(crate) async fn compact_history(
         }
         let now = Instant::now();
         // The in-memory history ages out on the same clock.
-        registry.cache.expire_history();
-        match registry.storage.current_revision().await {
+        registry.reads().expire_history();
+        match registry.reads().current_revision().await {
             Ok(rev) => samples.push_back((now, rev)),
             Err(e) => tracing::warn!(error = %e, "compaction: no current revision"),
         }
@@ -49,12 +49,12 @@ const COMPACTION_STEP: Revision = 2_000;
 
 async fn compact_in_steps(registry: &Registry, target: Revision) {
     loop {
-        let from = registry.storage.compacted_revision();
+        let from = registry.reads().compacted_revision();
         if from >= target {
             return;
         }
         let next = (from + COMPACTION_STEP).min(target);
-        if let Err(e) = registry.storage.compact(next).await {
+        if let Err(e) = registry.reads().compact(next).await {
             tracing::warn!(error = %e, "compaction failed");
             return;
         }
@@ -73,7 +73,7 @@ pub(crate) async fn expire_history(
     loop {
         tokio::select! {
             _ = shutdown.changed() => return,
-            _ = ticker.tick() => registry.cache.expire_history(),
+            _ = ticker.tick() => registry.reads().expire_history(),
         }
     }
 }

@@ -22,7 +22,7 @@ const SKIP_MIRROR: &str = "endpointslice.kubernetes.io/skip-mirror";
 
 /// Runs the controller until `shutdown` fires.
 pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-    let mut events = registry.cache.subscribe();
+    let mut events = registry.reads().subscribe();
     let mut queue = everything(&registry);
     loop {
         for (ns, name) in std::mem::take(&mut queue) {
@@ -65,13 +65,18 @@ fn affected(key: &str) -> Option<(String, String)> {
 /// Every Endpoints object and every mirrored slice's Service.
 fn everything(registry: &Registry) -> BTreeSet<(String, String)> {
     let mut all: BTreeSet<(String, String)> = registry
-        .cache
-        .list(ENDPOINTS_PREFIX)
+        .reads()
+        .snapshot(ENDPOINTS_PREFIX)
         .objects
         .iter()
         .filter_map(|o| affected(&o.key))
         .collect();
-    for o in registry.cache.list(ENDPOINTSLICE_PREFIX).objects.iter() {
+    for o in registry
+        .reads()
+        .snapshot(ENDPOINTSLICE_PREFIX)
+        .objects
+        .iter()
+    {
         if let Ok(v) = o.value() {
             if label(&v, MANAGED_BY) == Some(CONTROLLER) {
                 if let Some(svc) = label(&v, SERVICE_NAME) {
@@ -94,7 +99,7 @@ async fn reconcile(registry: &Registry, ns: &str, name: &str) -> Result<(), cres
     };
     let get = |prefix: &str| {
         registry
-            .cache
+            .reads()
             .get(&keys::object_key(prefix, Some(ns), name))
             .and_then(|o| o.value().ok())
     };
@@ -117,8 +122,8 @@ async fn reconcile(registry: &Registry, ns: &str, name: &str) -> Result<(), cres
         _ => vec![],
     };
     let existing: Vec<Value> = registry
-        .cache
-        .list(&keys::list_prefix(ENDPOINTSLICE_PREFIX, Some(ns)))
+        .reads()
+        .snapshot(&keys::list_prefix(ENDPOINTSLICE_PREFIX, Some(ns)))
         .objects
         .iter()
         .filter_map(|o| o.value().ok())

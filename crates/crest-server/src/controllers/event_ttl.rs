@@ -96,7 +96,7 @@ pub(crate) async fn run(
     ttl: Duration,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
-    let mut feed = registry.cache.subscribe();
+    let mut feed = registry.reads().subscribe();
     let mut index = Index::default();
     rescan(&registry, &mut index, ttl);
     loop {
@@ -139,7 +139,7 @@ fn observe(index: &mut Index, ev: &CacheEvent, ttl: Duration) {
 /// keep their deadline.
 fn rescan(registry: &Registry, index: &mut Index, ttl: Duration) {
     let now = Instant::now();
-    let snapshot = registry.cache.list(EVENT_PREFIX);
+    let snapshot = registry.reads().snapshot(EVENT_PREFIX);
     let mut fresh = Index::default();
     for o in &snapshot.objects {
         let deadline = match index.by_key.get(&o.key) {
@@ -159,7 +159,7 @@ async fn expire(registry: &Registry, index: &mut Index) {
     }
     let results: Vec<_> = futures::stream::iter(due)
         .map(|(key, rev)| async move {
-            let r = registry.storage.delete(&key, rev).await;
+            let r = registry.expire_stored(&key, rev).await;
             (key, rev, r)
         })
         .buffer_unordered(CONCURRENT_DELETES)

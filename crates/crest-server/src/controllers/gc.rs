@@ -222,7 +222,7 @@ fn retry_delay(failures: u32) -> Duration {
 
 /// Runs the collector until `shutdown` fires.
 pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-    let mut events = registry.cache.subscribe();
+    let mut events = registry.reads().subscribe();
     let mut c = Collector {
         registry,
         graph: Graph::default(),
@@ -267,7 +267,7 @@ impl Collector {
     /// and when the change feed was missed).
     fn rescan(&mut self) {
         self.graph = Graph::default();
-        let snap = self.registry.cache.list(keys::REGISTRY_PREFIX);
+        let snap = self.registry.reads().snapshot(keys::REGISTRY_PREFIX);
         for o in &snap.objects {
             self.index(o);
         }
@@ -409,7 +409,7 @@ impl Collector {
         let Some((_, key)) = owner_key(res, r, ns) else {
             return OwnerState::Unknown;
         };
-        let Some(owner) = self.registry.cache.get(&key) else {
+        let Some(owner) = self.registry.reads().get(&key) else {
             return OwnerState::Absent;
         };
         let Some(m) = try_view(&owner) else {
@@ -427,7 +427,7 @@ impl Collector {
     /// `attemptToDeleteItem`: a dependent whose owners are all gone (or waiting for it) is
     /// deleted; one with a remaining owner loses its references to the others.
     async fn attempt_to_delete(&mut self, key: &Arc<str>) -> Result<(), crest_api::ApiError> {
-        let Some(o) = self.registry.cache.get(key) else {
+        let Some(o) = self.registry.reads().get(key) else {
             return Ok(());
         };
         let m = view(&o);
@@ -473,7 +473,7 @@ impl Collector {
             // for the other forever (upstream's `unblockOwnerReferences`).
             let cycle = own_dependents.is_some_and(|deps| {
                 deps.iter().any(|d| {
-                    self.registry.cache.get(d).is_some_and(|o| {
+                    self.registry.reads().get(d).is_some_and(|o| {
                         mentions(&o, b"\"deletionTimestamp\"") && {
                             let dm = view(&o);
                             dm.deleting() && dm.has_finalizer(FOREGROUND_FINALIZER)
@@ -513,7 +513,7 @@ impl Collector {
     /// An object being deleted with a GC finalizer: orphan its dependents, or wait for the
     /// blocking ones to be gone (deleting them), then drop the finalizer.
     async fn process_owner(&mut self, key: &Arc<str>) -> Result<(), crest_api::ApiError> {
-        let Some(o) = self.registry.cache.get(key) else {
+        let Some(o) = self.registry.reads().get(key) else {
             return Ok(());
         };
         let m = view(&o);
@@ -537,7 +537,7 @@ impl Collector {
         let done = if orphan {
             let drop: HashSet<String> = [m.uid.clone()].into();
             for dep in &deps {
-                let Some(d) = self.registry.cache.get(dep) else {
+                let Some(d) = self.registry.reads().get(dep) else {
                     continue;
                 };
                 let dm = view(&d);
@@ -554,7 +554,7 @@ impl Collector {
                     // An object that names itself as its owner waits for nothing but itself.
                     continue;
                 }
-                let Some(d) = self.registry.cache.get(dep) else {
+                let Some(d) = self.registry.reads().get(dep) else {
                     continue;
                 };
                 let blocks = self.graph.owners_of.get(dep).is_some_and(|refs| {

@@ -158,7 +158,7 @@ async fn read_lease(registry: &Registry) -> Result<(Arc<ResourceDef>, Option<Val
         .ok_or_else(|| ApiError::internal("leases are not served"))?;
     registry.sync().await?;
     let current = registry
-        .cache
+        .reads()
         .get(&def.key(Some(LEASE_NAMESPACE), LEASE_NAME))
         .map(|o| o.value())
         .transpose()?;

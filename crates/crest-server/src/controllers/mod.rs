@@ -31,7 +31,7 @@ const RESYNC: Duration = Duration::from_secs(2);
 
 /// Runs the controllers until `shutdown` fires.
 pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-    let mut events = registry.cache.subscribe();
+    let mut events = registry.reads().subscribe();
     let mut resync = tokio::time::interval(RESYNC);
     // While a CRD or namespace is being deleted, every write may be progress (its contents
     // going), so every change starts a pass.
@@ -69,8 +69,8 @@ fn concerns(key: &str) -> bool {
 async fn reconcile(registry: &Registry) -> Result<bool, crest_api::ApiError> {
     let mut finalizing = false;
     let crds: Vec<Value> = registry
-        .cache
-        .list(CRD_PREFIX)
+        .reads()
+        .snapshot(CRD_PREFIX)
         .objects
         .iter()
         .filter_map(|o| o.value().ok())
@@ -129,8 +129,8 @@ async fn reconcile(registry: &Registry) -> Result<bool, crest_api::ApiError> {
         }
     }
     for ns in registry
-        .cache
-        .list(NAMESPACE_PREFIX)
+        .reads()
+        .snapshot(NAMESPACE_PREFIX)
         .objects
         .iter()
         .filter_map(|o| o.value().ok())
@@ -186,7 +186,7 @@ async fn finalize_crd(
         .collect();
     let mut remaining = 0;
     for def in &defs {
-        let snap = registry.cache.list(&def.key_prefix);
+        let snap = registry.reads().snapshot(&def.key_prefix);
         for o in snap.objects {
             let v = o.value()?;
             remaining += 1;

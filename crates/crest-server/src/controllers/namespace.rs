@@ -16,7 +16,7 @@ pub(crate) async fn ensure_default_namespaces(
         return Ok(());
     };
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        if registry.cache.get(&def.key(None, name)).is_some() {
+        if registry.reads().get(&def.key(None, name)).is_some() {
             continue;
         }
         let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
@@ -89,7 +89,7 @@ pub(crate) async fn finalize_namespace(
         .iter()
         .filter(|d| d.api.namespaced)
     {
-        let snap = registry.cache.list(&def.list_prefix(Some(&name)));
+        let snap = registry.reads().snapshot(&def.list_prefix(Some(&name)));
         let mut left = 0;
         for o in snap.objects {
             let v = o.value()?;

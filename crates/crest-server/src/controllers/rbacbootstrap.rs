@@ -62,7 +62,7 @@ async fn reconcile_one(
         .map(str::to_string);
     let ns = ns.as_deref();
     let existing = registry
-        .cache
+        .reads()
         .get(&def.key(ns, &name))
         .and_then(|o| o.value().ok());
     let plan = if binding {

@@ -21,12 +21,12 @@ pub(crate) async fn ensure_default_service_accounts(
     let Some(def) = res.lookup("", "v1", "serviceaccounts") else {
         return Ok(());
     };
-    for ns in registry.cache.list(NAMESPACE_PREFIX).objects {
+    for ns in registry.reads().snapshot(NAMESPACE_PREFIX).objects {
         let Some(name) = ns.key.strip_prefix(NAMESPACE_PREFIX) else {
             continue;
         };
         if registry
-            .cache
+            .reads()
             .get(&def.key(Some(name), DEFAULT_SERVICE_ACCOUNT))
             .is_some()
         {

@@ -27,7 +27,7 @@ const FAILED_REASON: &str = "StorageVersionMigrationFailed";
 
 /// Runs the migrator until `shutdown` fires.
 pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-    let mut events = registry.cache.subscribe();
+    let mut events = registry.reads().subscribe();
     let mut resync = tokio::time::interval(RESYNC);
     loop {
         tokio::select! {
@@ -48,8 +48,8 @@ pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watc
 /// Runs every unfinished migration.
 async fn pass(registry: &Registry) -> Result<(), ApiError> {
     let pending: Vec<Value> = registry
-        .cache
-        .list(STORAGEVERSIONMIGRATION_PREFIX)
+        .reads()
+        .snapshot(STORAGEVERSIONMIGRATION_PREFIX)
         .objects
         .iter()
         .filter_map(|o| o.value().ok())
@@ -73,7 +73,7 @@ async fn migrate(registry: &Registry, svm: &Value) -> Result<(), ApiError> {
     let name = meta::name(svm).to_string();
     // The resource version the migration starts from, and Running.
     if !condition_true(svm, RUNNING) {
-        let rv = registry.cache.revision().to_string();
+        let rv = registry.reads().revision().to_string();
         registry
             .update_with(
                 &svm_def,
@@ -119,7 +119,7 @@ async fn migrate(registry: &Registry, svm: &Value) -> Result<(), ApiError> {
             .await?;
         return Ok(());
     };
-    let snapshot = registry.cache.list(&def.list_prefix(None));
+    let snapshot = registry.reads().snapshot(&def.list_prefix(None));
     let (mut rewritten, mut raced) = (0usize, 0usize);
     for obj in snapshot.objects.iter() {
         if registry.rewrite_in_storage_version(&def, obj).await? {

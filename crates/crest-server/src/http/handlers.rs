@@ -530,12 +530,12 @@ impl Ctx<'_> {
         opts.user = self.user.clone();
         let field_manager = self.query.get("fieldManager");
         let errs = match apply {
-            Some(apply) => crest_managedfields::fieldmanager::validate_patch_options(
+            Some(apply) => crest_managedfields::validate_patch_options(
                 apply,
                 field_manager.unwrap_or(""),
                 self.query.get("force").is_some(),
             ),
-            None => crest_managedfields::managed::validate_field_manager(
+            None => crest_managedfields::validate_field_manager(
                 field_manager.unwrap_or(""),
                 &FieldPath::new("fieldManager"),
             ),
@@ -573,7 +573,7 @@ impl Ctx<'_> {
         out: Output,
     ) -> Result<Response<Body>, ApiError> {
         let rv = self.query.get("resourceVersion").unwrap_or("");
-        let obj = crate::registry::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
+        let obj = self.app.registry.get_at(&self.def, ns, name, rv).await?;
         let bytes = self.app.registry.serve_async(&self.def, &obj).await?;
         match out {
             Output::Table { v1beta1 } => {
@@ -607,9 +607,11 @@ impl Ctx<'_> {
 
     async fn list(&self, ns: Option<&str>, out: Output) -> Result<Response<Body>, ApiError> {
         let filter = self.query.list_filter(&self.def)?;
-        let page =
-            crate::registry::list::list(&self.app.registry, &self.def, ns, self.query, &filter)
-                .await?;
+        let page = self
+            .app
+            .registry
+            .list_at(&self.def, ns, &self.query.list_options(), &filter)
+            .await?;
         let rv = page.revision.to_string();
         let items = page.items;
         // ListMeta: resourceVersion, then continue and remainingItemCount when there is more.
@@ -945,7 +947,7 @@ impl Ctx<'_> {
     ) -> Result<Response<Body>, ApiError> {
         let paths = self.scale_paths(name)?;
         let rv = self.query.get("resourceVersion").unwrap_or("");
-        let obj = crate::registry::list::get(&self.app.registry, &self.def, ns, name, rv).await?;
+        let obj = self.app.registry.get_at(&self.def, ns, name, rv).await?;
         let bytes = self.app.registry.serve_async(&self.def, &obj).await?;
         let cr: Value =
             serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
@@ -1205,7 +1207,7 @@ impl Ctx<'_> {
             200
         };
         if d.gone && !self.def.strategy.returns_deleted_object() {
-            let status = crest_api::error::success_status(
+            let status = crest_api::success_status(
                 name,
                 &self.def.api.group_resource(),
                 meta::uid(&d.object),

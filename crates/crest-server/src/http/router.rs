@@ -52,11 +52,11 @@ async fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
         // fails the check instead of hanging the probe.
         // A store that answers but cannot write (a full disk, an I/O error) fails it too, for
         // as long as the fault lasts, so that the fault shows where operators look.
-        let storage = match app.registry.storage.problem() {
+        let storage = match app.registry.reads().storage_problem() {
             Some(problem) => Some(problem),
             None => match tokio::time::timeout(
                 std::time::Duration::from_secs(2),
-                app.registry.storage.current_revision(),
+                app.registry.reads().current_revision(),
             )
             .await
             {
@@ -233,7 +233,7 @@ async fn serve_request(
         unauthenticated = match &user {
             // Upstream's isAnonymousUser.
             Ok(u) => {
-                use crest_api::user::names;
+                use crest_api::names;
                 u.user.name == names::ANONYMOUS
                     || u.user
                         .groups

@@ -1,22 +1,21 @@
-//! Watch: a chunked stream of `{type, object}` events over one resource.
+//! Watch: a chunked stream of `{type, object}` events over one resource, framed here: the
+//! events encoded in the negotiated form, selector transitions as ADDED / DELETED, bookmarks and
+//! the initial-events-end marker. Where the watch starts and where its changes come from (the
+//! cache's history or storage, 410 Expired) is the read layer's ([`Reads::watch`]).
 //!
-//! Every watcher reads the cache's change history (no per-watcher storage watch, no copy of the
-//! events per watcher): it wakes when the cache publishes a revision, takes the changes after the
-//! last revision it sent, filters and encodes them. A watcher whose resourceVersion is older than
-//! the history (or that fell that far behind) continues from a storage watch, which replays any
-//! retained revision; older than the storage's compaction is `410 Expired`.
+//! [`Reads::watch`]: crate::store::reads::Reads::watch
 
 use crate::http::app::App;
 use crate::http::render::Body;
-use crate::registry::list::{self, wait_fresh};
 use crate::registry::options::Query;
-use crate::registry::resources::{ResourceDef, StoredSchema};
+use crate::registry::resources::ResourceDef;
 use crate::store::cache::{CacheEvent, CachedObject};
+use crate::store::reads::{WatchChanges, Woken};
 use bytes::Bytes;
 use crest_api::{meta, ApiError};
 use crest_codec::negotiate::Output;
 use crest_selectors::ListFilter;
-use crest_storage::{EventType, Revision, StorageError, WatchEvent, WatchRequest, WatchStream};
+use crest_storage::{EventType, Revision};
 use crest_table::{self as table, IncludeObject};
 use futures::StreamExt;
 use http::{HeaderValue, Response, StatusCode};
@@ -30,8 +29,6 @@ use tokio::time::Instant;
 
 /// How often an idle watch with allowWatchBookmarks gets a BOOKMARK (kube-apiserver: 1 minute).
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
-/// Events taken from the history per wake-up (bounds one chunk).
-const BATCH: usize = 256;
 /// Initial (synthetic ADDED) events per chunk.
 const INITIAL_CHUNK: usize = 64;
 
@@ -229,30 +226,15 @@ fn error_line(e: &ApiError, out: Output) -> Bytes {
     Bytes::from(buf)
 }
 
-/// The 410 a watch from a revision older than the retained history gets.
-fn too_old(requested: Revision, oldest: Revision) -> ApiError {
-    ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
-}
-
-/// Where a watcher reads changes from.
-enum Source {
-    History,
-    Storage(WatchStream),
-}
-
 struct Watcher {
     enc: Encoder,
     filter: ListFilter,
-    prefix: String,
-    stored: Option<StoredSchema>,
     /// Synthetic ADDED events still to send, and the revision they reflect.
     initial: std::vec::IntoIter<Arc<CachedObject>>,
     /// Send the initial-events-end BOOKMARK at this revision once `initial` is drained.
     initial_end: Option<Revision>,
-    /// The last revision whose changes were all sent.
-    sent_through: Revision,
-    source: Source,
-    revisions: tokio::sync::watch::Receiver<Revision>,
+    /// The changes still to send.
+    changes: WatchChanges,
     shutdown: tokio::sync::watch::Receiver<bool>,
     deadline: Option<Instant>,
     bookmarks: bool,
@@ -304,19 +286,16 @@ impl Watcher {
             if self.deadline.is_some_and(|d| Instant::now() >= d) {
                 return None;
             }
-            self.revisions.borrow_and_update();
-            match self.collect(&mut buf).await {
-                Ok(()) => {}
-                Err(e) => {
-                    self.done = true;
-                    return Some(error_line(&e, self.enc.out));
-                }
+            if let Err(e) = self.collect(&mut buf).await {
+                self.done = true;
+                return Some(error_line(&e, self.enc.out));
             }
             if !buf.is_empty() {
                 return Some(Bytes::from(buf));
             }
             if self.bookmarks && Instant::now() >= self.next_bookmark {
-                self.enc.bookmark(&mut buf, self.sent_through, false);
+                self.enc
+                    .bookmark(&mut buf, self.changes.sent_through(), false);
                 self.schedule_bookmark();
                 return Some(Bytes::from(buf));
             }
@@ -325,126 +304,39 @@ impl Watcher {
             if self.bookmarks {
                 wake = wake.min(self.next_bookmark);
             }
-            match &mut self.source {
-                Source::History => {
-                    tokio::select! {
-                        _ = self.revisions.changed() => {}
-                        _ = tokio::time::sleep_until(wake) => {}
-                        _ = self.shutdown.changed() => self.done = true,
+            match self.changes.wait(wake, &mut self.shutdown).await {
+                Woken::Again => {}
+                Woken::Shutdown => self.done = true,
+                Woken::Change(ev) => {
+                    if let Err(e) = self.prepare_events([&*ev]).await {
+                        self.done = true;
+                        return Some(error_line(&e, self.enc.out));
+                    }
+                    self.encode(&mut buf, &ev);
+                    if !buf.is_empty() {
+                        return Some(Bytes::from(buf));
                     }
                 }
-                Source::Storage(stream) => {
-                    let got = tokio::select! {
-                        ev = stream.next() => Some(ev),
-                        _ = tokio::time::sleep_until(wake) => None,
-                        _ = self.shutdown.changed() => {
-                            self.done = true;
-                            None
-                        }
-                    };
-                    match got {
-                        None | Some(Some(Ok(WatchEvent::Progress(_)))) => {}
-                        Some(Some(Ok(WatchEvent::Change(ev)))) => {
-                            let ev = storage_event(ev, self.stored.as_ref());
-                            self.sent_through = ev.revision;
-                            if let Err(e) = self.prepare_events([&ev]).await {
-                                self.done = true;
-                                return Some(error_line(&e, self.enc.out));
-                            }
-                            self.encode(&mut buf, &ev);
-                            if !buf.is_empty() {
-                                return Some(Bytes::from(buf));
-                            }
-                        }
-                        Some(Some(Err(StorageError::Compacted {
-                            requested,
-                            compacted,
-                        }))) => {
-                            self.done = true;
-                            return Some(error_line(&too_old(requested, compacted), self.enc.out));
-                        }
-                        // Fell behind or the store closed: the client re-lists.
-                        Some(_) => return None,
-                    }
+                Woken::Ended(Some(e)) => {
+                    self.done = true;
+                    return Some(error_line(&e, self.enc.out));
                 }
+                Woken::Ended(None) => return None,
             }
         }
     }
 
     /// Encodes the changes available now into `buf`.
     async fn collect(&mut self, buf: &mut Vec<u8>) -> Result<(), ApiError> {
-        match &mut self.source {
-            Source::History => {
-                let changes = self.enc.app.registry.cache.events_after(
-                    &self.prefix,
-                    self.sent_through,
-                    BATCH,
-                );
-                match changes {
-                    Ok(c) => {
-                        self.prepare_events(c.events.iter().map(|e| &**e)).await?;
-                        for ev in &c.events {
-                            self.encode(buf, ev);
-                        }
-                        self.sent_through = c.through;
-                    }
-                    Err(_) => {
-                        // The history moved past this watcher: continue from storage.
-                        let storage = &self.enc.app.registry.storage;
-                        let req = WatchRequest::new(self.prefix.clone(), self.sent_through);
-                        match storage.watch(req).await {
-                            Ok(s) => self.source = Source::Storage(s),
-                            Err(StorageError::Compacted { .. }) => {
-                                return Err(too_old(
-                                    self.sent_through,
-                                    storage.compacted_revision(),
-                                ))
-                            }
-                            Err(e) => return Err(crate::registry::storage_error(e)),
-                        }
-                    }
-                }
-            }
-            Source::Storage(stream) => {
-                let mut got = vec![];
-                let mut failed = None;
-                while got.len() < BATCH {
-                    match stream.try_next() {
-                        Some(Ok(WatchEvent::Change(ev))) => got.push(ev),
-                        Some(Ok(WatchEvent::Progress(_))) => {}
-                        Some(Err(StorageError::Compacted {
-                            requested,
-                            compacted,
-                        })) => {
-                            failed = Some(too_old(requested, compacted));
-                            break;
-                        }
-                        // Fell behind or the store closed: the stream has ended, and so does the
-                        // response (the client re-lists).
-                        Some(Err(StorageError::Unavailable(_) | StorageError::Closed)) | None => {
-                            break
-                        }
-                        Some(Err(e)) => {
-                            failed = Some(crate::registry::storage_error(e));
-                            break;
-                        }
-                    }
-                }
-                let events: Vec<CacheEvent> = got
-                    .into_iter()
-                    .map(|ev| storage_event(ev, self.stored.as_ref()))
-                    .collect();
-                self.prepare_events(&events).await?;
-                for ev in &events {
-                    self.sent_through = ev.revision;
-                    self.encode(buf, ev);
-                }
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-            }
+        let (events, ended) = self.changes.available().await;
+        self.prepare_events(events.iter().map(|e| &**e)).await?;
+        for ev in &events {
+            self.encode(buf, ev);
         }
-        Ok(())
+        match ended {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Converts the objects `events` may push (through a conversion webhook, if any) ahead.
@@ -458,7 +350,7 @@ impl Watcher {
         let objs: Vec<Arc<CachedObject>> = events
             .into_iter()
             .flat_map(|ev| std::iter::once(&ev.object).chain(ev.prev.as_ref()))
-            .map(|o| self.read_through(o))
+            .cloned()
             .collect();
         self.enc.prepare(&objs).await
     }
@@ -477,7 +369,7 @@ impl Watcher {
 
     /// One change as this watcher sees it: selector transitions become ADDED / DELETED.
     fn encode(&self, buf: &mut Vec<u8>, ev: &CacheEvent) {
-        let obj = self.read_through(&ev.object);
+        let obj = &ev.object;
         match ev.event_type {
             EventType::Put => {
                 if self.filter.is_empty() {
@@ -486,66 +378,29 @@ impl Watcher {
                     } else {
                         "ADDED"
                     };
-                    self.enc.push(buf, kind, &obj, None);
+                    self.enc.push(buf, kind, obj, None);
                     return;
                 }
-                let now_in = self.selected(&obj);
-                let was_in = ev
-                    .prev
-                    .as_ref()
-                    .is_some_and(|p| self.selected(&self.read_through(p)));
+                let now_in = self.selected(obj);
+                let was_in = ev.prev.as_ref().is_some_and(|p| self.selected(p));
                 match (was_in, now_in) {
-                    (false, true) => self.enc.push(buf, "ADDED", &obj, None),
-                    (true, true) => self.enc.push(buf, "MODIFIED", &obj, None),
+                    (false, true) => self.enc.push(buf, "ADDED", obj, None),
+                    (true, true) => self.enc.push(buf, "MODIFIED", obj, None),
                     // As kube-apiserver: the previous content, at the event's revision.
                     (true, false) => {
                         if let Some(p) = &ev.prev {
-                            self.enc
-                                .push(buf, "DELETED", &self.read_through(p), Some(ev.revision));
+                            self.enc.push(buf, "DELETED", p, Some(ev.revision));
                         }
                     }
                     (false, false) => {}
                 }
             }
             EventType::Delete => {
-                if self.selected(&obj) {
-                    self.enc.push(buf, "DELETED", &obj, Some(ev.revision));
+                if self.selected(obj) {
+                    self.enc.push(buf, "DELETED", obj, Some(ev.revision));
                 }
             }
         }
-    }
-
-    /// An object written before its CRD last changed is served through the current schema.
-    fn read_through(&self, obj: &Arc<CachedObject>) -> Arc<CachedObject> {
-        match &self.stored {
-            Some(ss) if ss.schema.normalizes() && obj.mod_revision < ss.crd_revision => obj
-                .normalized(&ss.schema)
-                .map(Arc::new)
-                .unwrap_or_else(|| obj.clone()),
-            _ => obj.clone(),
-        }
-    }
-}
-
-/// A storage event in the cache's form (served bytes, read as the storage version).
-fn storage_event(ev: crest_storage::Event, stored: Option<&StoredSchema>) -> CacheEvent {
-    let rev = ev.kv.mod_revision;
-    let read = |kv: &crest_storage::KeyValue| {
-        Arc::new(crate::registry::resources::read_stored(kv, stored))
-    };
-    let prev = ev.prev_kv.as_ref().map(read);
-    let object = match ev.event_type {
-        EventType::Put => read(&ev.kv),
-        EventType::Delete => prev.clone().unwrap_or_else(|| {
-            Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
-        }),
-    };
-    CacheEvent {
-        event_type: ev.event_type,
-        key: ev.kv.key,
-        revision: rev,
-        object,
-        prev,
     }
 }
 
@@ -571,59 +426,20 @@ pub(crate) async fn serve(
 ) -> Result<Response<Body>, ApiError> {
     // Selectors are parsed with the query (400) before ListOptions are validated (422).
     let filter = query.list_filter(&def)?;
-    list::validate_options(query, true)?;
+    let options = query.list_options();
+    options.validate(true)?;
     let include = IncludeObject::parse(query.get("includeObject"))?;
     let bookmarks = query.bool("allowWatchBookmarks")?;
     let timeout = timeout(query)?;
-    let rv = query.get("resourceVersion").unwrap_or("");
     let send_initial = match query.get("sendInitialEvents") {
         None => None,
         Some(_) => Some(query.bool("sendInitialEvents")?),
     };
-    let stored = app
+    let start = app
         .registry
-        .resources()
-        .stored_schema(&def.key_prefix)
-        .cloned();
-    let prefix = def.list_prefix(ns.as_deref());
-    let registry = &app.registry;
-    let requested = if rv.is_empty() || rv == "0" {
-        None
-    } else {
-        Some(list::parse_rv(rv)?)
-    };
-    let mut revisions = registry.cache.revisions();
-    revisions.borrow_and_update();
-
-    // Legacy semantics (sendInitialEvents unset): no resourceVersion or "0" starts with the
-    // current state; N starts after N. sendInitialEvents=true (streaming list) sends the state at
-    // least as new as N, then a bookmark; false starts after N (or now) without a state.
-    let initial_state = match send_initial {
-        Some(s) => s,
-        None => requested.is_none(),
-    };
-    let mut initial = vec![];
-    let start = if initial_state {
-        match requested {
-            Some(n) => wait_fresh(registry, n).await?,
-            None if rv.is_empty() => registry.sync().await?,
-            None => {}
-        }
-        let snap = registry.cache.list(&prefix);
-        initial = snap.objects;
-        snap.revision
-    } else {
-        match requested {
-            Some(n) => n,
-            None => {
-                if rv.is_empty() {
-                    registry.sync().await?;
-                }
-                registry.cache.revision()
-            }
-        }
-    };
-    let initial_end = (send_initial == Some(true) && bookmarks).then_some(start);
+        .watch_at(&def, ns.as_deref(), options.resource_version, send_initial)
+        .await?;
+    let initial_end = (send_initial == Some(true) && bookmarks).then_some(start.start);
     let enc = Encoder {
         app: app.clone(),
         def: def.clone(),
@@ -632,46 +448,23 @@ pub(crate) async fn serve(
         headers: true.into(),
         converted: Default::default(),
     };
-    let compacted = registry.storage.compacted_revision();
-    let first: Option<Bytes>;
-    let source = if start < compacted {
+    let changes = match start.changes {
+        Ok(changes) => changes,
         // kube-apiserver answers 200 with one ERROR event so clients re-list.
-        first = Some(error_line(&too_old(start, compacted), out));
-        None
-    } else if start < registry.cache.history_floor() {
-        first = None;
-        match registry
-            .storage
-            .watch(WatchRequest::new(prefix.clone(), start))
-            .await
-        {
-            Ok(s) => Some(Source::Storage(s)),
-            Err(StorageError::Compacted { .. }) => {
-                return Ok(watch_response(
-                    futures::stream::iter([error_line(&too_old(start, compacted), out)]).boxed(),
-                    out,
-                ))
-            }
-            Err(e) => return Err(crate::registry::storage_error(e)),
+        Err(e) => {
+            return Ok(watch_response(
+                futures::stream::iter([error_line(&e, out)]).boxed(),
+                out,
+            ))
         }
-    } else {
-        first = None;
-        Some(Source::History)
-    };
-    let Some(source) = source else {
-        return Ok(watch_response(futures::stream::iter(first).boxed(), out));
     };
     let deadline = timeout.map(|t| Instant::now() + t);
     let mut w = Watcher {
         enc,
         filter,
-        prefix,
-        stored,
-        initial: initial.into_iter(),
+        initial: start.initial.into_iter(),
         initial_end,
-        sent_through: start,
-        source,
-        revisions,
+        changes,
         shutdown: app.shutdown.subscribe(),
         deadline,
         bookmarks,

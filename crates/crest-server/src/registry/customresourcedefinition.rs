@@ -43,7 +43,7 @@ impl Strategy for CrdStrategy {
         // controller pass, so the new API is served as soon as the create returns.
         let others = self.other_crds(meta::name(obj));
         crest_apiextensions::accept_and_establish(obj, &others);
-        crest_apiextensions::conditions::update_non_structural_schema(obj);
+        crest_apiextensions::update_non_structural_schema(obj);
     }
     fn validate_create(&self, obj: &Value, _warnings: &mut Vec<String>) -> FieldErrors {
         crest_apiextensions::validate_create(obj)
@@ -52,7 +52,7 @@ impl Strategy for CrdStrategy {
         copy_field(new, old, "status");
         crest_apiextensions::add_stored_version(new);
         // A schema that was stored before the structural rules applied is reported, not refused.
-        crest_apiextensions::conditions::update_non_structural_schema(new);
+        crest_apiextensions::update_non_structural_schema(new);
     }
     fn validate_update(
         &self,

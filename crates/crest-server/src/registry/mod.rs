@@ -5,8 +5,11 @@
 //! storage compare-and-swap -> served object. The writes are in `write.rs`: each one
 //! read-modify-write through `Registry::guaranteed_update`.
 //!
-//! Reads come from the [`Cache`] after it has caught up with the store's current revision, so a
-//! client always reads its own writes.
+//! Reads are the read layer's ([`Reads`], `store/reads/`): from the [`Cache`] after it has
+//! caught up with the store's current revision, so a client always reads its own writes; the
+//! registry hands it a resource's key prefix and storage schema ([`Registry::get_at`],
+//! [`Registry::list_at`], [`Registry::watch_at`]). The store and the cache are private: other
+//! layers read through [`Registry::reads`].
 
 pub(crate) mod builtin;
 pub(crate) mod conversion;
@@ -16,8 +19,6 @@ pub(crate) mod customresource;
 pub(crate) mod customresourcedefinition;
 pub(crate) mod deletion;
 pub(crate) mod discovery;
-pub(crate) mod feed;
-pub(crate) mod list;
 pub(crate) mod options;
 pub(crate) mod rbac;
 pub(crate) mod resources;
@@ -25,17 +26,21 @@ pub(crate) mod storagemigration;
 pub(crate) mod strategy;
 mod write;
 
-use crate::store::cache::{self, Cache, CachedObject, Snapshot};
+use crate::store::cache::{self, Cache, CacheEvent, CachedObject, Snapshot};
+use crate::store::feed::{Feed, FeedHealth, Publish};
 use crate::store::keys::{CRD_PREFIX, NAMESPACE_PREFIX};
+use crate::store::reads::{
+    storage_error, ListOptions, ListPage, ListedResource, Reads, StoredSchema, WatchStart,
+};
 use bytes::Bytes;
 use conversion::WebhookConverter;
-use crest_api::field::FieldPath;
 use crest_api::validation::{
     finalizer_warnings, name_is_path_segment, validate_kube_finalizer_names, validate_object_meta,
     validate_object_meta_update,
 };
+use crest_api::FieldPath;
 use crest_api::{meta, ApiError, FieldError, GroupResource};
-use crest_storage::{Storage, StorageError, WriteOutcome};
+use crest_storage::{Revision, Storage, StorageError, WriteOutcome};
 use customresourcedefinition::CrdStrategy;
 use resources::{ResourceDef, Resources};
 use serde_json::Value;
@@ -45,12 +50,14 @@ use strategy::{spec_part, DeleteStep, Strategy};
 
 pub(crate) struct Registry {
     /// The store, written through [`Watermarked`] (the revision of this server's own writes).
-    pub storage: Arc<dyn Storage>,
+    storage: Arc<dyn Storage>,
     watermark: Arc<crate::store::watermark::Watermarked>,
-    pub cache: Arc<Cache>,
+    cache: Arc<Cache>,
+    /// Every read at a resourceVersion, over `storage` and `cache`.
+    reads: Reads,
     resources: RwLock<Arc<Resources>>,
     /// Whether the cache is being fed from storage (`/readyz`).
-    pub feed: feed::FeedHealth,
+    pub feed: Arc<FeedHealth>,
     /// The conversion webhook caller (`webhook/`), handed over at startup.
     webhook: std::sync::OnceLock<Arc<dyn WebhookConverter>>,
     /// The cached RBAC objects indexed for authorization (kept current by the feed).
@@ -140,31 +147,62 @@ pub(crate) struct Preconditions {
     pub resource_version: Option<String>,
 }
 
+/// A resource as a list reads it: its storage schema, and its objects served through the
+/// registry.
+struct Listed<'a> {
+    registry: &'a Registry,
+    def: &'a ResourceDef,
+}
+
+impl ListedResource for Listed<'_> {
+    fn stored_schema(&self) -> Option<StoredSchema> {
+        self.registry
+            .resources()
+            .stored_schema(&self.def.key_prefix)
+            .cloned()
+    }
+
+    fn selects_served(&self) -> bool {
+        self.def.webhook_conversion.is_some()
+    }
+
+    fn serve<'a>(
+        &'a self,
+        objects: &'a [Arc<CachedObject>],
+    ) -> futures::future::BoxFuture<'a, Result<Vec<Bytes>, ApiError>> {
+        Box::pin(self.registry.serve_many(self.def, objects))
+    }
+}
+
+/// The feed publishes through the registry: the RBAC index follows every batch, the served
+/// resources are rebuilt when a CRD changes, before the change becomes visible.
+impl Publish for Registry {
+    fn stored_schemas(&self) -> Arc<dyn crate::store::reads::StoredSchemas> {
+        self.resources()
+    }
+
+    fn applied(&self, events: &[Arc<CacheEvent>], changed_crds: &[String]) {
+        self.rbac.apply(events);
+        if !changed_crds.is_empty() {
+            self.rebuild_resources();
+            // Objects of a changed CRD are read through its new schema from now on.
+            self.normalize_stored(Some(changed_crds));
+        }
+    }
+
+    fn resynced(&self) {
+        self.rbac.rebuild(&self.cache);
+        self.rebuild_resources();
+        // Read through the storage version's schema before anyone sees them, as the feed
+        // reads every object it applies.
+        self.normalize_stored(None);
+    }
+}
+
 /// The result of a delete: the object, and whether it is gone (false: finalization pending).
 pub(crate) struct Deleted {
     pub object: Value,
     pub gone: bool,
-}
-
-pub(crate) fn storage_error(e: StorageError) -> ApiError {
-    match e {
-        StorageError::Compacted { requested, compacted } => ApiError::gone(format!(
-            "The resourceVersion for the provided list is too old (requested {requested}, compacted {compacted})."
-        )),
-        StorageError::FutureRevision { requested, current } => ApiError::new(
-            504,
-            crest_api::Reason::Timeout,
-            format!("Too large resource version: {requested}, current: {current}"),
-        ),
-        StorageError::Closed => ApiError::service_unavailable("the server is shutting down"),
-        StorageError::Unavailable(m) => ApiError::service_unavailable(m),
-        // As kube-apiserver answers a storage deadline: 504 Timeout.
-        StorageError::Timeout(m) => ApiError::new(504, crest_api::Reason::Timeout, m),
-        // As kube-apiserver answers a storage error it has no status for (etcd's `mvcc: database
-        // space exceeded`): the cause as the message.
-        StorageError::Io(m) => ApiError::unknown(m),
-        StorageError::DataDir(m) | StorageError::Internal(m) => ApiError::internal(m),
-    }
 }
 
 fn to_bytes(obj: &Value) -> Result<Bytes, ApiError> {
@@ -256,6 +294,7 @@ impl Registry {
         let resources = Resources::build(Arc::new(builtin::builtins(crd_strategy)), &[]);
         let watermark = crate::store::watermark::Watermarked::new(storage);
         Arc::new(Registry {
+            reads: Reads::new(watermark.clone(), cache.clone()),
             storage: watermark.clone(),
             watermark,
             cache,
@@ -264,6 +303,16 @@ impl Registry {
             webhook: Default::default(),
             rbac: crate::store::rbac::RbacCache::new(),
         })
+    }
+
+    /// The cache feed of this registry's store and cache, publishing through the registry.
+    pub(crate) fn cache_feed(self: &Arc<Self>) -> Feed {
+        Feed {
+            storage: self.storage.clone(),
+            cache: self.cache.clone(),
+            health: self.feed.clone(),
+            publish: self.clone(),
+        }
     }
 
     pub(crate) fn resources(&self) -> Arc<Resources> {
@@ -319,12 +368,73 @@ impl Registry {
 
     /// Waits until the cache reflects every write acknowledged so far.
     pub(crate) async fn sync(&self) -> Result<(), ApiError> {
-        let rev = self
-            .storage
-            .current_revision()
+        self.reads.sync().await
+    }
+
+    /// The reads of this registry's store: the cache's current state, and reads at a
+    /// resourceVersion.
+    pub(crate) fn reads(&self) -> &Reads {
+        &self.reads
+    }
+
+    /// GET of one object with resourceVersion `rv` (see [`Reads::get_at`]).
+    pub(crate) async fn get_at(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        name: &str,
+        rv: &str,
+    ) -> Result<Arc<CachedObject>, ApiError> {
+        self.reads
+            .get_at(&def.key(ns, name), rv)
+            .await?
+            .ok_or_else(|| ApiError::not_found(&def.api.group_resource(), name))
+    }
+
+    /// LIST of one resource with its list options (see [`Reads::list`]): the served items.
+    pub(crate) async fn list_at(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        options: &ListOptions<'_>,
+        filter: &crest_selectors::ListFilter,
+    ) -> Result<ListPage, ApiError> {
+        let listed = Listed {
+            registry: self,
+            def,
+        };
+        self.reads
+            .list(&def.list_prefix(ns), options, filter, &listed)
             .await
-            .map_err(storage_error)?;
-        self.cache.wait_for(rev).await
+    }
+
+    /// Where a watch of one resource from resourceVersion `rv` starts (see [`Reads::watch`]).
+    pub(crate) async fn watch_at(
+        &self,
+        def: &ResourceDef,
+        ns: Option<&str>,
+        rv: &str,
+        send_initial: Option<bool>,
+    ) -> Result<WatchStart, ApiError> {
+        let stored = self.resources().stored_schema(&def.key_prefix).cloned();
+        self.reads
+            .watch(def.list_prefix(ns), stored, rv, send_initial)
+            .await
+    }
+
+    /// Deletes the stored `key` if it is still at `revision`, bypassing the resource pipeline
+    /// (an Event whose time to live passed, as etcd's lease expiry).
+    pub(crate) async fn expire_stored(
+        &self,
+        key: &str,
+        revision: Revision,
+    ) -> Result<WriteOutcome, StorageError> {
+        self.storage.delete(key, revision).await
+    }
+
+    /// Closes the store (shutdown): writes and watches end.
+    pub(crate) async fn close_storage(&self) {
+        self.storage.close().await
     }
 
     /// Waits until the cache reflects every write this server acknowledged so far, without
@@ -503,8 +613,7 @@ impl Registry {
         def: &ResourceDef,
         ns: Option<&str>,
     ) -> Result<Snapshot, ApiError> {
-        self.sync().await?;
-        Ok(self.cache.list(&def.list_prefix(ns)))
+        self.reads.list_latest(&def.list_prefix(ns)).await
     }
 
     /// A custom resource in the storage version: through the CRD's webhook, or (`None`) with

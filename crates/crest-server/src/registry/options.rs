@@ -27,6 +27,17 @@ impl Query {
         )
     }
 
+    /// The list options (ListOptions) the reads take.
+    pub(crate) fn list_options(&self) -> crate::store::reads::ListOptions<'_> {
+        crate::store::reads::ListOptions {
+            resource_version: self.get("resourceVersion").unwrap_or(""),
+            resource_version_match: self.get("resourceVersionMatch").unwrap_or(""),
+            continue_token: self.get("continue").unwrap_or(""),
+            limit: self.get("limit"),
+            send_initial_events: self.get("sendInitialEvents").is_some(),
+        }
+    }
+
     pub(crate) fn parse(q: Option<&str>) -> Self {
         let mut values: HashMap<String, Vec<String>> = HashMap::new();
         if let Some(q) = q {

@@ -6,7 +6,7 @@
 use super::conversion::Conversion;
 use super::customresource::CustomResourceStrategy;
 use super::strategy::Strategy;
-use crest_api::gvk::all_verbs;
+use crest_api::all_verbs;
 use crest_api::{ApiResource, GroupVersion};
 use crest_apiextensions::customresource::CrSchema;
 use crest_table::TableStyle;
@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::store::keys;
+use crate::store::reads::{StoredSchema, StoredSchemas};
 
 /// One served resource in one version.
 pub(crate) struct ResourceDef {
@@ -140,7 +141,7 @@ impl ResourceDef {
                 let reset = |field: &str| {
                     self.strategy
                         .status_subresource()
-                        .then(|| crest_managedfields::fieldmanager::reset_fields(&[&[field]]))
+                        .then(|| crest_managedfields::reset_fields(&[&[field]]))
                 };
                 Some(Arc::new(Managed {
                     zero: self
@@ -185,6 +186,12 @@ impl ResourceDef {
     /// The prefix of a list: one namespace, or everything.
     pub(crate) fn list_prefix(&self, namespace: Option<&str>) -> String {
         keys::list_prefix(&self.key_prefix, namespace.filter(|_| self.api.namespaced))
+    }
+}
+
+impl StoredSchemas for Resources {
+    fn stored_schema(&self, key: &str) -> Option<&StoredSchema> {
+        Resources::stored_schema(self, key)
     }
 }
 
@@ -239,37 +246,6 @@ struct CrdContribution {
     stored: Option<(String, StoredSchema)>,
     group: String,
     versions: Vec<String>,
-}
-
-/// The schema objects of one custom resource are stored under.
-#[derive(Clone)]
-pub(crate) struct StoredSchema {
-    pub schema: Arc<CrSchema>,
-    /// Objects may have been written through another version, with another schema.
-    pub multi_version: bool,
-    /// The CRD's resourceVersion: objects written after it were normalized by this schema
-    /// when they were written (for a single-version CRD).
-    pub crd_revision: i64,
-}
-
-/// A stored key-value as the cache holds it: served bytes, read as the storage version when
-/// the object may have been written through another version (`stored` is its resource's).
-pub(crate) fn read_stored(
-    kv: &crest_storage::KeyValue,
-    stored: Option<&StoredSchema>,
-) -> crate::store::cache::CachedObject {
-    let o = crate::store::cache::CachedObject::from_stored(
-        kv.key.clone(),
-        &kv.value,
-        kv.create_revision,
-        kv.mod_revision,
-    );
-    match stored {
-        Some(ss) if ss.multi_version && ss.schema.normalizes() => {
-            o.normalized(&ss.schema).unwrap_or(o)
-        }
-        _ => o,
-    }
 }
 
 /// A served version's `selectableFields[*].jsonPath`, named as field selectors name them

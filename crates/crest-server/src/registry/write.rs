@@ -1304,9 +1304,7 @@ fn managed_fields_errors(
     path: &FieldPath,
 ) -> Vec<FieldError> {
     match meta.get("managedFields") {
-        Some(m) => {
-            crest_managedfields::managed::validate_managed_fields(m, &path.child("managedFields"))
-        }
+        Some(m) => crest_managedfields::validate_managed_fields(m, &path.child("managedFields")),
         None => Vec::new(),
     }
 }

@@ -17,6 +17,7 @@ struct CBuf {
 
 // SAFETY: the buffer is owned exclusively and never mutated after creation.
 unsafe impl Send for CBuf {}
+// SAFETY: as for Send: shared references only read the immutable bytes.
 unsafe impl Sync for CBuf {}
 
 impl AsRef<[u8]> for CBuf {

@@ -2,8 +2,10 @@
 //! layout. Nothing here knows about HTTP or strategies.
 
 pub(crate) mod cache;
+pub(crate) mod feed;
 pub(crate) mod keys;
 pub(crate) mod rbac;
+pub(crate) mod reads;
 pub(crate) mod watermark;
 // The crate's one use of `unsafe`: cached bytes on the C allocator (SAFETY comments inside).
 #[allow(unsafe_code)]

@@ -110,9 +110,9 @@ impl ServiceResolver {
             .sync()
             .await
             .map_err(|e| ResolveError(e.message))?;
-        let cache = &self.registry.cache;
+        let reads = self.registry.reads();
         let get = |prefix: &str| {
-            cache
+            reads
                 .get(&crate::store::keys::object_key(
                     prefix,
                     Some(&svc.namespace),
@@ -122,8 +122,8 @@ impl ServiceResolver {
         };
         let service = get(SERVICE_PREFIX);
         let endpoints = get(ENDPOINTS_PREFIX);
-        let slices: Vec<Value> = cache
-            .list(&crate::store::keys::list_prefix(
+        let slices: Vec<Value> = reads
+            .snapshot(&crate::store::keys::list_prefix(
                 ENDPOINTSLICE_PREFIX,
                 Some(&svc.namespace),
             ))

@@ -1,143 +1,129 @@
-//! Reads with resourceVersion semantics: get, list and chunked lists (limit / continue), per the
-//! tables of the Kubernetes API concepts ("resourceVersion" and "Retrieving large results sets
-//! in chunks").
+//! Lists with resourceVersion semantics: resourceVersion and resourceVersionMatch, and chunked
+//! lists (limit / continue), per the tables of the Kubernetes API concepts ("resourceVersion"
+//! and "Retrieving large results sets in chunks").
 //!
 //! Every page of one chunked list reflects the same revision: later pages are read at the
 //! revision the continue token carries, from the cache's history when it still covers it, else
 //! from storage; once storage has compacted that revision the token is expired (410).
 
-use crate::registry::options::Query;
-use crate::registry::resources::ResourceDef;
-use crate::registry::{storage_error, Registry};
 use crate::store::cache::{CachedObject, Page};
+use crate::store::reads::handle::{parse_rv, storage_error, Reads};
+use crate::store::reads::schema::StoredSchema;
 use base64::Engine;
 use bytes::Bytes;
 use crest_api::{ApiError, FieldError, FieldPath, GroupKind};
 use crest_selectors::ListFilter;
 use crest_storage::{RangeRequest, Revision, StorageError};
+use futures::future::BoxFuture;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long a read waits for a resourceVersion the server has not reached (as kube-apiserver's
-/// watch cache), before "Too large resource version".
-const FRESH_WAIT: Duration = Duration::from_secs(3);
 
 const EXPIRED: &str = "The resourceVersion for the provided list is too old.";
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
-/// Parses a non-zero resourceVersion parameter.
-pub(crate) fn parse_rv(rv: &str) -> Result<Revision, ApiError> {
-    match rv.parse::<i64>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(ApiError::bad_request(format!(
-            "invalid resource version: {rv:?}"
-        ))),
-    }
+/// A list's or watch's options (ListOptions), as the request gave them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ListOptions<'a> {
+    pub resource_version: &'a str,
+    pub resource_version_match: &'a str,
+    pub continue_token: &'a str,
+    /// `limit` as given: parsed by [`Reads::list`] once the options are valid.
+    pub limit: Option<&'a str>,
+    /// Whether `sendInitialEvents` was given (whatever its value).
+    pub send_initial_events: bool,
 }
 
-/// Waits (briefly) until the cache has reached `rev`; 504 "Too large resource version" otherwise.
-pub(crate) async fn wait_fresh(registry: &Registry, rev: Revision) -> Result<(), ApiError> {
-    if registry.cache.revision() >= rev {
-        return Ok(());
-    }
-    registry.cache.wait_for_within(rev, FRESH_WAIT).await
+/// The resource a list reads, as the layer above knows it.
+pub(crate) trait ListedResource: Sync {
+    /// The storage version's schema now (objects read from storage are read through it).
+    fn stored_schema(&self) -> Option<StoredSchema>;
+    /// Whether field selectors read the served object rather than the stored one (a CRD
+    /// converting by webhook may rename fields between versions).
+    fn selects_served(&self) -> bool;
+    /// The served bytes of `objects`, in one conversion.
+    fn serve<'a>(
+        &'a self,
+        objects: &'a [Arc<CachedObject>],
+    ) -> BoxFuture<'a, Result<Vec<Bytes>, ApiError>>;
 }
 
-/// kube-apiserver's ListOptions validation (WatchList enabled), answered with 422 Invalid.
-pub(crate) fn validate_options(q: &Query, watch: bool) -> Result<(), ApiError> {
-    let rv = q.get("resourceVersion").unwrap_or("");
-    let rvm = q.get("resourceVersionMatch").unwrap_or("");
-    let cont = q.get("continue").unwrap_or("");
-    let send_initial = q.get("sendInitialEvents").is_some();
-    let path = FieldPath::new("resourceVersionMatch");
-    let mut errs = vec![];
-    if watch {
-        if send_initial && rvm != "NotOlderThan" {
-            errs.push(FieldError::forbidden(
-                &path,
-                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-            ));
-        }
-        if !rvm.is_empty() {
-            if !send_initial {
+impl ListOptions<'_> {
+    /// kube-apiserver's ListOptions validation (WatchList enabled), answered with 422 Invalid.
+    pub(crate) fn validate(&self, watch: bool) -> Result<(), ApiError> {
+        let rv = self.resource_version;
+        let rvm = self.resource_version_match;
+        let cont = self.continue_token;
+        let send_initial = self.send_initial_events;
+        let path = FieldPath::new("resourceVersionMatch");
+        let mut errs = vec![];
+        if watch {
+            if send_initial && rvm != "NotOlderThan" {
                 errs.push(FieldError::forbidden(
+                    &path,
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            if !rvm.is_empty() {
+                if !send_initial {
+                    errs.push(FieldError::forbidden(
                     &path,
                     "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
                 ));
+                }
+                if rvm != "NotOlderThan" {
+                    errs.push(FieldError::not_supported(&path, rvm, &["NotOlderThan"]));
+                }
+                if !cont.is_empty() {
+                    errs.push(FieldError::forbidden(
+                        &path,
+                        "resourceVersionMatch is forbidden when continue is provided",
+                    ));
+                }
             }
-            if rvm != "NotOlderThan" {
-                errs.push(FieldError::not_supported(&path, rvm, &["NotOlderThan"]));
+        } else {
+            if !rvm.is_empty() {
+                if rv.is_empty() {
+                    errs.push(FieldError::forbidden(
+                        &path,
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    ));
+                }
+                if !cont.is_empty() {
+                    errs.push(FieldError::forbidden(
+                        &path,
+                        "resourceVersionMatch is forbidden when continue is provided",
+                    ));
+                }
+                if rvm != "Exact" && rvm != "NotOlderThan" {
+                    errs.push(FieldError::not_supported(
+                        &path,
+                        rvm,
+                        &["Exact", "NotOlderThan", ""],
+                    ));
+                }
+                if rvm == "Exact" && rv == "0" {
+                    errs.push(FieldError::forbidden(
+                        &path,
+                        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                    ));
+                }
             }
-            if !cont.is_empty() {
+            if send_initial {
                 errs.push(FieldError::forbidden(
-                    &path,
-                    "resourceVersionMatch is forbidden when continue is provided",
+                    &FieldPath::new("sendInitialEvents"),
+                    "sendInitialEvents is forbidden for list",
                 ));
             }
         }
-    } else {
-        if !rvm.is_empty() {
-            if rv.is_empty() {
-                errs.push(FieldError::forbidden(
-                    &path,
-                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                ));
-            }
-            if !cont.is_empty() {
-                errs.push(FieldError::forbidden(
-                    &path,
-                    "resourceVersionMatch is forbidden when continue is provided",
-                ));
-            }
-            if rvm != "Exact" && rvm != "NotOlderThan" {
-                errs.push(FieldError::not_supported(
-                    &path,
-                    rvm,
-                    &["Exact", "NotOlderThan", ""],
-                ));
-            }
-            if rvm == "Exact" && rv == "0" {
-                errs.push(FieldError::forbidden(
-                    &path,
-                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-                ));
-            }
+        if errs.is_empty() {
+            return Ok(());
         }
-        if send_initial {
-            errs.push(FieldError::forbidden(
-                &FieldPath::new("sendInitialEvents"),
-                "sendInitialEvents is forbidden for list",
-            ));
-        }
+        Err(ApiError::invalid(
+            &GroupKind::new("meta.k8s.io", "ListOptions"),
+            "",
+            &errs,
+        ))
     }
-    if errs.is_empty() {
-        return Ok(());
-    }
-    Err(ApiError::invalid(
-        &GroupKind::new("meta.k8s.io", "ListOptions"),
-        "",
-        &errs,
-    ))
-}
-
-/// GET with resourceVersion: unset reads the latest state, "0" any, N at least N.
-pub(crate) async fn get(
-    registry: &Registry,
-    def: &ResourceDef,
-    ns: Option<&str>,
-    name: &str,
-    rv: &str,
-) -> Result<Arc<CachedObject>, ApiError> {
-    match rv {
-        "" => registry.sync().await?,
-        "0" => {}
-        n => wait_fresh(registry, parse_rv(n)?).await?,
-    }
-    registry
-        .cache
-        .get(&def.key(ns, name))
-        .ok_or_else(|| ApiError::not_found(&def.api.group_resource(), name))
 }
 
 /// One response of a list.
@@ -310,149 +296,201 @@ fn decode_continue(token: &str, prefix: &str) -> Result<(String, Revision), ApiE
     Ok((format!("{prefix}{}", &key[1..]), t.resource_version))
 }
 
-/// LIST with resourceVersion, resourceVersionMatch, limit and continue.
-pub(crate) async fn list(
-    registry: &Registry,
-    def: &ResourceDef,
-    ns: Option<&str>,
-    query: &Query,
-    filter: &ListFilter,
-) -> Result<ListPage, ApiError> {
-    validate_options(query, false)?;
-    let prefix = def.list_prefix(ns);
-    let rv = query.get("resourceVersion").unwrap_or("");
-    let rvm = query.get("resourceVersionMatch").unwrap_or("");
-    let cont = query.get("continue").unwrap_or("");
-    let mut limit = match query.get("limit") {
-        None | Some("") => 0,
-        Some(l) => l.parse::<i64>().map_err(|_| {
-            ApiError::bad_request(format!("strconv.ParseInt: parsing {l:?}: invalid syntax"))
-        })?,
-    }
-    .max(0) as usize;
+impl Reads {
+    /// LIST under `prefix` with resourceVersion, resourceVersionMatch, limit and continue; the
+    /// served bytes of the objects `filter` selects.
+    pub(crate) async fn list(
+        &self,
+        prefix: &str,
+        options: &ListOptions<'_>,
+        filter: &ListFilter,
+        resource: &dyn ListedResource,
+    ) -> Result<ListPage, ApiError> {
+        options.validate(false)?;
+        let rv = options.resource_version;
+        let rvm = options.resource_version_match;
+        let cont = options.continue_token;
+        let mut limit = match options.limit {
+            None | Some("") => 0,
+            Some(l) => l.parse::<i64>().map_err(|_| {
+                ApiError::bad_request(format!("strconv.ParseInt: parsing {l:?}: invalid syntax"))
+            })?,
+        }
+        .max(0) as usize;
 
-    // (revision to read at, 0 = latest; first key, inclusive)
-    let (mut at, mut from) = (0, None);
-    if !cont.is_empty() {
-        if !rv.is_empty() && rv != "0" {
-            return Err(ApiError::bad_request(
-                "specifying resource version is not allowed when using continue",
-            ));
-        }
-        let (key, rev) = decode_continue(cont, &prefix)?;
-        from = Some(key);
-        if rev > 0 {
-            at = rev;
+        // (revision to read at, 0 = latest; first key, inclusive)
+        let (mut at, mut from) = (0, None);
+        if !cont.is_empty() {
+            if !rv.is_empty() && rv != "0" {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let (key, rev) = decode_continue(cont, prefix)?;
+            from = Some(key);
+            if rev > 0 {
+                at = rev;
+            } else {
+                self.sync().await?;
+            }
         } else {
-            registry.sync().await?;
+            match (rvm, rv) {
+                (_, "") => self.sync().await?,
+                // Any version: the cache as it is, served whole (the watch cache does not paginate).
+                (_, "0") => limit = 0,
+                ("Exact", n) => at = parse_rv(n)?,
+                ("", n) if limit > 0 => at = parse_rv(n)?,
+                (_, n) => self.wait_fresh(parse_rv(n)?).await?,
+            }
         }
-    } else {
-        match (rvm, rv) {
-            (_, "") => registry.sync().await?,
-            // Any version: the cache as it is, served whole (the watch cache does not paginate).
-            (_, "0") => limit = 0,
-            ("Exact", n) => at = parse_rv(n)?,
-            ("", n) if limit > 0 => at = parse_rv(n)?,
-            (_, n) => wait_fresh(registry, parse_rv(n)?).await?,
+        let paging = !cont.is_empty();
+        if at > 0 {
+            if at < self.storage.compacted_revision() {
+                return Err(compacted(paging, from.as_deref(), prefix));
+            }
+            self.wait_fresh(at).await?;
         }
-    }
-    let paging = !cont.is_empty();
-    if at > 0 {
-        if at < registry.storage.compacted_revision() {
-            return Err(compacted(paging, from.as_deref(), &prefix));
-        }
-        wait_fresh(registry, at).await?;
-    }
 
-    // The selected objects; converted together at the end (one conversion review per list).
-    let mut items: Vec<Arc<crate::store::cache::CachedObject>> = vec![];
-    // A CRD converting by webhook may rename fields between versions: its field selectors read
-    // the object in the version asked for, so each page is converted before it is selected.
-    let convert_first = def.webhook_conversion.is_some() && !filter.is_empty();
-    let mut converted: Vec<Bytes> = vec![];
-    let mut last_key: Option<Arc<str>> = None;
-    let mut more = false;
-    let mut remaining = None;
-    let count = filter.is_empty() && limit > 0;
-    let mut next_from = from;
-    loop {
-        let want = match limit {
-            0 => 0,
-            l if filter.is_empty() => l - items.len() - converted.len(),
-            l => l.max(256),
-        };
-        let page = read_page(
-            registry,
-            def,
-            &prefix,
-            at,
-            next_from.as_deref(),
-            want,
-            count,
-        )
-        .await
-        .map_err(|e| match e {
-            PageError::Compacted => compacted(paging, next_from.as_deref(), &prefix),
-            PageError::Api(e) => e,
-        })?;
-        at = page.revision;
-        let mut stopped = false;
-        let served_page = if convert_first {
-            registry.serve_many(def, &page.objects).await?
-        } else {
-            vec![]
-        };
-        for (n, obj) in page.objects.iter().enumerate() {
-            if limit > 0 && items.len() + converted.len() == limit {
-                stopped = true;
+        // The selected objects; converted together at the end (one conversion review per list).
+        let mut items: Vec<Arc<CachedObject>> = vec![];
+        // A CRD converting by webhook may rename fields between versions: its field selectors read
+        // the object in the version asked for, so each page is converted before it is selected.
+        let convert_first = resource.selects_served() && !filter.is_empty();
+        let mut converted: Vec<Bytes> = vec![];
+        let mut last_key: Option<Arc<str>> = None;
+        let mut more = false;
+        let mut remaining = None;
+        let count = filter.is_empty() && limit > 0;
+        let mut next_from = from;
+        loop {
+            let want = match limit {
+                0 => 0,
+                l if filter.is_empty() => l - items.len() - converted.len(),
+                l => l.max(256),
+            };
+            let page = self
+                .read_page(resource, prefix, at, next_from.as_deref(), want, count)
+                .await
+                .map_err(|e| match e {
+                    PageError::Compacted => compacted(paging, next_from.as_deref(), prefix),
+                    PageError::Api(e) => e,
+                })?;
+            at = page.revision;
+            let mut stopped = false;
+            let served_page = if convert_first {
+                resource.serve(&page.objects).await?
+            } else {
+                vec![]
+            };
+            for (n, obj) in page.objects.iter().enumerate() {
+                if limit > 0 && items.len() + converted.len() == limit {
+                    stopped = true;
+                    break;
+                }
+                last_key = Some(obj.key.clone());
+                if let Some(served) = served_page.get(n) {
+                    if filter.matches_bytes(served)? {
+                        converted.push(served.clone());
+                    }
+                    continue;
+                }
+                // Selectors read the stored object (field labels name stored fields, as upstream's
+                // field sets are made from the internal type); only selected objects convert.
+                if filter.is_empty() || filter.matches_bytes(&obj.json)? {
+                    items.push(obj.clone());
+                }
+            }
+            if stopped {
+                more = true;
                 break;
             }
-            last_key = Some(obj.key.clone());
-            if let Some(served) = served_page.get(n) {
-                if filter.matches_bytes(served)? {
-                    converted.push(served.clone());
+            if !page.more {
+                break;
+            }
+            if limit > 0 && items.len() + converted.len() == limit {
+                more = true;
+                if count {
+                    remaining = Some(page.remaining);
                 }
-                continue;
+                break;
             }
-            // Selectors read the stored object (field labels name stored fields, as upstream's
-            // field sets are made from the internal type); only selected objects convert.
-            if filter.is_empty() || filter.matches_bytes(&obj.json)? {
-                items.push(obj.clone());
+            match &last_key {
+                Some(k) => next_from = Some(format!("{k}\u{0}")),
+                None => break,
             }
         }
-        if stopped {
-            more = true;
-            break;
+        let continue_token = match (&last_key, more) {
+            (Some(k), true) => Some(encode_continue(k, prefix, at)),
+            _ => None,
+        };
+        let mut items = resource.serve(&items).await?;
+        if convert_first {
+            items = converted;
         }
-        if !page.more {
-            break;
-        }
-        if limit > 0 && items.len() + converted.len() == limit {
-            more = true;
-            if count {
-                remaining = Some(page.remaining);
-            }
-            break;
-        }
-        match &last_key {
-            Some(k) => next_from = Some(format!("{k}\u{0}")),
-            None => break,
-        }
+        Ok(ListPage {
+            revision: at,
+            items,
+            continue_token,
+            remaining: remaining.filter(|r| *r > 0),
+        })
     }
-    let continue_token = match (&last_key, more) {
-        (Some(k), true) => Some(encode_continue(k, &prefix, at)),
-        _ => None,
-    };
-    let mut items = registry.serve_many(def, &items).await?;
-    if convert_first {
-        items = converted;
+
+    /// A page at `at` (0 = latest) from the cache, or from storage when the cache's history no
+    /// longer reaches back to `at`.
+    async fn read_page(
+        &self,
+        resource: &dyn ListedResource,
+        prefix: &str,
+        at: Revision,
+        from: Option<&str>,
+        limit: usize,
+        count: bool,
+    ) -> Result<Page, PageError> {
+        if let Ok(p) = self.cache.range_at(prefix, at, from, limit, count) {
+            return Ok(p);
+        }
+        // Keys `>= from`: our tokens end in NUL, so that is "after the key before it".
+        let start_after = from.map(|f| f.strip_suffix('\0').unwrap_or(f).to_string());
+        let res = self
+            .storage
+            .range(RangeRequest {
+                prefix: prefix.to_string(),
+                start_after,
+                limit,
+                revision: at,
+                count,
+            })
+            .await
+            .map_err(|e| match e {
+                StorageError::Compacted { .. } => PageError::Compacted,
+                other => PageError::Api(storage_error(other)),
+            })?;
+        let stored = resource.stored_schema();
+        let objects = res
+            .kvs
+            .into_iter()
+            .map(|kv| {
+                let o = CachedObject::from_stored(
+                    kv.key,
+                    &kv.value,
+                    kv.create_revision,
+                    kv.mod_revision,
+                );
+                let o = match &stored {
+                    Some(ss) if ss.schema.normalizes() => o.normalized(&ss.schema).unwrap_or(o),
+                    _ => o,
+                };
+                Arc::new(o)
+            })
+            .collect::<Vec<_>>();
+        let returned = objects.len();
+        Ok(Page {
+            revision: res.revision,
+            objects,
+            more: res.more,
+            remaining: res.count.saturating_sub(returned),
+        })
     }
-    Ok(ListPage {
-        revision: at,
-        items,
-        continue_token,
-        remaining: remaining.filter(|r| *r > 0),
-    })
 }
 
 /// The 410 for a list at a compacted revision; a continued list gets a token that goes on at
@@ -480,59 +518,6 @@ fn compacted(paging: bool, from: Option<&str>, prefix: &str) -> ApiError {
 enum PageError {
     Compacted,
     Api(ApiError),
-}
-
-/// A page at `at` (0 = latest) from the cache, or from storage when the cache's history no
-/// longer reaches back to `at`.
-async fn read_page(
-    registry: &Registry,
-    def: &ResourceDef,
-    prefix: &str,
-    at: Revision,
-    from: Option<&str>,
-    limit: usize,
-    count: bool,
-) -> Result<Page, PageError> {
-    if let Ok(p) = registry.cache.range_at(prefix, at, from, limit, count) {
-        return Ok(p);
-    }
-    // Keys `>= from`: our tokens end in NUL, so that is "after the key before it".
-    let start_after = from.map(|f| f.strip_suffix('\0').unwrap_or(f).to_string());
-    let res = registry
-        .storage
-        .range(RangeRequest {
-            prefix: prefix.to_string(),
-            start_after,
-            limit,
-            revision: at,
-            count,
-        })
-        .await
-        .map_err(|e| match e {
-            StorageError::Compacted { .. } => PageError::Compacted,
-            other => PageError::Api(storage_error(other)),
-        })?;
-    let stored = registry.resources().stored_schema(&def.key_prefix).cloned();
-    let objects = res
-        .kvs
-        .into_iter()
-        .map(|kv| {
-            let o =
-                CachedObject::from_stored(kv.key, &kv.value, kv.create_revision, kv.mod_revision);
-            let o = match &stored {
-                Some(ss) if ss.schema.normalizes() => o.normalized(&ss.schema).unwrap_or(o),
-                _ => o,
-            };
-            Arc::new(o)
-        })
-        .collect::<Vec<_>>();
-    let returned = objects.len();
-    Ok(Page {
-        revision: res.revision,
-        objects,
-        more: res.more,
-        remaining: res.count.saturating_sub(returned),
-    })
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
-//! The cache feed: one storage watch keeps the cache current, and the served resources are
-//! rebuilt when a CRD changes, before the change becomes visible.
+//! The cache feed: one storage watch keeps the cache current. What the layers above derive from
+//! the cached objects (the served resources, rebuilt when a CRD changes; the RBAC index) is
+//! updated through a [`Publish`] hook before a change becomes visible.
 
-use super::Registry;
-use crate::store::cache::{CacheEvent, CachedObject};
+use crate::store::cache::{Cache, CacheEvent, CachedObject};
 use crate::store::keys::{self, CRD_PREFIX, REGISTRY_PREFIX};
+use crate::store::reads::{read_stored, StoredSchemas};
 use crest_storage::{
     RangeRequest, Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream,
 };
@@ -46,6 +47,26 @@ impl FeedHealth {
     }
 }
 
+/// What the layer above keeps from the cached objects, updated by the feed before readers see
+/// a change (inside [`Cache::apply`] and [`Cache::resync`]).
+pub(crate) trait Publish: Send + Sync {
+    /// The storage schemas of the served resources now (read once per batch of changes).
+    fn stored_schemas(&self) -> Arc<dyn StoredSchemas>;
+    /// A batch was applied; `changed_crds`: the key prefixes of the resources whose CRD changed.
+    fn applied(&self, events: &[Arc<CacheEvent>], changed_crds: &[String]);
+    /// The cache was re-listed from storage.
+    fn resynced(&self);
+}
+
+/// What the feed works with: the store it watches, the cache it keeps, where it reports its
+/// health, and the hook that publishes derived state.
+pub(crate) struct Feed {
+    pub storage: Arc<dyn Storage>,
+    pub cache: Arc<Cache>,
+    pub health: Arc<FeedHealth>,
+    pub publish: Arc<dyn Publish>,
+}
+
 /// Every object under `/registry/`, paged at one revision (so only one page of stored bytes
 /// exists beside what is kept), and that revision.
 pub(crate) async fn list_all(
@@ -85,7 +106,7 @@ pub(crate) async fn list_all(
 /// store and the changes in between are lost to watchers, who get 410 Expired and re-list, as
 /// with kube-apiserver's watch cache.
 pub(crate) async fn feed_cache(
-    registry: Arc<Registry>,
+    feed: Feed,
     from: Revision,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
@@ -99,12 +120,12 @@ pub(crate) async fn feed_cache(
         // knows each change's previous state itself: etcd need not read it for every event.
         let mut request = WatchRequest::new(REGISTRY_PREFIX, from);
         request.without_prev_kv = true;
-        let ended = match registry.storage.watch(request).await {
+        let ended = match feed.storage.watch(request).await {
             Ok(stream) => {
                 // The store takes watches again: a later cut is a fresh failure.
-                registry.feed.set(None);
+                feed.health.set(None);
                 failures = 0;
-                follow(&registry, stream, &mut from, &mut shutdown).await
+                follow(&feed, stream, &mut from, &mut shutdown).await
             }
             Err(e) => Some(e),
         };
@@ -112,22 +133,22 @@ pub(crate) async fn feed_cache(
             // Shutdown.
             None => return,
             Some(StorageError::Closed) => {
-                registry.feed.set(Some("storage is closed".into()));
+                feed.health.set(Some("storage is closed".into()));
                 return;
             }
-            Some(StorageError::Compacted { .. }) => match resync(&registry).await {
+            Some(StorageError::Compacted { .. }) => match resync(&feed).await {
                 Ok(rev) => {
                     from = rev;
                     failures = 0;
                     continue;
                 }
-                Err(e) => registry
-                    .feed
+                Err(e) => feed
+                    .health
                     .set(Some(format!("re-listing from storage failed: {e}"))),
             },
             // A cut watch (the feed fell behind) is resumed at once without alarm; a watch the
             // store refuses is reported.
-            Some(e) if failures > 0 => registry.feed.set(Some(format!("storage watch: {e}"))),
+            Some(e) if failures > 0 => feed.health.set(Some(format!("storage watch: {e}"))),
             Some(e) => tracing::debug!(error = %e, "cache watch ended; watching again"),
         }
         failures += 1;
@@ -139,22 +160,17 @@ pub(crate) async fn feed_cache(
 }
 
 /// Re-lists everything from storage into the cache (the revision to resume from is gone).
-async fn resync(registry: &Registry) -> Result<Revision, StorageError> {
+async fn resync(feed: &Feed) -> Result<Revision, StorageError> {
     tracing::warn!("cache watch revision compacted; re-listing from storage");
-    let (objects, revision) = list_all(registry.storage.as_ref()).await?;
-    registry.cache.resync(objects, revision, || {
-        registry.rbac.rebuild(&registry.cache);
-        registry.rebuild_resources();
-        // Read through the storage version's schema before anyone sees them, as the feed
-        // reads every object it applies.
-        registry.normalize_stored(None);
-    });
+    let (objects, revision) = list_all(feed.storage.as_ref()).await?;
+    feed.cache
+        .resync(objects, revision, || feed.publish.resynced());
     Ok(revision)
 }
 
 /// Applies one watch's events to the cache until it ends: `Some(why)`, or `None` at shutdown.
 async fn follow(
-    registry: &Registry,
+    feed: &Feed,
     mut stream: WatchStream,
     from: &mut Revision,
     shutdown: &mut tokio::sync::watch::Receiver<bool>,
@@ -162,7 +178,7 @@ async fn follow(
     loop {
         let first = tokio::select! {
             _ = shutdown.changed() => return None,
-            _ = registry.cache.progress_wanted() => {
+            _ = feed.cache.progress_wanted() => {
                 stream.request_progress();
                 continue;
             }
@@ -173,25 +189,25 @@ async fn follow(
             Some(Ok(WatchEvent::Progress(rev))) => {
                 // Everything up to `rev` has been delivered: reads waiting for a revision
                 // reached by writes outside the watched prefix need not wait for a change.
-                registry.cache.advance(rev);
+                feed.cache.advance(rev);
                 *from = (*from).max(rev);
                 continue;
             }
             Some(Err(e)) => return Some(e),
             None => return Some(StorageError::Unavailable("the watch ended".into())),
         };
-        if first.kv.mod_revision <= registry.cache.revision() {
+        if first.kv.mod_revision <= feed.cache.revision() {
             // A change older than a progress notification already applied: etcd before 3.4.25
             // and 3.5.8 can notify progress past the events it still has to send a watcher
             // that is catching up (etcd-io/etcd#15220). The cache may have answered reads at
             // that revision without the change; re-list so it holds the store's state again.
             tracing::error!(
                 revision = first.kv.mod_revision,
-                cache = registry.cache.revision(),
+                cache = feed.cache.revision(),
                 "the storage watch delivered a change older than its progress notification; \
                  re-listing"
             );
-            return Some(match resync(registry).await {
+            return Some(match resync(feed).await {
                 Ok(rev) => {
                     *from = rev;
                     StorageError::Unavailable("re-listed after an out-of-order watch".into())
@@ -217,14 +233,14 @@ async fn follow(
         // not asked for; a backend that sends it anyway is checked against it.
         let mut latest: std::collections::HashMap<String, Option<Arc<CachedObject>>> =
             std::collections::HashMap::new();
-        let resources = registry.resources();
+        let schemas = feed.publish.stored_schemas();
         let events: Vec<CacheEvent> = batch
             .into_iter()
             .map(|ev| {
                 let rev = ev.kv.mod_revision;
                 let known = match latest.get(&ev.kv.key) {
                     Some(state) => state.clone(),
-                    None => registry.cache.get(&ev.kv.key),
+                    None => feed.cache.get(&ev.kv.key),
                 };
                 let prev = match &ev.prev_kv {
                     None => known,
@@ -241,10 +257,9 @@ async fn follow(
                 };
                 let object = match ev.event_type {
                     // Written through another version: read it as the storage version.
-                    crest_storage::EventType::Put => Arc::new(super::resources::read_stored(
-                        &ev.kv,
-                        resources.stored_schema(&ev.kv.key),
-                    )),
+                    crest_storage::EventType::Put => {
+                        Arc::new(read_stored(&ev.kv, schemas.stored_schema(&ev.kv.key)))
+                    }
                     crest_storage::EventType::Delete => prev.clone().unwrap_or_else(|| {
                         Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))
                     }),
@@ -280,13 +295,8 @@ async fn follow(
                 keys::resource_prefix(group, &plural)
             })
             .collect();
-        registry.cache.apply(events, |applied| {
-            registry.rbac.apply(applied);
-            if !changed_crds.is_empty() {
-                registry.rebuild_resources();
-                // Objects of a changed CRD are read through its new schema from now on.
-                registry.normalize_stored(Some(&changed_crds));
-            }
+        feed.cache.apply(events, |applied| {
+            feed.publish.applied(applied, &changed_crds)
         });
         if ended.is_some() {
             return ended;

@@ -14,8 +14,8 @@
 //! - [`controllers`]: CRD naming and cleanup, namespace deletion, garbage collection,
 //!   compaction; they act through the registry as clients do.
 //! - [`webhook`]: calling webhooks addressed through a Service (endpoint routing over the
-//!   stored EndpointSlices/Endpoints, TLS verified against the caBundle); reached from outside
-//!   through [`Running::service_resolver`].
+//!   stored EndpointSlices/Endpoints, TLS verified against the caBundle). Tests reach its
+//!   client directly only through the `testing` feature's `Running::service_resolver`.
 
 mod authn;
 pub use authn::Authentication;
@@ -25,7 +25,7 @@ mod http;
 mod registry;
 mod store;
 mod views;
-pub mod webhook;
+mod webhook;
 
 pub use controllers::leaderelection::LeaderElection;
 use crest_storage::Storage;
@@ -88,10 +88,12 @@ pub struct Running {
 }
 
 impl Running {
-    /// The resolver webhooks addressed through a Service are called with (for embedders and
-    /// tests; the server's own webhook callers hold one too).
-    pub fn service_resolver(&self) -> webhook::ServiceResolver {
-        webhook::ServiceResolver::new(self.app.registry.clone())
+    /// Test-only (feature `testing`): the resolver webhooks addressed through a Service are
+    /// called with, as the server's own webhook callers hold it.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn service_resolver(&self) -> testing::ServiceResolver {
+        testing::ServiceResolver(webhook::ServiceResolver::new(self.app.registry.clone()))
     }
 
     /// Stops accepting, ends watches, lets in-flight requests finish (bounded), closes storage.
@@ -101,6 +103,65 @@ impl Running {
             let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
         }
         self.app.registry.close_storage().await;
+    }
+}
+
+/// Test-only access (feature `testing`) to the client of webhooks addressed through a
+/// Service, for the tests that call one directly rather than through a CRD's conversion: not
+/// part of the crate's interface.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod testing {
+    use serde_json::Value;
+    use std::time::Duration;
+
+    /// A webhook's answer: status code and body.
+    #[derive(Clone, Debug)]
+    pub struct WebhookResponse {
+        pub status: u16,
+        pub body: bytes::Bytes,
+    }
+
+    /// The server's webhook client ([`crate::Running::service_resolver`]).
+    #[derive(Clone)]
+    pub struct ServiceResolver(pub(crate) crate::webhook::ServiceResolver);
+
+    impl ServiceResolver {
+        /// POSTs `body` to the webhook a `clientConfig.service` (`service`, as the API holds
+        /// it) names, with the CA bundle `ca_bundle` (PEM), within `timeout`; the error worded
+        /// as kube-apiserver's webhook client words it.
+        pub async fn post(
+            &self,
+            service: &Value,
+            ca_bundle: &[u8],
+            body: Vec<u8>,
+            timeout: Duration,
+        ) -> Result<WebhookResponse, String> {
+            let svc = crate::webhook::ServiceReference::from_json(service);
+            self.0
+                .post(&svc, ca_bundle, body, timeout)
+                .await
+                .map(|r| WebhookResponse {
+                    status: r.status,
+                    body: r.body,
+                })
+                .map_err(|e| e.to_string())
+        }
+
+        /// Converts `objects` to `desired` through the webhook of the CRD conversion
+        /// `conversion` (`spec.conversion`), as the registry does.
+        pub async fn convert(
+            &self,
+            conversion: &Value,
+            objects: &mut [Value],
+            desired: &str,
+            input: &str,
+            list: bool,
+        ) -> Result<(), String> {
+            self.0
+                .convert(conversion, objects, desired, input, list)
+                .await
+        }
     }
 }
 

@@ -627,11 +627,7 @@ async fn webhook_service_references_resolve_through_endpoints_and_slices() {
     let port = https_server(config, echo);
     let (running, _dir, base) = in_process().await;
     let resolver = running.service_resolver();
-    let reference = |name: &str| {
-        crest_server::webhook::ServiceReference::from_json(
-            &json!({"namespace": "default", "name": name, "path": "/convert"}),
-        )
-    };
+    let reference = |name: &str| json!({"namespace": "default", "name": name, "path": "/convert"});
     let body = br#"{"kind":"ConversionReview"}"#.to_vec();
     let timeout = Duration::from_secs(10);
 

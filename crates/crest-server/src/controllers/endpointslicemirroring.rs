@@ -6,7 +6,7 @@
 //! garbage collector removes the slices with their Endpoints; this controller updates them and
 //! removes them when the Service goes or gets a selector.
 
-use crate::controllers::KUBE_CONTROLLER_MANAGER;
+use crate::controllers::managers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::{Preconditions, Registry, WriteOptions};
 use crate::store::keys::{self, ENDPOINTSLICE_PREFIX, ENDPOINTS_PREFIX, SERVICE_PREFIX};
 use crest_api::meta;

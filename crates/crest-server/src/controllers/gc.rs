@@ -13,7 +13,7 @@
 //! it does no work for objects without owner references beyond a byte search; it acts through
 //! the registry like any client (uid preconditions, so it never deletes a recreated object).
 
-use crate::controllers::KUBE_CONTROLLER_MANAGER;
+use crate::controllers::managers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::resources::{ResourceDef, Resources};
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
 use crate::store::cache::{CacheEvent, CachedObject};

@@ -8,21 +8,18 @@ pub(crate) mod endpointslicemirroring;
 pub(crate) mod event_ttl;
 pub(crate) mod gc;
 pub(crate) mod leaderelection;
+pub(crate) mod managers;
 pub(crate) mod namespace;
 pub(crate) mod rbacbootstrap;
 pub(crate) mod serviceaccounts;
 pub(crate) mod storageversionmigration;
-
-/// The field managers the server's own writes are recorded for, as upstream's components'
-/// clients name them (their User-Agents' product).
-pub(crate) const KUBE_APISERVER: &str = "kube-apiserver";
-pub(crate) const KUBE_CONTROLLER_MANAGER: &str = "kube-controller-manager";
 
 use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
 use crate::registry::resources::ResourceDef;
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
 use crate::store::keys::{CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX, SERVICEACCOUNT_PREFIX};
 use crest_api::meta;
+use managers::KUBE_APISERVER;
 use namespace::finalize_namespace;
 use serde_json::{json, Value};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! what remains, then its `kubernetes` finalizer is dropped. Also the default namespaces every
 //! cluster has.
 
-use crate::controllers::{KUBE_APISERVER, KUBE_CONTROLLER_MANAGER};
+use crate::controllers::managers::{KUBE_APISERVER, KUBE_CONTROLLER_MANAGER};
 use crate::registry::{self, Preconditions, Registry, UpdateMode, WriteOptions};
 use crest_api::meta;
 use serde_json::{json, Value};

@@ -9,7 +9,7 @@
 //! batch: a first start stays within milliseconds, a restart with nothing to change writes
 //! nothing.
 
-use crate::controllers::KUBE_APISERVER;
+use crate::controllers::managers::KUBE_APISERVER;
 use crate::registry::resources::ResourceDef;
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
 use crest_api::{meta, ApiError};

@@ -2,7 +2,7 @@
 //! every active namespace has a `default` ServiceAccount, created again when deleted. Tokens
 //! are not issued.
 
-use crate::controllers::KUBE_CONTROLLER_MANAGER;
+use crate::controllers::managers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::{Registry, WriteOptions};
 use crate::store::keys::NAMESPACE_PREFIX;
 use crest_api::meta;

@@ -7,7 +7,7 @@
 //! stored the object in the current version itself). A migration interrupted by a restart runs
 //! again from the start: objects already in the storage version are not written again.
 
-use crate::controllers::KUBE_CONTROLLER_MANAGER;
+use crate::controllers::managers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::storagemigration::storageversionmigration::{GROUP, PLURAL, VERSION};
 use crate::registry::{Registry, UpdateMode};
 use crate::store::keys::STORAGEVERSIONMIGRATION_PREFIX;

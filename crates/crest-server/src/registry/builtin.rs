@@ -1,5 +1,6 @@
-//! The built-in kinds Crest serves besides CustomResourceDefinitions: where each kind module's
-//! resources are listed, and the order of the built-in API groups.
+//! The built-in kinds Crest serves: where each kind module's resources are listed, and the
+//! order of the built-in API groups. The registry hands [`builtins`] to the served set
+//! (`resources.rs`) when it builds it.
 //!
 //! A kind is a module under its group's folder (`core/`, ...) that provides `defs()`, its
 //! served resources through [`ResourceDef::builtin`]; adding a kind adds a line here and
@@ -9,12 +10,55 @@ use super::coordination;
 use super::core;
 use super::discovery;
 use super::rbac;
-use super::resources::ResourceDef;
+use super::resources::{BuiltinGroup, Builtins, ResourceDef};
 use super::storagemigration;
+use super::strategy::Strategy;
+use crate::store::keys::{CRD_GROUP, CRD_PREFIX};
+use crest_api::ApiResource;
+use crest_table::TableStyle;
+use std::sync::Arc;
 
-/// Every built-in kind's served resources (CRDs excepted: their strategy needs the server's
-/// state), in discovery order within each group version (sorted by resource, as the installer).
-pub(crate) fn defs() -> Vec<ResourceDef> {
+/// What the served set holds whatever the CRDs: every built-in kind's resources, then
+/// CustomResourceDefinitions' (with `crd_strategy`, which needs the server's state), and the
+/// built-in groups.
+pub(crate) fn builtins(crd_strategy: Arc<dyn Strategy>) -> Builtins {
+    let mut defs: Vec<Arc<ResourceDef>> = defs().into_iter().map(Arc::new).collect();
+    defs.push(Arc::new(ResourceDef::builtin(
+        crd_resource(),
+        CRD_PREFIX,
+        crd_strategy,
+        TableStyle::Default,
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+    )));
+    let groups = GROUPS
+        .iter()
+        .map(|&(name, version)| BuiltinGroup {
+            name,
+            version,
+            create_only: CREATE_ONLY
+                .iter()
+                .any(|c| c.group == name && c.version == version),
+        })
+        .collect();
+    Builtins { defs, groups }
+}
+
+fn crd_resource() -> ApiResource {
+    ApiResource::builtin(
+        CRD_GROUP,
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        false,
+    )
+    .with_short_names(&["crd", "crds"])
+    .with_categories(&["api-extensions"])
+    .with_subresources(&["status"])
+}
+
+/// Every built-in kind's served resources (CRDs excepted), in discovery order within each
+/// group version (sorted by resource, as the installer).
+fn defs() -> Vec<ResourceDef> {
     let mut defs = vec![];
     defs.extend(core::namespace::defs());
     defs.extend(core::configmap::defs());
@@ -103,7 +147,7 @@ pub(crate) const CREATE_ONLY: &[CreateOnly] = &[
 /// priorities: the core group, events.k8s.io, authentication.k8s.io, authorization.k8s.io,
 /// rbac.authorization.k8s.io, apiextensions.k8s.io,
 /// coordination.k8s.io, discovery.k8s.io, storagemigration.k8s.io). A group is served when one of its kinds is.
-pub(crate) const GROUPS: &[(&str, &str)] = &[
+const GROUPS: &[(&str, &str)] = &[
     ("", "v1"),
     ("events.k8s.io", "v1"),
     ("authentication.k8s.io", "v1"),

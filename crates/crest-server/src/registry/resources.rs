@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::store::keys::{self, CRD_GROUP, CRD_PREFIX};
+use crate::store::keys;
 use crate::store::reads::{StoredSchema, StoredSchemas};
 
 /// One served resource in one version.
@@ -216,6 +216,27 @@ pub(crate) struct Resources {
     /// resourceVersion is unchanged, so a CRD change does not recompile every other CRD's
     /// schemas (500 CRDs installed: CRD create -> served stays fast).
     crds: HashMap<String, Arc<CrdContribution>>,
+    /// What every build holds whatever the CRDs.
+    builtins: Arc<Builtins>,
+}
+
+/// What the served set holds whatever the CRDs: the built-in resources (CRDs' own included)
+/// and API groups. `registry/builtin.rs` lists them and the registry hands them over when it
+/// first builds the set (this module does not import the kinds' modules: they import it).
+#[derive(Default)]
+pub(crate) struct Builtins {
+    /// Every built-in resource, in discovery order within each group version.
+    pub defs: Vec<Arc<ResourceDef>>,
+    /// The built-in API group versions, in discovery order.
+    pub groups: Vec<BuiltinGroup>,
+}
+
+/// One built-in API group version: served when one of its resources is, or always when a
+/// create-only resource (the review APIs, served outside the pipeline) is in it.
+pub(crate) struct BuiltinGroup {
+    pub name: &'static str,
+    pub version: &'static str,
+    pub create_only: bool,
 }
 
 /// The served resource versions, storage schema and group versions of one CRD.
@@ -289,30 +310,17 @@ fn is_condition_true(crd: &Value, cond: &str) -> bool {
         })
 }
 
-pub(crate) fn crd_resource() -> ApiResource {
-    ApiResource::builtin(
-        CRD_GROUP,
-        "v1",
-        "customresourcedefinitions",
-        "CustomResourceDefinition",
-        false,
-    )
-    .with_short_names(&["crd", "crds"])
-    .with_categories(&["api-extensions"])
-    .with_subresources(&["status"])
-}
-
 impl Resources {
-    /// Builds the served set from all CRDs currently stored.
-    pub(crate) fn build(crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
-        Resources::build_from(crds, crd_strategy, None)
+    /// Builds the served set from the built-ins and all CRDs currently stored.
+    pub(crate) fn build(builtins: Arc<Builtins>, crds: &[Value]) -> Resources {
+        Resources::build_from(builtins, crds, None)
     }
 
-    /// Builds the served set again, reusing what unchanged CRDs contributed to `self`. A CRD
-    /// for which [`Resources::has_crd_at`] holds may be given as its metadata (name and
-    /// resourceVersion) alone.
-    pub(crate) fn rebuild(&self, crds: &[Value], crd_strategy: Arc<dyn Strategy>) -> Resources {
-        Resources::build_from(crds, crd_strategy, Some(self))
+    /// Builds the served set again, with the same built-ins, reusing what unchanged CRDs
+    /// contributed to `self`. A CRD for which [`Resources::has_crd_at`] holds may be given as
+    /// its metadata (name and resourceVersion) alone.
+    pub(crate) fn rebuild(&self, crds: &[Value]) -> Resources {
+        Resources::build_from(self.builtins.clone(), crds, Some(self))
     }
 
     /// Whether CRD `name` at `resource_version` contributed to this set (a rebuild will reuse
@@ -324,21 +332,14 @@ impl Resources {
     }
 
     fn build_from(
+        builtins: Arc<Builtins>,
         crds: &[Value],
-        crd_strategy: Arc<dyn Strategy>,
         previous: Option<&Resources>,
     ) -> Resources {
         let mut r = Resources::default();
-        for def in super::builtin::defs() {
-            r.add(def);
+        for def in &builtins.defs {
+            r.add_def(def.clone());
         }
-        r.add(ResourceDef::builtin(
-            crd_resource(),
-            CRD_PREFIX,
-            crd_strategy,
-            TableStyle::Default,
-            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
-        ));
         let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for crd in crds {
             let name = crest_api::meta::name(crd);
@@ -362,18 +363,15 @@ impl Resources {
                 .extend(c.versions.iter().cloned());
             r.crds.insert(name.to_string(), c);
         }
-        for (group, version) in super::builtin::GROUPS {
+        for g in &builtins.groups {
             let gv = GroupVersion {
-                group: group.to_string(),
-                version: version.to_string(),
+                group: g.name.to_string(),
+                version: g.version.to_string(),
             };
-            let create_only = super::builtin::CREATE_ONLY
-                .iter()
-                .any(|c| c.group == *group && c.version == *version);
-            if r.by_gv.contains_key(&gv) || create_only {
+            if r.by_gv.contains_key(&gv) || g.create_only {
                 r.groups.push(GroupInfo {
-                    name: group.to_string(),
-                    versions: vec![version.to_string()],
+                    name: g.name.to_string(),
+                    versions: vec![g.version.to_string()],
                 });
             }
         }
@@ -382,11 +380,8 @@ impl Resources {
             versions.dedup();
             r.groups.push(GroupInfo { name, versions });
         }
+        r.builtins = builtins;
         r
-    }
-
-    fn add(&mut self, def: ResourceDef) {
-        self.add_def(Arc::new(def));
     }
 
     fn add_def(&mut self, def: Arc<ResourceDef>) {

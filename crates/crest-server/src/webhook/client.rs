@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 /// A webhook's answer: status code and body.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WebhookResponse {
-    pub status: u16,
-    pub body: Bytes,
+pub(crate) struct WebhookResponse {
+    pub(crate) status: u16,
+    pub(crate) body: Bytes,
 }
 
 /// Where the system's trust roots are read from when a configuration has no CA bundle.

@@ -9,14 +9,14 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// How long a conversion webhook may take (upstream's webhook client default).
-pub const TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(30);
 
 impl ServiceResolver {
     /// Converts `objects` to `desired` through the webhook of the CRD conversion `conversion`
     /// (`spec.conversion`). `input` names the input in messages (`conversion::gvk_string` of the
     /// object, or of the list when `list`). Objects already in `desired` are not sent; when none
     /// needs converting there is no call.
-    pub async fn convert(
+    pub(crate) async fn convert(
         &self,
         conversion: &Value,
         objects: &mut [Value],

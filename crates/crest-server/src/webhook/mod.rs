@@ -12,11 +12,11 @@
 //! the controllers above the registry.
 
 mod client;
-pub mod conversion;
+pub(crate) mod conversion;
 mod resolve;
 
-pub use client::WebhookResponse;
-pub use resolve::ResolveError;
+pub(crate) use client::WebhookResponse;
+pub(crate) use resolve::ResolveError;
 
 use crate::registry::Registry;
 use crate::store::keys::{ENDPOINTSLICE_PREFIX, ENDPOINTS_PREFIX, SERVICE_PREFIX};
@@ -28,18 +28,18 @@ use std::time::Duration;
 
 /// A webhook's `clientConfig.service`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServiceReference {
-    pub namespace: String,
-    pub name: String,
+pub(crate) struct ServiceReference {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
     /// The URL path requests go to (`""`: `/`).
-    pub path: String,
+    pub(crate) path: String,
     /// The Service port (`None`: 443, as upstream defaults it).
-    pub port: Option<i32>,
+    pub(crate) port: Option<i32>,
 }
 
 impl ServiceReference {
     /// Reads `clientConfig.service` as the API holds it.
-    pub fn from_json(v: &Value) -> ServiceReference {
+    pub(crate) fn from_json(v: &Value) -> ServiceReference {
         let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         ServiceReference {
             namespace: s("namespace"),
@@ -53,17 +53,17 @@ impl ServiceReference {
     }
 
     /// The port requests go to: the one given, or 443.
-    pub fn port(&self) -> i32 {
+    pub(crate) fn port(&self) -> i32 {
         self.port.filter(|p| *p != 0).unwrap_or(443)
     }
 
     /// `<name>.<namespace>.svc`: the host of the URL and the TLS server name.
-    pub fn server_name(&self) -> String {
+    pub(crate) fn server_name(&self) -> String {
         format!("{}.{}.svc", self.name, self.namespace)
     }
 
     /// The URL the webhook is called at, as requests and errors name it.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         let path = if self.path.starts_with('/') {
             self.path.clone()
         } else {
@@ -75,13 +75,13 @@ impl ServiceReference {
 
 /// Why a call failed, worded as Go's HTTP client words it: `Post "<url>": <reason>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WebhookError {
+pub(crate) struct WebhookError {
     /// The URL requested (with `?timeout=` as the REST client adds it).
-    pub url: String,
-    pub reason: String,
+    pub(crate) url: String,
+    pub(crate) reason: String,
     /// Whether the address could not be resolved (no Service, port or ready endpoint), rather
     /// than the call itself failing.
-    pub unresolved: bool,
+    pub(crate) unresolved: bool,
 }
 
 impl fmt::Display for WebhookError {
@@ -94,7 +94,7 @@ impl std::error::Error for WebhookError {}
 
 /// Resolves Service references to endpoints stored in Crest and calls them.
 #[derive(Clone)]
-pub struct ServiceResolver {
+pub(crate) struct ServiceResolver {
     registry: Arc<Registry>,
 }
 
@@ -105,7 +105,7 @@ impl ServiceResolver {
 
     /// The address to dial for `svc`: a ready endpoint of the Service port `svc.port()` (upstream
     /// `ResolveEndpoint`), read after the cache caught up with storage.
-    pub async fn resolve(&self, svc: &ServiceReference) -> Result<SocketAddr, ResolveError> {
+    pub(crate) async fn resolve(&self, svc: &ServiceReference) -> Result<SocketAddr, ResolveError> {
         self.registry
             .sync()
             .await
@@ -147,7 +147,7 @@ impl ServiceResolver {
 
     /// POSTs `body` (JSON) to the webhook `svc` with the CA bundle `ca_bundle` (PEM; empty: the
     /// system's roots), within `timeout` (sent as `?timeout=` too, as the REST client does).
-    pub async fn post(
+    pub(crate) async fn post(
         &self,
         svc: &ServiceReference,
         ca_bundle: &[u8],
@@ -188,7 +188,7 @@ impl ServiceResolver {
     /// POSTs `body` to the webhook a `clientConfig` names: its `url` (HTTPS, dialled by its
     /// host, verified for that host) or its `service` (routed as [`ServiceResolver::post`]),
     /// with its `caBundle` (base64 of PEM, as the API holds it).
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         client_config: &Value,
         body: Vec<u8>,
@@ -217,7 +217,7 @@ impl ServiceResolver {
 
     /// POSTs `body` to an HTTPS `url` with the CA bundle `ca_bundle` (PEM; empty: the system's
     /// roots), within `timeout` (sent as `?timeout=` too).
-    pub async fn post_url(
+    pub(crate) async fn post_url(
         &self,
         url: &str,
         ca_bundle: &[u8],

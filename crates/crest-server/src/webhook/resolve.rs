@@ -7,7 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 
 /// Why a Service reference resolves to no address, worded as upstream's resolver.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResolveError(pub String);
+pub(crate) struct ResolveError(pub(crate) String);
 
 impl fmt::Display for ResolveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

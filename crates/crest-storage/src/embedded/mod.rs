@@ -326,8 +326,32 @@ fn open_db(path: &Path, opts: &EmbeddedOptions) -> Result<Database> {
     })
 }
 
-/// Checks (or writes) the store's format; the last committed and the compacted revision.
+/// The last committed and the compacted revision of a store already in this format with all
+/// its tables (a restart), read without a write transaction; `None` when it needs one.
+fn current_state(db: &Database) -> Result<Option<(Revision, Revision)>> {
+    let txn = db.begin_read().map_err(db_err)?;
+    let tables = (|| {
+        txn.open_table(KV)?;
+        txn.open_table(LOG)?;
+        txn.open_table(META)
+    })();
+    let meta = match tables {
+        Ok(meta) => meta,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+        Err(e) => return Err(db_err(e)),
+    };
+    if meta.get("format").map_err(db_err)?.map(|g| g.value()) != Some(FORMAT) {
+        return Ok(None);
+    }
+    Ok(Some((latest_revision(&meta)?, compacted_revision(&meta)?)))
+}
+
+/// Checks (or writes) the store's format; the last committed and the compacted revision. A
+/// restart of a store in this format writes nothing (no commit, no sync).
 fn init_db(db: &Database, path: &Path) -> Result<(Revision, Revision)> {
+    if let Some(state) = current_state(db)? {
+        return Ok(state);
+    }
     let txn = db.begin_write().map_err(db_err)?;
     let (r, c) = {
         txn.open_table(KV).map_err(db_err)?;

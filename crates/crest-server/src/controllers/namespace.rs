@@ -15,7 +15,7 @@ pub(crate) async fn ensure_default_namespaces(
     let Some(def) = res.lookup("", "v1", "namespaces") else {
         return Ok(());
     };
-    // Issued together, so that the embedded store commits them in one batch (one sync).
+    // Issued together and sent as one batch: the embedded store commits them with one sync.
     let creates = ["default", "kube-system", "kube-public", "kube-node-lease"]
         .into_iter()
         .filter(|name| registry.cache.get(&def.key(None, name)).is_none())
@@ -33,10 +33,13 @@ pub(crate) async fn ensure_default_namespaces(
                 }
             }
         });
-    futures::future::join_all(creates)
-        .await
-        .into_iter()
-        .collect()
+    crate::store::watermark::batched(
+        registry.storage.as_ref(),
+        futures::future::join_all(creates),
+    )
+    .await
+    .into_iter()
+    .collect()
 }
 
 /// The namespace controller's finalizer token in `spec.finalizers`.

@@ -5,13 +5,15 @@
 //! rules, subjects, labels and annotations added, objects annotated
 //! `rbac.authorization.kubernetes.io/autoupdate: "false"` left alone).
 //!
-//! The writes of all four kinds are issued together (the default namespaces exist by then), so
-//! the embedded store commits them in as few batches as it can: a first start stays within
-//! milliseconds, a restart with nothing to change writes nothing.
+//! The writes of all four kinds are issued together (the default namespaces exist by then) and
+//! sent to the store as one batch ([`crate::store::watermark::batched`]), which the embedded
+//! store commits with one sync: a first start stays within milliseconds, a restart with nothing
+//! to change writes nothing.
 
 use crate::controllers::KUBE_APISERVER;
 use crate::registry::resources::ResourceDef;
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
+use crate::store::watermark::batched;
 use crest_api::{meta, ApiError};
 use crest_rbac::reconcile::{reconcile_binding, reconcile_role, Reconcile};
 use serde_json::Value;
@@ -34,6 +36,9 @@ pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), A
         ("roles", crest_rbac::bootstrap_roles, false),
         ("rolebindings", crest_rbac::bootstrap_role_bindings, true),
     ];
+    // The default namespaces just written are in the cache: each write below reaches the store
+    // without waiting, so they all go in the batch.
+    registry.sync_own().await?;
     let resources = registry.resources();
     let mut writes = vec![];
     for (plural, expected, binding) in kinds {
@@ -49,7 +54,7 @@ pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), A
     let writes = writes.into_iter().map(|(def, obj, binding)| async move {
         reconcile_one(registry, &def, obj, binding).await
     });
-    futures::future::join_all(writes)
+    batched(registry.storage.as_ref(), futures::future::join_all(writes))
         .await
         .into_iter()
         .collect()

@@ -51,6 +51,9 @@
 //!   (`CREST_SOAK_SERVER_ARGS` adds server flags). See `soak.rs`.
 //! - `attack` (only when named): issue 19's hostile clients against one server while a probe
 //!   GETs: each attack's answer, RSS before/peak/after, probe latency before and during.
+//! - `startup`: process spawn -> kubeconfig written -> first 200 from /readyz over HTTPS, on an
+//!   empty data dir and on a restart, medians of `--starts N` (21), with the server's own phase
+//!   timings; `--baseline PATH` measures that binary too, alternated. See `startup.rs`.
 //! - `compare` (only when named, `--baseline PATH`): this build against another in the same
 //!   run: start time, durable creates, GETs, alternated over `--rounds`.
 //! - `CREST_BENCH_ETCD_CPUS` / `CREST_BENCH_SERVER_CPUS`: pin etcd / the servers to these CPUs
@@ -76,6 +79,7 @@ mod events;
 mod openapi;
 mod replicas;
 mod soak;
+mod startup;
 mod table;
 mod versions;
 mod watch;
@@ -93,8 +97,10 @@ struct Args {
     /// Rounds of the etcd comparison.
     rounds: usize,
     soak: soak::Params,
-    /// The binary `compare` measures against.
+    /// The binary `compare` (and `startup`) measures against.
     baseline: Option<PathBuf>,
+    /// Starts of each kind in `startup`.
+    starts: usize,
 }
 
 impl Args {
@@ -110,7 +116,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 21] = [
+const SECTIONS: [&str; 22] = [
     "etcd",
     "replicas",
     "tls",
@@ -132,6 +138,7 @@ const SECTIONS: [&str; 21] = [
     "soak",
     "compare",
     "attack",
+    "startup",
 ];
 
 fn num<T: std::str::FromStr>(v: Option<String>, flag: &str) -> T {
@@ -151,6 +158,7 @@ fn parse_args() -> Args {
         rounds: 3,
         soak: soak::Params::default(),
         baseline: None,
+        starts: 21,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -202,6 +210,7 @@ fn parse_args() -> Args {
             "--soak-seconds" => args.soak.seconds = num(it.next(), &a),
             "--soak-rate" => args.soak.rate = num(it.next(), &a),
             "--baseline" => args.baseline = it.next().map(PathBuf::from),
+            "--starts" => args.starts = num(it.next(), &a),
             "--help" | "-h" => {
                 println!(
                     "crest-bench [--binary PATH] [--objects N] [--clients N] [--seconds S] [--keep DIR]\n\
@@ -827,6 +836,13 @@ fn main() {
             args.clients,
             args.seconds,
             args.rounds,
+        )));
+    }
+    if args.wants("startup") {
+        rows.extend(rt.block_on(startup::startup(
+            &args.binary,
+            args.baseline.as_deref(),
+            args.starts,
         )));
     }
     if args.wants("apply") {

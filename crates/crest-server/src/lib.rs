@@ -83,8 +83,18 @@ impl Default for Config {
 /// A started server.
 pub struct Running {
     pub local_addr: SocketAddr,
+    /// How long each step of [`start`] took, in order (for the startup log line).
+    pub phases: Vec<(&'static str, Duration)>,
     app: Arc<App>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// What serving needs that [`start_with`] may wait for while it loads the store and writes the
+/// bootstrap policy: the TLS configuration and the authenticator (whose keys may still be being
+/// generated). They replace [`Config::tls`] and [`Config::authenticator`].
+pub struct Security {
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    pub authenticator: Option<Authentication>,
 }
 
 impl Running {
@@ -170,6 +180,26 @@ const STORAGE_STARTUP_WAIT: Duration = Duration::from_secs(60);
 
 /// Loads the cache, ensures the default namespaces, binds and starts serving.
 pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result<Running> {
+    let security = Security {
+        tls: config.tls.clone(),
+        authenticator: config.authenticator.clone(),
+    };
+    start_with(config, storage, None, std::future::ready(Ok(security))).await
+}
+
+/// [`start`], with the TLS configuration and the authenticator given by `security`, which is
+/// awaited only once the cache is loaded and the default namespaces and bootstrap policy are
+/// written, right before listening: preparing them (generating keys) overlaps that work. The
+/// server accepts connections, and so answers `/readyz`, only after both. `listener`: a socket
+/// already bound to [`Config::listen`] (so that its port is known early), used instead of
+/// binding one then.
+pub async fn start_with(
+    config: Config,
+    storage: Arc<dyn Storage>,
+    listener: Option<std::net::TcpListener>,
+    security: impl std::future::Future<Output = std::io::Result<Security>>,
+) -> std::io::Result<Running> {
+    let mut phases = Phases::new();
     let cache = Cache::with_history(cache::HistoryLimits {
         capacity: config.watch_history_capacity,
         max_age: config.history_retention,
@@ -192,11 +222,13 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         }
     };
     cache.load(objects, revision);
+    phases.end("load");
     let registry = Registry::new(storage.clone(), cache.clone());
     registry.rbac.rebuild(&cache);
     registry.rebuild_resources();
     // Objects stored under an older schema are served as read through the current one.
     registry.normalize_stored(None);
+    phases.end("registry");
 
     let (shutdown, _) = tokio::sync::watch::channel(false);
     let mut tasks = vec![];
@@ -208,11 +240,21 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     controllers::namespace::ensure_default_namespaces(&registry)
         .await
         .map_err(io_err)?;
+    phases.end("namespaces");
     controllers::rbacbootstrap::ensure_bootstrap_policy(&registry)
         .await
         .map_err(io_err)?;
+    phases.end("rbac_bootstrap");
+    let Security { tls, authenticator } = security.await?;
+    phases.end("security_wait");
 
-    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let listener = match listener {
+        Some(l) => {
+            l.set_nonblocking(true)?;
+            tokio::net::TcpListener::from_std(l)?
+        }
+        None => tokio::net::TcpListener::bind(config.listen).await?,
+    };
     let local_addr = listener.local_addr()?;
     registry.set_webhook_converter(Arc::new(webhook::conversion::RegistryConverter(
         Arc::downgrade(&registry),
@@ -222,7 +264,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
         openapi: views::openapi::OpenApiCache::default(),
         address: local_addr.to_string(),
         shutdown,
-        authn: config.authenticator.map(authn::Authn::new),
+        authn: authenticator.map(authn::Authn::new),
         request_timeout: config.request_timeout,
     });
     // The controllers: on every start with a store of its own; under leader election when
@@ -250,18 +292,42 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
             )));
         }
     }
-    let tls = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let tls = tls.map(tokio_rustls::TlsAcceptor::from);
     tasks.push(tokio::spawn(http::server::accept_loop(
         app.clone(),
         listener,
         tls,
         config.connections.clone(),
     )));
+    phases.end("listen");
     Ok(Running {
         local_addr,
+        phases: phases.done,
         app,
         tasks,
     })
+}
+
+/// The steps of [`start_with`] timed one after the other.
+struct Phases {
+    last: std::time::Instant,
+    done: Vec<(&'static str, Duration)>,
+}
+
+impl Phases {
+    fn new() -> Self {
+        Phases {
+            last: std::time::Instant::now(),
+            done: vec![],
+        }
+    }
+
+    /// Ends the step `name` now; the next one starts.
+    fn end(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        self.done.push((name, now - self.last));
+        self.last = now;
+    }
 }
 
 /// Starts every controller; each stops when `stop` fires.

@@ -52,7 +52,7 @@
 use bytes::Bytes;
 use crest_storage::{
     BoxFuture, Event, EventType, KeyValue, ProgressRequester, RangeRequest, RangeResult, Result,
-    Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream, WriteOutcome,
+    Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream, Write, WriteOutcome,
 };
 use etcd_client::{
     Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, KvClient, PutOptions, Txn,
@@ -1108,6 +1108,23 @@ impl Storage for EtcdStore {
         expected: Revision,
     ) -> BoxFuture<'a, Result<WriteOutcome>> {
         Box::pin(self.inner.delete(key, expected))
+    }
+
+    /// One request per write, all at once: an etcd transaction would give all its keys one
+    /// revision, and the contract gives every write its own.
+    fn write_batch(&self, writes: Vec<Write>) -> BoxFuture<'_, Result<Vec<WriteOutcome>>> {
+        Box::pin(async move {
+            futures::future::try_join_all(writes.iter().map(|w| match w {
+                Write::Create { key, value } => self.create(key, value.clone()),
+                Write::Update {
+                    key,
+                    expected,
+                    value,
+                } => self.update(key, *expected, value.clone()),
+                Write::Delete { key, expected } => self.delete(key, *expected),
+            }))
+            .await
+        })
     }
 
     fn watch(&self, req: WatchRequest) -> BoxFuture<'_, Result<WatchStream>> {

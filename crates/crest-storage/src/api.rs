@@ -124,6 +124,32 @@ pub enum WriteOutcome {
     Conflict(Option<KeyValue>),
 }
 
+/// One write of [`Storage::write_batch`]: what [`Storage::create`], [`Storage::update`] and
+/// [`Storage::delete`] do, with the same conditions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// Stores `value` under `key` if the key does not exist.
+    Create { key: String, value: Bytes },
+    /// Replaces the value if the key exists with `mod_revision == expected`.
+    Update {
+        key: String,
+        expected: Revision,
+        value: Bytes,
+    },
+    /// Deletes the key if it exists with `mod_revision == expected` (`0`: whatever it holds).
+    Delete { key: String, expected: Revision },
+}
+
+impl Write {
+    pub fn key(&self) -> &str {
+        match self {
+            Write::Create { key, .. } | Write::Update { key, .. } | Write::Delete { key, .. } => {
+                key
+            }
+        }
+    }
+}
+
 /// What can go wrong talking to storage. Callers decide by variant: `Compacted` -> 410 and
 /// re-list, `FutureRevision` -> wait or 504, `Unavailable`/`Timeout` -> retry, `Io` -> the
 /// disk failed (retry later), `Closed` -> shutting down.
@@ -308,6 +334,31 @@ pub trait Storage: Send + Sync + 'static {
         key: &'a str,
         expected: Revision,
     ) -> BoxFuture<'a, Result<WriteOutcome>>;
+
+    /// Several writes of distinct keys, issued together: each is applied as by its own method
+    /// (`create`, `update`, `delete`), with its own condition, outcome and revision, the
+    /// outcomes in the order of `writes`. They are not one transaction: some may conflict while
+    /// the others are done, and a backend may apply them in any order or concurrently (etcd:
+    /// one request each, all at once). The embedded store applies them in the order given, in
+    /// one batch with one durable commit: a first start writes its bootstrap policy so. On an
+    /// error, some of the writes may have been done (for the embedded store: none).
+    fn write_batch(&self, writes: Vec<Write>) -> BoxFuture<'_, Result<Vec<WriteOutcome>>> {
+        Box::pin(async move {
+            let mut outcomes = Vec::with_capacity(writes.len());
+            for w in writes {
+                outcomes.push(match w {
+                    Write::Create { key, value } => self.create(&key, value).await?,
+                    Write::Update {
+                        key,
+                        expected,
+                        value,
+                    } => self.update(&key, expected, value).await?,
+                    Write::Delete { key, expected } => self.delete(&key, expected).await?,
+                });
+            }
+            Ok(outcomes)
+        })
+    }
 
     /// Changes of keys under `req.prefix` with revision `> req.after`, history first. Fails with
     /// `Compacted` when `req.after` is older than the compacted revision (or ends with it as its

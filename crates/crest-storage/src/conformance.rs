@@ -16,7 +16,7 @@
 
 use crate::api::{
     BoxFuture, EventType, KeyValue, RangeRequest, Revision, Storage, StorageError, WatchEvent,
-    WatchRequest, WatchStream, WriteOutcome,
+    WatchRequest, WatchStream, Write, WriteOutcome,
 };
 use bytes::Bytes;
 use std::any::Any;
@@ -146,6 +146,7 @@ macro_rules! conformance_tests {
             progress_on_request,
             progress_when_idle,
             concurrent_writes_get_distinct_revisions,
+            batched_writes_have_their_own_conditions_and_revisions,
             restart_keeps_data_and_revisions,
             close_ends_writes_and_watches,
         );
@@ -938,6 +939,119 @@ pub async fn concurrent_writes_get_distinct_revisions(ctx: Arc<Ctx>) {
         }
     }
     assert_eq!(won, 1, "one compare-and-swap wins");
+    s.close().await;
+}
+
+pub async fn batched_writes_have_their_own_conditions_and_revisions(ctx: Arc<Ctx>) {
+    let s = ctx.open().await;
+    assert_eq!(s.write_batch(vec![]).await.expect("empty batch"), vec![]);
+    let a = create(&*s, "/registry/wb/a", "a1").await;
+    let bk = create(&*s, "/registry/wb/b", "b1").await;
+    let d = create(&*s, "/registry/wb/d", "d1").await;
+    let before = current(&*s).await;
+    let mut w = watch(&*s, "/registry/wb/", before).await;
+    let outcomes = s
+        .write_batch(vec![
+            Write::Create {
+                key: "/registry/wb/c".into(),
+                value: b("c1"),
+            },
+            // Exists: this one conflicts, the others still happen.
+            Write::Create {
+                key: "/registry/wb/a".into(),
+                value: b("a2"),
+            },
+            Write::Update {
+                key: "/registry/wb/b".into(),
+                expected: bk.mod_revision,
+                value: b("b2"),
+            },
+            Write::Delete {
+                key: "/registry/wb/d".into(),
+                expected: d.mod_revision,
+            },
+            Write::Update {
+                key: "/registry/wb/e".into(),
+                expected: a.mod_revision,
+                value: b("e1"),
+            },
+            Write::Delete {
+                key: "/registry/wb/f".into(),
+                expected: 0,
+            },
+        ])
+        .await
+        .expect("write_batch");
+    assert_eq!(outcomes.len(), 6, "{outcomes:?}");
+    let done = |o: &WriteOutcome| match o {
+        WriteOutcome::Done(kv) => kv.clone(),
+        other => panic!("expected done, got {other:?}"),
+    };
+    let c = done(&outcomes[0]);
+    assert_eq!((c.value.as_ref(), c.version), (&b"c1"[..], 1));
+    assert_eq!(c.create_revision, c.mod_revision);
+    match &outcomes[1] {
+        WriteOutcome::Conflict(Some(kv)) => assert_eq!(kv, &a),
+        other => panic!("create of an existing key: {other:?}"),
+    }
+    let b2 = done(&outcomes[2]);
+    assert_eq!((b2.value.as_ref(), b2.version), (&b"b2"[..], 2));
+    assert_eq!(b2.create_revision, bk.create_revision);
+    let gone = done(&outcomes[3]);
+    assert_eq!(gone.key, "/registry/wb/d");
+    assert_eq!(
+        outcomes[4],
+        WriteOutcome::Conflict(None),
+        "update of an absent key"
+    );
+    assert_eq!(
+        outcomes[5],
+        WriteOutcome::Conflict(None),
+        "delete of an absent key"
+    );
+    // Each done write has a revision of its own, after the batch started, up to the current.
+    let mut revs = vec![c.mod_revision, b2.mod_revision, gone.mod_revision];
+    revs.sort();
+    revs.dedup();
+    assert_eq!(revs.len(), 3, "distinct revisions: {revs:?}");
+    assert!(revs[0] > before, "{revs:?} after {before}");
+    let now = current(&*s).await;
+    assert_eq!(now, before + 3, "three writes happened");
+    assert_eq!(
+        range(&*s, "/registry/wb/", 0).await,
+        vec![
+            ("/registry/wb/a".to_string(), "a1".to_string()),
+            ("/registry/wb/b".to_string(), "b2".to_string()),
+            ("/registry/wb/c".to_string(), "c1".to_string()),
+        ]
+    );
+    // A watch sees the three changes, in revision order, and nothing of the conflicts.
+    let mut seen = vec![];
+    for _ in 0..3 {
+        let ev = next_change(&mut w).await;
+        seen.push((ev.kv.mod_revision, ev.kv.key.clone(), ev.event_type));
+    }
+    assert!(seen.windows(2).all(|p| p[0].0 < p[1].0), "{seen:?}");
+    seen.sort_by(|x, y| x.1.cmp(&y.1));
+    assert_eq!(
+        seen.iter()
+            .map(|(_, k, t)| (k.as_str(), *t))
+            .collect::<Vec<_>>(),
+        vec![
+            ("/registry/wb/b", EventType::Put),
+            ("/registry/wb/c", EventType::Put),
+            ("/registry/wb/d", EventType::Delete),
+        ]
+    );
+    quiet(&mut w, 200).await;
+    // Durable like any write.
+    let s = reopen(&ctx, s).await;
+    assert_eq!(current(&*s).await, now);
+    assert_eq!(
+        range(&*s, "/registry/wb/", 0).await.len(),
+        3,
+        "the batch survives a restart"
+    );
     s.close().await;
 }
 

@@ -8,6 +8,8 @@
 //!   creation), exactly as etcd's `KeyValue`.
 //! - Writes are conditional, as etcd transactions are used by kube-apiserver: create only if the key
 //!   is absent, update and delete only if the key's `mod_revision` equals the expected one.
+//! - Several writes can be issued together ([`Storage::write_batch`]), each with its own
+//!   condition, outcome and revision; the embedded backend commits them in one durable commit.
 //! - A write that returned `Ok` is durable: it survives a crash (`kill -9`) of the process.
 //! - Reads can be at the latest revision or at any revision not older than the compacted one.
 //! - A watch from revision `r` delivers every event with revision `> r` in revision order, for the
@@ -28,6 +30,6 @@ mod embedded;
 
 pub use api::{
     BoxFuture, Event, EventType, KeyValue, ProgressRequester, RangeRequest, RangeResult, Result,
-    Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream, WriteOutcome,
+    Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream, Write, WriteOutcome,
 };
 pub use embedded::{EmbeddedOptions, EmbeddedStore};

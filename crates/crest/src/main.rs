@@ -209,6 +209,52 @@ preferences: {{}}
     )
 }
 
+/// The kubeconfig for a server listening on `addr`.
+fn kubeconfig_for(addr: SocketAddr, tls: Option<&tls::Tls>, token: &str) -> String {
+    let host = match addr.ip() {
+        ip if ip.is_unspecified() => "127.0.0.1".to_string(),
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+        ip => ip.to_string(),
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let server = format!("{scheme}://{host}:{}", addr.port());
+    kubeconfig(&server, tls, token)
+}
+
+/// A kubeconfig written and synced beside its place (`kubeconfig.tmp`), not in it yet: removed
+/// again unless [`Staged::publish`] puts it there, so that none is left behind.
+struct Staged {
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl Staged {
+    fn write(dir: &Path, contents: &str) -> std::io::Result<Staged> {
+        let staged = Staged {
+            tmp: dir.join("kubeconfig.tmp"),
+            path: dir.join("kubeconfig"),
+        };
+        // Owner-only, as kubeadm's admin.conf: it holds the admin's token (and client key). A
+        // new file, so that a leftover one's wider permissions do not carry over.
+        let _ = std::fs::remove_file(&staged.tmp);
+        pki::write_new(&staged.tmp, contents.as_bytes(), 0o600)?;
+        Ok(staged)
+    }
+
+    /// Puts the kubeconfig in place atomically: a reader never sees a half-written file.
+    fn publish(self) -> std::io::Result<PathBuf> {
+        std::fs::rename(&self.tmp, &self.path)?;
+        Ok(self.path.clone())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        // Gone already once published.
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
 /// Writes the kubeconfig atomically so a reader never sees a half-written file, and leaves no
 /// temporary file behind when it cannot (a full disk).
 fn write_kubeconfig(
@@ -217,25 +263,7 @@ fn write_kubeconfig(
     tls: Option<&tls::Tls>,
     token: &str,
 ) -> std::io::Result<PathBuf> {
-    let path = dir.join("kubeconfig");
-    let tmp = dir.join("kubeconfig.tmp");
-    let host = match addr.ip() {
-        ip if ip.is_unspecified() => "127.0.0.1".to_string(),
-        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-        ip => ip.to_string(),
-    };
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let server = format!("{scheme}://{host}:{}", addr.port());
-    // Owner-only, as kubeadm's admin.conf: it holds the admin's token (and client key). A new
-    // file, so that a leftover one's wider permissions do not carry over.
-    let _ = std::fs::remove_file(&tmp);
-    let written = pki::write_new(&tmp, kubeconfig(&server, tls, token).as_bytes(), 0o600)
-        .and_then(|()| std::fs::rename(&tmp, &path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    Ok(path)
+    Staged::write(dir, &kubeconfig_for(addr, tls, token))?.publish()
 }
 
 async fn shutdown_signal() {
@@ -312,45 +340,136 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
     pki::private_dir(&data_dir, "data dir")?;
     let pki = pki_dir.unwrap_or_else(|| data_dir.join("pki"));
     pki::private_dir(&pki, "pki dir")?;
-    let tls = if plain_http {
-        None
-    } else {
-        Some(tls::prepare(&pki, listen)?)
-    };
-    let mut credentials = auth::prepare(&pki, token_auth_file.as_deref(), anonymous_auth)?;
-    if let Some(t) = &tls {
-        // Client certificates are taken at the TLS level whoever issued them, and verified here
-        // (chain to the CA, validity, client usage): a foreign one is a 401, as upstream.
-        credentials.authenticator.client_ca = Some(
-            crest_auth::x509::ClientCa::from_pem(&t.ca_pem)
-                .map_err(|e| format!("the CA in {}: {}", pki.display(), e.message()))?,
-        );
+    let mut phases = vec![("dirs", started.elapsed())];
+    // On the embedded store the port is bound now (if that fails, it fails again where it did
+    // before, when the server starts), so that the kubeconfig, which names it, can be written
+    // and synced while the store loads; it is put in place once the server is ready.
+    let early = etcd
+        .etcd_servers
+        .is_empty()
+        .then(|| std::net::TcpListener::bind(listen).ok())
+        .flatten();
+    let early_addr = early.as_ref().and_then(|l| l.local_addr().ok());
+    // The kubeconfig is staged only once the store is open: the store's lock keeps a second
+    // server on the same data dir from touching it.
+    let (opened_tx, opened_rx) = std::sync::mpsc::channel::<bool>();
+    // The keys, certificates and tokens of the pki dir are prepared on a thread of their own,
+    // while the store opens and the server loads it and writes the bootstrap policy; the server
+    // waits for them only before it listens.
+    let (pki_tx, pki_rx) = tokio::sync::oneshot::channel();
+    let (staged_tx, staged_rx) = tokio::sync::oneshot::channel();
+    {
+        let data_dir = data_dir.clone();
+        std::thread::Builder::new()
+            .name("crest-pki".into())
+            .spawn(move || {
+                let t = Instant::now();
+                let prepared = prepare_credentials(
+                    &pki,
+                    listen,
+                    plain_http,
+                    token_auth_file.as_deref(),
+                    anonymous_auth,
+                );
+                let contents = match (&prepared, early_addr) {
+                    (Ok(p), Some(addr)) => Some(kubeconfig_for(
+                        addr,
+                        p.tls.as_ref(),
+                        &p.credentials.admin_token,
+                    )),
+                    _ => None,
+                };
+                let _ = pki_tx.send(prepared.map(|p| (p, t.elapsed())));
+                let staged = contents.filter(|_| opened_rx.recv() == Ok(true)).map(|c| {
+                    let t = Instant::now();
+                    (Staged::write(&data_dir, &c), t.elapsed())
+                });
+                let _ = staged_tx.send(staged);
+            })
+            .map_err(|e| format!("cannot start a thread: {e}"))?;
     }
-    let (storage, leader_election) = open_storage(&data_dir, &etcd, &store).await?;
+    let pki_result = |got: Result<Result<(Prepared, Duration), String>, _>| {
+        got.unwrap_or_else(|_| Err("the pki dir could not be prepared".into()))
+    };
+    let t = Instant::now();
+    let opened = open_storage(&data_dir, &etcd, &store).await;
+    phases.push(("store_open", t.elapsed()));
+    let (storage, leader_election) = match opened {
+        Ok(s) => s,
+        Err(e) => {
+            drop(opened_tx);
+            // A failing pki dir is reported first, as when it was prepared before the store.
+            return Err(pki_result(pki_rx.await).err().unwrap_or(e));
+        }
+    };
+    let _ = opened_tx.send(true);
     let config = crest_server::Config {
         listen,
         history_retention: retention,
         watch_history_capacity,
         event_ttl,
-        tls: tls.as_ref().map(|t| t.config.clone()),
-        authenticator: Some(crest_server::Authentication {
-            authenticator: Arc::new(credentials.authenticator),
-            signer: Some(Arc::new(credentials.signer)),
-            issuer: auth::ISSUER.into(),
-        }),
+        tls: None,
+        authenticator: None,
         leader_election,
         request_timeout,
         connections: connections.limits(),
     };
-    let running = crest_server::start(config, storage)
-        .await
-        .map_err(|e| format!("cannot start: {e}"))?;
-    let kubeconfig = match write_kubeconfig(
-        &data_dir,
-        running.local_addr,
-        tls.as_ref(),
-        &credentials.admin_token,
-    ) {
+    // What the kubeconfig needs of the pki dir (and how long preparing it took), once
+    // prepared; or why it could not be.
+    type Kept = Result<(Option<tls::Tls>, String, Duration), String>;
+    let prepared: std::sync::Mutex<Option<Kept>> = std::sync::Mutex::new(None);
+    let keep = |p: Kept| *prepared.lock().unwrap_or_else(|p| p.into_inner()) = Some(p);
+    let security = async {
+        match pki_result(pki_rx.await) {
+            Ok((Prepared { tls, credentials }, took)) => {
+                let security = crest_server::Security {
+                    tls: tls.as_ref().map(|t| t.config.clone()),
+                    authenticator: Some(crest_server::Authentication {
+                        authenticator: Arc::new(credentials.authenticator),
+                        signer: Some(Arc::new(credentials.signer)),
+                        issuer: auth::ISSUER.into(),
+                    }),
+                };
+                keep(Ok((tls, credentials.admin_token, took)));
+                Ok(security)
+            }
+            Err(e) => {
+                keep(Err(e));
+                Err(std::io::Error::other("the pki dir could not be prepared"))
+            }
+        }
+    };
+    let started_server = crest_server::start_with(config, storage.clone(), early, security).await;
+    let prepared = prepared.into_inner().unwrap_or_else(|p| p.into_inner());
+    // The kubeconfig staged for the early-bound port (which the server then serves on).
+    let staged = match early_addr {
+        Some(_) => staged_rx.await.ok().flatten(),
+        None => None,
+    };
+    let running = match (started_server, prepared) {
+        (Ok(r), Some(Ok(p))) => (r, p),
+        (Ok(r), _) => {
+            r.shutdown().await;
+            return Err("the pki dir could not be prepared".into());
+        }
+        (Err(_), Some(Err(e))) => {
+            storage.close().await;
+            return Err(e);
+        }
+        (Err(e), _) => return Err(format!("cannot start: {e}")),
+    };
+    let (running, (tls, admin_token, pki_took)) = running;
+    phases.push(("pki_overlapped", pki_took));
+    if let Some((_, took)) = &staged {
+        phases.push(("kubeconfig_sync_overlapped", *took));
+    }
+    phases.extend(running.phases.iter().copied());
+    let t = Instant::now();
+    let written = match staged {
+        Some((staged, _)) => staged.and_then(Staged::publish),
+        None => write_kubeconfig(&data_dir, running.local_addr, tls.as_ref(), &admin_token),
+    };
+    let kubeconfig = match written {
         Ok(k) => k,
         Err(e) => {
             running.shutdown().await;
@@ -360,10 +479,16 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
             ));
         }
     };
+    phases.push(("kubeconfig", t.elapsed()));
+    let phases_ms: Vec<String> = phases
+        .iter()
+        .map(|(name, d)| format!("{name}={:.2}", d.as_secs_f64() * 1e3))
+        .collect();
     tracing::info!(
         listen = %running.local_addr,
         kubeconfig = %kubeconfig.display(),
         startup_ms = started.elapsed().as_millis() as u64,
+        phases_ms = phases_ms.join(" "),
         "crest is serving; use: kubectl --kubeconfig {}",
         kubeconfig.display()
     );
@@ -371,6 +496,39 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
     tracing::info!("shutting down");
     running.shutdown().await;
     Ok(())
+}
+
+/// What serving needs of the pki dir.
+struct Prepared {
+    /// `None` with --plain-http.
+    tls: Option<tls::Tls>,
+    credentials: auth::Credentials,
+}
+
+/// Reads (creating them on first use) the CA and serving certificate (unless `plain_http`) and
+/// the credentials of the pki dir.
+fn prepare_credentials(
+    pki: &Path,
+    listen: SocketAddr,
+    plain_http: bool,
+    token_auth_file: Option<&Path>,
+    anonymous_auth: bool,
+) -> Result<Prepared, String> {
+    let tls = if plain_http {
+        None
+    } else {
+        Some(tls::prepare(pki, listen)?)
+    };
+    let mut credentials = auth::prepare(pki, token_auth_file, anonymous_auth)?;
+    if let Some(t) = &tls {
+        // Client certificates are taken at the TLS level whoever issued them, and verified here
+        // (chain to the CA, validity, client usage): a foreign one is a 401, as upstream.
+        credentials.authenticator.client_ca = Some(
+            crest_auth::x509::ClientCa::from_pem(&t.ca_pem)
+                .map_err(|e| format!("the CA in {}: {}", pki.display(), e.message()))?,
+        );
+    }
+    Ok(Prepared { tls, credentials })
 }
 
 /// The store: etcd with --etcd-servers (and leader election for the controllers, since other

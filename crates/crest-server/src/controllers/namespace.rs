@@ -15,21 +15,29 @@ pub(crate) async fn ensure_default_namespaces(
     let Some(def) = res.lookup("", "v1", "namespaces") else {
         return Ok(());
     };
-    for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        if registry.reads().get(&def.key(None, name)).is_some() {
-            continue;
-        }
-        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        match registry
-            .create(&def, None, obj, &registry::WriteOptions::by(KUBE_APISERVER))
-            .await
-        {
-            Ok(_) => {}
-            Err(e) if e.code == 409 => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    // Issued together and sent as one batch: the embedded store commits them with one sync.
+    let creates = ["default", "kube-system", "kube-public", "kube-node-lease"]
+        .into_iter()
+        .filter(|name| registry.reads().get(&def.key(None, name)).is_none())
+        .map(|name| {
+            let def = def.clone();
+            async move {
+                let obj =
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+                match registry
+                    .create(&def, None, obj, &registry::WriteOptions::by(KUBE_APISERVER))
+                    .await
+                {
+                    Err(e) if e.code != 409 => Err(e),
+                    _ => Ok(()),
+                }
+            }
+        });
+    registry
+        .batched(futures::future::join_all(creates))
+        .await
+        .into_iter()
+        .collect()
 }
 
 /// The namespace controller's finalizer token in `spec.finalizers`.

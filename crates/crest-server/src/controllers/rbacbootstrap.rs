@@ -5,9 +5,10 @@
 //! rules, subjects, labels and annotations added, objects annotated
 //! `rbac.authorization.kubernetes.io/autoupdate: "false"` left alone).
 //!
-//! The writes of one kind are issued together, so the embedded store commits them in one
-//! batch: a first start stays within milliseconds, a restart with nothing to change writes
-//! nothing.
+//! The writes of all four kinds are issued together (the default namespaces exist by then) and
+//! sent to the store as one batch (`Registry::batched`), which the embedded
+//! store commits with one sync: a first start stays within milliseconds, a restart with nothing
+//! to change writes nothing.
 
 use crate::controllers::managers::KUBE_APISERVER;
 use crate::registry::resources::ResourceDef;
@@ -22,7 +23,7 @@ const GROUP: &str = "rbac.authorization.k8s.io";
 type BootstrapKind = (&'static str, fn() -> Vec<Value>, bool);
 
 /// Reconciles the bootstrap policy with the store. Does nothing while the RBAC kinds are not
-/// served.
+/// served (only the kinds before the first one that is not).
 pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), ApiError> {
     let kinds: [BootstrapKind; 4] = [
         ("clusterroles", crest_rbac::bootstrap_cluster_roles, false),
@@ -34,20 +35,29 @@ pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), A
         ("roles", crest_rbac::bootstrap_roles, false),
         ("rolebindings", crest_rbac::bootstrap_role_bindings, true),
     ];
+    // The default namespaces just written are in the cache: each write below reaches the store
+    // without waiting, so they all go in the batch.
+    registry.sync_own().await?;
     let resources = registry.resources();
+    let mut writes = vec![];
     for (plural, expected, binding) in kinds {
         let Some(def) = resources.lookup(GROUP, "v1", plural) else {
-            return Ok(());
+            break;
         };
-        let writes = expected().into_iter().map(|obj| {
-            let def = def.clone();
-            async move { reconcile_one(registry, &def, obj, binding).await }
-        });
-        for r in futures::future::join_all(writes).await {
-            r?;
-        }
+        writes.extend(
+            expected()
+                .into_iter()
+                .map(move |obj| (def.clone(), obj, binding)),
+        );
     }
-    Ok(())
+    let writes = writes.into_iter().map(|(def, obj, binding)| async move {
+        reconcile_one(registry, &def, obj, binding).await
+    });
+    registry
+        .batched(futures::future::join_all(writes))
+        .await
+        .into_iter()
+        .collect()
 }
 
 async fn reconcile_one(

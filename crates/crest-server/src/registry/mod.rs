@@ -377,6 +377,13 @@ impl Registry {
         &self.reads
     }
 
+    /// Runs `work` (writes issued together, e.g. the bootstrap objects) with the storage writes
+    /// it issues on its first poll sent as one batch (`Storage::write_batch`: one commit and
+    /// one sync on the embedded store); see `store::watermark::batched`.
+    pub(crate) async fn batched<F: std::future::Future>(&self, work: F) -> F::Output {
+        crate::store::watermark::batched(self.storage.as_ref(), work).await
+    }
+
     /// GET of one object with resourceVersion `rv` (see [`Reads::get_at`]).
     pub(crate) async fn get_at(
         &self,

@@ -34,7 +34,7 @@ mod format;
 
 use crate::api::{
     BoxFuture, Event, EventType, KeyValue, ProgressRequester, RangeRequest, RangeResult, Result,
-    Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream, WriteOutcome,
+    Revision, Storage, StorageError, WatchEvent, WatchRequest, WatchStream, Write, WriteOutcome,
 };
 use bytes::Bytes;
 use format::{
@@ -136,6 +136,13 @@ enum Op {
 struct Pending {
     op: Op,
     reply: oneshot::Sender<Result<WriteOutcome>>,
+}
+
+/// What the writer receives: one write, or the writes of one [`Storage::write_batch`], which
+/// go into one commit together.
+enum Submission {
+    One(Pending),
+    Many(Vec<Pending>),
 }
 
 /// A live (caught-up) watch. Its channel has one slot more than `watch_buffer`, kept for the
@@ -261,7 +268,7 @@ impl Shared {
 /// The default storage backend: a redb file in the data dir.
 pub struct EmbeddedStore {
     shared: Arc<Shared>,
-    writer: Mutex<Option<mpsc::Sender<Pending>>>,
+    writer: Mutex<Option<mpsc::Sender<Submission>>>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -326,8 +333,32 @@ fn open_db(path: &Path, opts: &EmbeddedOptions) -> Result<Database> {
     })
 }
 
-/// Checks (or writes) the store's format; the last committed and the compacted revision.
+/// The last committed and the compacted revision of a store already in this format with all
+/// its tables (a restart), read without a write transaction; `None` when it needs one.
+fn current_state(db: &Database) -> Result<Option<(Revision, Revision)>> {
+    let txn = db.begin_read().map_err(db_err)?;
+    let tables = (|| {
+        txn.open_table(KV)?;
+        txn.open_table(LOG)?;
+        txn.open_table(META)
+    })();
+    let meta = match tables {
+        Ok(meta) => meta,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+        Err(e) => return Err(db_err(e)),
+    };
+    if meta.get("format").map_err(db_err)?.map(|g| g.value()) != Some(FORMAT) {
+        return Ok(None);
+    }
+    Ok(Some((latest_revision(&meta)?, compacted_revision(&meta)?)))
+}
+
+/// Checks (or writes) the store's format; the last committed and the compacted revision. A
+/// restart of a store in this format writes nothing (no commit, no sync).
 fn init_db(db: &Database, path: &Path) -> Result<(Revision, Revision)> {
+    if let Some(state) = current_state(db)? {
+        return Ok(state);
+    }
     let txn = db.begin_write().map_err(db_err)?;
     let (r, c) = {
         txn.open_table(KV).map_err(db_err)?;
@@ -402,7 +433,7 @@ impl EmbeddedStore {
             opts,
             replay_chunks: AtomicUsize::new(0),
         });
-        let (tx, rx) = mpsc::channel::<Pending>();
+        let (tx, rx) = mpsc::channel::<Submission>();
         let s = shared.clone();
         let thread = std::thread::Builder::new()
             .name("crest-store-writer".into())
@@ -417,13 +448,14 @@ impl EmbeddedStore {
 
     async fn submit(&self, op: Op) -> Result<WriteOutcome> {
         let (reply, rx) = oneshot::channel();
-        {
-            let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-            let tx = guard.as_ref().ok_or(StorageError::Closed)?;
-            tx.send(Pending { op, reply })
-                .map_err(|_| StorageError::Closed)?;
-        }
+        self.send(Submission::One(Pending { op, reply }))?;
         rx.await.map_err(|_| StorageError::Closed)?
+    }
+
+    fn send(&self, submission: Submission) -> Result<()> {
+        let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = guard.as_ref().ok_or(StorageError::Closed)?;
+        tx.send(submission).map_err(|_| StorageError::Closed)
     }
 
     /// Runs a read on tokio's blocking pool.
@@ -598,7 +630,7 @@ fn read_index(table: &redb::Table<&str, &[u8]>, key: &str) -> Result<Option<Inde
 /// Applies one batch in one transaction and one durable commit, then answers and publishes.
 /// While the store is faulted (see the module comment) it answers every write with the fault at
 /// once and tries to recover at the [`Recovery`]'s pace.
-fn writer_loop(shared: Arc<Shared>, rx: mpsc::Receiver<Pending>, max_batch: usize) {
+fn writer_loop(shared: Arc<Shared>, rx: mpsc::Receiver<Submission>, max_batch: usize) {
     let mut recovery: Option<Recovery> = None;
     loop {
         let wait = recovery.as_ref().map_or(IDLE_CHECK, Recovery::wait);
@@ -619,11 +651,16 @@ fn writer_loop(shared: Arc<Shared>, rx: mpsc::Receiver<Pending>, max_batch: usiz
             }
         }
         let Some(first) = first else { continue };
-        let mut batch = vec![first];
-        while batch.len() < max_batch {
-            match rx.try_recv() {
-                Ok(p) => batch.push(p),
-                Err(_) => break,
+        let mut batch = vec![];
+        // A write_batch is never split (it may take the batch past max_batch).
+        let mut next = Some(first);
+        while let Some(s) = next.take() {
+            match s {
+                Submission::One(p) => batch.push(p),
+                Submission::Many(ps) => batch.extend(ps),
+            }
+            if batch.len() < max_batch {
+                next = rx.try_recv().ok();
             }
         }
         if let Some(r) = &mut recovery {
@@ -1306,6 +1343,46 @@ impl Storage for EmbeddedStore {
             key: key.to_string(),
             expected,
         }))
+    }
+
+    /// One submission to the writer: the writes go into one commit (one sync), in order.
+    fn write_batch(&self, writes: Vec<Write>) -> BoxFuture<'_, Result<Vec<WriteOutcome>>> {
+        Box::pin(async move {
+            let mut pending = Vec::with_capacity(writes.len());
+            let mut replies = Vec::with_capacity(writes.len());
+            for w in writes {
+                let op = match w {
+                    Write::Create { key, value } => Op::Create {
+                        stored: StoredValue::new(&value),
+                        key,
+                        value,
+                    },
+                    Write::Update {
+                        key,
+                        expected,
+                        value,
+                    } => Op::Update {
+                        stored: StoredValue::new(&value),
+                        key,
+                        expected,
+                        value,
+                    },
+                    Write::Delete { key, expected } => Op::Delete { key, expected },
+                };
+                let (reply, rx) = oneshot::channel();
+                pending.push(Pending { op, reply });
+                replies.push(rx);
+            }
+            if pending.is_empty() {
+                return Ok(vec![]);
+            }
+            self.send(Submission::Many(pending))?;
+            let mut outcomes = Vec::with_capacity(replies.len());
+            for rx in replies {
+                outcomes.push(rx.await.map_err(|_| StorageError::Closed)??);
+            }
+            Ok(outcomes)
+        })
     }
 
     fn watch(&self, req: WatchRequest) -> BoxFuture<'_, Result<WatchStream>> {

@@ -8,6 +8,9 @@
 //! from as many gRPC connections (etcd-client, as `--only etcd`). The server's CPU (utime +
 //! stime of /proc/PID/stat) is read around the writes; so is this client's. Rounds alternate
 //! etcd and a fresh Crest; the rows have the medians and every round's figures.
+//!
+//! `callgrind/profile.sh` runs the same shape against a server under callgrind, for instruction
+//! counts per create that a noisy machine does not disturb.
 
 use crate::etcd::{cpu_seconds, etcd_puts, etcd_version};
 use crate::{median, serve_crd, Row};

@@ -23,18 +23,32 @@ impl FieldPath {
         if self.0.is_empty() {
             FieldPath(name.to_string())
         } else {
-            FieldPath(format!("{}.{}", self.0, name))
+            // Concatenated rather than `format!`ed: every write builds several paths.
+            let mut p = String::with_capacity(self.0.len() + 1 + name.len());
+            p.push_str(&self.0);
+            p.push('.');
+            p.push_str(name);
+            FieldPath(p)
         }
     }
 
     /// `self[i]`.
     pub fn index(&self, i: usize) -> Self {
-        FieldPath(format!("{}[{}]", self.0, i))
+        use std::fmt::Write;
+        let mut p = String::with_capacity(self.0.len() + 8);
+        p.push_str(&self.0);
+        let _ = write!(p, "[{i}]");
+        FieldPath(p)
     }
 
     /// `self[key]`.
     pub fn key(&self, key: &str) -> Self {
-        FieldPath(format!("{}[{}]", self.0, key))
+        let mut p = String::with_capacity(self.0.len() + 2 + key.len());
+        p.push_str(&self.0);
+        p.push('[');
+        p.push_str(key);
+        p.push(']');
+        FieldPath(p)
     }
 
     pub fn as_str(&self) -> &str {

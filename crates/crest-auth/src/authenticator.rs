@@ -63,10 +63,23 @@ impl Authenticator {
         objects: &dyn TokenObjects,
         now: i64,
     ) -> Authentication {
+        let cert = client_cert.map(|der| (der, CacheKey::certificate(der)));
+        self.authenticate_keyed(cert, authorization, objects, now)
+    }
+
+    /// [`Authenticator::authenticate`] with the client certificate's cache key
+    /// ([`CacheKey::certificate`] of its DER) already computed: a server computes it once per
+    /// connection rather than per request.
+    pub fn authenticate_keyed(
+        &self,
+        client_cert: Option<(&[u8], CacheKey)>,
+        authorization: Option<&str>,
+        objects: &dyn TokenObjects,
+        now: i64,
+    ) -> Authentication {
         let mut errors: Vec<AuthError> = Vec::new();
         let mut warning = None;
-        if let Some(der) = client_cert {
-            let key = CacheKey::certificate(der);
+        if let Some((der, key)) = client_cert {
             if let Some(hit) = self.cache.get(&key, now) {
                 return Authentication {
                     result: Ok(hit),

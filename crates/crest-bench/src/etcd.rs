@@ -111,12 +111,12 @@ pub(crate) fn du(dir: &Path) -> u64 {
     total
 }
 
-struct Figures {
-    rate: f64,
+pub(crate) struct Figures {
+    pub(crate) rate: f64,
     disk: u64,
     raw: u64,
     /// Server CPU time (user + system) per write, in microseconds.
-    cpu_us: f64,
+    pub(crate) cpu_us: f64,
 }
 
 /// CPU time (user + system) process `pid` has used so far, in seconds.
@@ -132,6 +132,17 @@ pub(crate) fn cpu_seconds(pid: u32) -> f64 {
 
 /// N puts of the CronTab JSON from `clients` connections; then compact + defrag and `du`.
 async fn etcd_round(n: usize, clients: usize) -> Figures {
+    etcd_puts(n, clients, |i| crontab(&format!("ct-{i}"))).await
+}
+
+/// N puts of `value(i)` under CronTab keys from `clients` connections (etcd-client, one
+/// connection each); then compact + defrag and `du`.
+pub(crate) async fn etcd_puts(
+    n: usize,
+    clients: usize,
+    value: impl Fn(usize) -> String + Send + Sync + 'static,
+) -> Figures {
+    let value = Arc::new(value);
     let dir = tempfile::tempdir().expect("tempdir");
     let etcd = start_etcd(dir.path()).await;
     let next = Arc::new(AtomicUsize::new(0));
@@ -148,7 +159,7 @@ async fn etcd_round(n: usize, clients: usize) -> Figures {
     let t0 = Instant::now();
     let mut tasks = vec![];
     for mut c in conns {
-        let (next, raw) = (next.clone(), raw.clone());
+        let (next, raw, value) = (next.clone(), raw.clone(), value.clone());
         tasks.push(tokio::spawn(async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -156,7 +167,7 @@ async fn etcd_round(n: usize, clients: usize) -> Figures {
                     return;
                 }
                 let key = format!("/registry/stable.example.com/crontabs/default/ct-{i}");
-                let value = crontab(&format!("ct-{i}"));
+                let value = value(i);
                 raw.fetch_add(key.len() + value.len(), Ordering::Relaxed);
                 c.put(key, value, None).await.expect("etcd put");
             }

@@ -41,6 +41,11 @@
 //!   the same run: durable 2 KiB creates of N objects from 64 clients against etcd's puts of the
 //!   same values from 64 gRPC clients, and each data dir after compaction (etcd: + defrag);
 //!   `--rounds R` (default 3) alternates them R times and reports medians. See `etcd.rs`.
+//! - `shape` (only when named, with etcd on PATH): issue 27's outside client in the same run as
+//!   etcd: creates of 2,624-byte CronTabs of the seed's schema with `generateName` and a
+//!   random-letter annotation from 64 TLS connections authenticated by the kubeconfig's client
+//!   certificate, against etcd puts of the same bodies; server CPU per write of each and the
+//!   ratio, over `--rounds`; N is `--objects` up to 30,000. See `shape.rs`.
 //! - `replicas` (only when named): Crest on etcd (one member) against raw etcd puts (durable 2 KiB
 //!   creates, target >= 0.8x), GET and LIST per replica against the embedded store (within
 //!   10%), server CPU per GET with a second replica (no growth), and a consistent LIST's
@@ -78,6 +83,7 @@ mod etcd;
 mod events;
 mod openapi;
 mod replicas;
+mod shape;
 mod soak;
 mod startup;
 mod table;
@@ -106,7 +112,10 @@ struct Args {
 impl Args {
     fn wants(&self, section: &str) -> bool {
         // The etcd comparison needs etcd installed: only when asked for.
-        if matches!(section, "etcd" | "replicas" | "soak" | "compare" | "attack") {
+        if matches!(
+            section,
+            "etcd" | "shape" | "replicas" | "soak" | "compare" | "attack"
+        ) {
             return self.only.iter().any(|s| s == section);
         }
         self.only.is_empty()
@@ -118,6 +127,7 @@ impl Args {
 
 const SECTIONS: [&str; 22] = [
     "etcd",
+    "shape",
     "replicas",
     "tls",
     "authz",
@@ -764,6 +774,14 @@ fn main() {
         rows.extend(rt.block_on(etcd::compare(
             &args.binary,
             args.objects,
+            args.clients,
+            args.rounds,
+        )));
+    }
+    if args.wants("shape") {
+        rows.extend(rt.block_on(shape::compare(
+            &args.binary,
+            args.objects.min(30_000),
             args.clients,
             args.rounds,
         )));

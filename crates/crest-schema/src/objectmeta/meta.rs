@@ -56,7 +56,7 @@ pub fn get_object_meta(
             }
             continue;
         };
-        match convert_field(field, v, &format!("metadata.{k}"), &mut unknown) {
+        match convert_field(field, v, &["metadata.", k].concat(), &mut unknown) {
             Ok(Some(nv)) => {
                 out.insert(k.clone(), nv);
             }
@@ -173,7 +173,7 @@ fn convert_field(
     unknown: &mut Vec<String>,
 ) -> Result<Option<Value>, String> {
     let name = path.trim_start_matches("metadata.");
-    let go_field = format!("ObjectMeta.{name}");
+    let go_field = ["ObjectMeta.", name].concat();
     Ok(match f {
         Field::Str => non_empty_str(string(v, &go_field)?),
         Field::Int => int(v, &go_field)?.filter(|i| *i != 0).map(Value::from),

@@ -49,16 +49,16 @@ impl Authn {
     }
 
     /// The user of a request with `authorization` (the header) and, over TLS, the client's
-    /// verified leaf certificate; a 401 Status for credentials that do not authenticate, and
+    /// leaf certificate (with its cache key, computed once per connection); a 401 Status for credentials that do not authenticate, and
     /// the warning to add to the response, if any.
     pub(crate) fn authenticate(
         &self,
         registry: &Registry,
         authorization: Option<&str>,
-        client_cert: Option<&[u8]>,
+        client_cert: Option<(&[u8], crest_auth::cache::CacheKey)>,
     ) -> (Result<Arc<Authenticated>, ApiError>, Option<&'static str>) {
         let now = chrono::Utc::now().timestamp();
-        let a = self.authenticator.authenticate(
+        let a = self.authenticator.authenticate_keyed(
             client_cert,
             authorization,
             &StoreObjects(registry),

@@ -4,9 +4,22 @@ use crate::registry::Registry;
 use crate::views;
 use std::sync::Arc;
 
-/// A TLS client's leaf certificate (DER), carried by each request of its connection.
+/// A TLS client's leaf certificate (DER), carried by each request of its connection, with its
+/// authentication cache key (the SHA-256 of the DER), computed once per connection.
 #[derive(Clone)]
-pub(crate) struct PeerCertificate(pub Arc<[u8]>);
+pub(crate) struct PeerCertificate {
+    pub der: Arc<[u8]>,
+    pub key: crest_auth::cache::CacheKey,
+}
+
+impl PeerCertificate {
+    pub(crate) fn new(der: &[u8]) -> Self {
+        PeerCertificate {
+            der: Arc::from(der),
+            key: crest_auth::cache::CacheKey::certificate(der),
+        }
+    }
+}
 
 /// Shared state of a running server.
 pub(crate) struct App {

@@ -224,11 +224,12 @@ async fn serve_request(
             .headers()
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        let peer = req
-            .extensions()
-            .get::<PeerCertificate>()
-            .map(|p| p.0.clone());
-        let (user, w) = authn.authenticate(&app.registry, authorization, peer.as_deref());
+        let peer = req.extensions().get::<PeerCertificate>().cloned();
+        let (user, w) = authn.authenticate(
+            &app.registry,
+            authorization,
+            peer.as_ref().map(|p| (&*p.der, p.key)),
+        );
         warning = w;
         unauthenticated = match &user {
             // Upstream's isAnonymousUser.

@@ -139,7 +139,7 @@ async fn serve_tls(
     let peer = tls
         .peer_certificates()
         .and_then(|c| c.first())
-        .map(|c| crate::http::app::PeerCertificate(Arc::from(c.as_ref())));
+        .map(|c| crate::http::app::PeerCertificate::new(c.as_ref()));
     serve_connection(app, stream, h2, peer, &limits, stop);
 }
 

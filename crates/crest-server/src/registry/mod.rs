@@ -272,6 +272,51 @@ fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<(usize, 
     Ok((Bytes::from(out), metadata))
 }
 
+/// Whether a namespace's JSON says it is being deleted (a string `metadata.deletionTimestamp`,
+/// or `status.phase` "Terminating"), read without building its tree: every create in the
+/// namespace asks. `None` when the document is not of the simple shape this reads (a field of
+/// another type, a duplicate field, invalid JSON): the caller then parses it whole.
+fn namespace_terminating(json: &[u8]) -> Option<bool> {
+    use serde_json::value::RawValue;
+    use std::borrow::Cow;
+    #[derive(serde::Deserialize)]
+    struct Namespace<'a> {
+        #[serde(borrow)]
+        metadata: Option<&'a RawValue>,
+        #[serde(borrow)]
+        status: Option<&'a RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, rename = "deletionTimestamp")]
+        deletion_timestamp: Option<Cow<'a, str>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Status<'a> {
+        #[serde(borrow)]
+        phase: Option<Cow<'a, str>>,
+    }
+    // Objects only: a derived struct would also read a JSON array.
+    fn object<'a, T: serde::Deserialize<'a>>(raw: &'a str) -> Option<T> {
+        raw.starts_with('{')
+            .then(|| serde_json::from_str(raw).ok())
+            .flatten()
+    }
+    if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    let ns: Namespace<'_> = serde_json::from_slice(json).ok()?;
+    let deleting = match ns.metadata {
+        Some(m) => object::<Meta<'_>>(m.get())?.deletion_timestamp.is_some(),
+        None => false,
+    };
+    let phase_terminating = match ns.status {
+        Some(s) => object::<Status<'_>>(s.get())?.phase.as_deref() == Some("Terminating"),
+        None => false,
+    };
+    Some(deleting || phase_terminating)
+}
+
 /// A written object as the client receives it.
 /// What a PUT did: replaced the object, or (create on update) created it.
 pub(crate) enum Written {
@@ -710,6 +755,41 @@ pub(crate) fn check_namespace(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn namespace_terminating_reads_as_the_full_parse_does() {
+        let full = |doc: &str| {
+            let v: Value = serde_json::from_str(doc).unwrap();
+            meta::deletion_timestamp(&v).is_some()
+                || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+        };
+        for doc in [
+            r#"{"metadata":{"name":"default","annotations":{"a":"b"}},"status":{"phase":"Active"}}"#,
+            r#"{"metadata":{"name":"x","deletionTimestamp":"2024-01-01T00:00:00Z"}}"#,
+            r#"{"metadata":{"deletionTimestamp":""},"spec":{"finalizers":["kubernetes"]}}"#,
+            r#"{"metadata":{"deletionTimestamp":null},"status":{"phase":"Terminating"}}"#,
+            r#"{"metadata":null,"status":null}"#,
+            r#"{"status":{"phase":"Termin\u0061ting"}}"#,
+            r#"{}"#,
+        ] {
+            assert_eq!(
+                namespace_terminating(doc.as_bytes()),
+                Some(full(doc)),
+                "{doc}"
+            );
+        }
+        // Shapes the fast path leaves to the full parse.
+        for doc in [
+            r#"{"metadata":{"deletionTimestamp":1}}"#,
+            r#"{"metadata":["2024-01-01T00:00:00Z"]}"#,
+            r#"{"status":["Terminating"]}"#,
+            r#"{"status":{"phase":"Active"},"status":{"phase":"Terminating"}}"#,
+            r#"["x"]"#,
+            "not json",
+        ] {
+            assert_eq!(namespace_terminating(doc.as_bytes()), None, "{doc}");
+        }
+    }
 
     #[test]
     fn stored_bytes_match_serde_and_splice_into_metadata() {

@@ -243,10 +243,17 @@ impl Registry {
                 ns,
             ));
         };
-        let v = nsobj.value()?;
-        if meta::deletion_timestamp(&v).is_some()
-            || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
-        {
+        // Read without building the namespace's tree when it has the simple shape
+        // (`namespace_terminating`); any other shape is parsed whole.
+        let terminating = match namespace_terminating(&nsobj.json) {
+            Some(t) => t,
+            None => {
+                let v = nsobj.value()?;
+                meta::deletion_timestamp(&v).is_some()
+                    || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+            }
+        };
+        if terminating {
             return Err(ApiError::forbidden(
                 &def.api.group_resource(),
                 name,

@@ -125,7 +125,7 @@ impl Args {
     }
 }
 
-const SECTIONS: [&str; 22] = [
+const SECTIONS: [&str; 23] = [
     "etcd",
     "shape",
     "replicas",

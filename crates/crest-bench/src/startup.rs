@@ -77,21 +77,11 @@ async fn readyz(
 
 /// The TLS client configuration trusting the CA of `pki`, and the admin's `Authorization`.
 fn client_of(pki: &Path) -> (Arc<rustls::ClientConfig>, String) {
-    use rustls::pki_types::pem::PemObject;
-    let token = std::fs::read_to_string(pki.join("admin.token")).expect("pki/admin.token");
-    let pem = std::fs::read(pki.join("ca.crt")).expect("pki/ca.crt");
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
-        roots.add(cert.expect("ca.crt")).expect("CA");
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("TLS versions")
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    (Arc::new(config), format!("Bearer {}", token.trim()))
+    let access = crate::read_access("https://", pki);
+    (
+        access.tls.expect("an HTTPS server's TLS config"),
+        access.authorization,
+    )
 }
 
 /// Starts `binary` on `dir`, times it to the kubeconfig and to ready, and stops it with SIGTERM

@@ -266,6 +266,20 @@ struct Access {
 /// The servers of this run by base URL.
 static SERVERS: std::sync::Mutex<Vec<(String, Access)>> = std::sync::Mutex::new(Vec::new());
 
+/// The `server:` URL of the kubeconfig at `path`, once the server has written it.
+fn kubeconfig_server(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("server:"))?;
+    Some(
+        line.trim_start()
+            .trim_start_matches("server:")
+            .trim()
+            .to_string(),
+    )
+}
+
 /// Reads how to reach the server whose pki dir is `pki` (HTTPS: `ca.crt`; `admin.token`).
 fn read_access(base: &str, pki: &Path) -> Access {
     let token = std::fs::read_to_string(pki.join("admin.token")).expect("pki/admin.token");
@@ -413,14 +427,8 @@ fn start_with(binary: &Path, dir: &Path, extra: &[&str]) -> (Server, Duration) {
             )
         });
     let base = loop {
-        if let Ok(text) = std::fs::read_to_string(&kubeconfig) {
-            if let Some(l) = text.lines().find(|l| l.trim_start().starts_with("server:")) {
-                break l
-                    .trim_start()
-                    .trim_start_matches("server:")
-                    .trim()
-                    .to_string();
-            }
+        if let Some(server) = kubeconfig_server(&kubeconfig) {
+            break server;
         }
         assert!(
             t0.elapsed() < Duration::from_secs(60),

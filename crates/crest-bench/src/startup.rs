@@ -103,15 +103,8 @@ async fn one(binary: &Path, dir: &Path, logs: &Path) -> Sample {
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
     let addr = loop {
-        if let Ok(text) = std::fs::read_to_string(&kubeconfig) {
-            if let Some(l) = text.lines().find(|l| l.trim_start().starts_with("server:")) {
-                break l
-                    .trim_start()
-                    .trim_start_matches("server:")
-                    .trim()
-                    .trim_start_matches("https://")
-                    .to_string();
-            }
+        if let Some(server) = crate::kubeconfig_server(&kubeconfig) {
+            break server.trim_start_matches("https://").to_string();
         }
         assert!(
             t0.elapsed() < Duration::from_secs(60),

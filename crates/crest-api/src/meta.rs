@@ -87,8 +87,13 @@ pub fn now_rfc3339() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// A random (version 4) UUID. From the thread's CSPRNG (`rand::rng`, seeded from the OS):
+/// `Uuid::new_v4` asks the OS for every one, a system call per create.
 pub fn new_uid() -> String {
-    uuid::Uuid::new_v4().to_string()
+    let bytes: [u8; 16] = rand::rng().random();
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .to_string()
 }
 
 /// The random suffix `generateName` gets: 5 characters from Kubernetes' alphabet (no vowels,
@@ -99,4 +104,20 @@ pub fn random_suffix() -> String {
     (0..5)
         .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uids_are_random_version_4_uuids() {
+        let a = super::new_uid();
+        let b = super::new_uid();
+        assert_ne!(a, b);
+        for u in [a, b] {
+            let parsed = uuid::Uuid::parse_str(&u).unwrap();
+            assert_eq!(parsed.get_version_num(), 4, "{u}");
+            assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122, "{u}");
+            assert_eq!(parsed.hyphenated().to_string(), u);
+        }
+    }
 }

@@ -29,6 +29,7 @@ mod write;
 use crate::store::cache::{self, Cache, CacheEvent, CachedObject, Snapshot};
 use crate::store::feed::{Feed, FeedHealth, Publish};
 use crate::store::keys::{CRD_PREFIX, NAMESPACE_PREFIX};
+use crate::store::own_writes::Layout;
 use crate::store::reads::{
     storage_error, ListOptions, ListPage, ListedResource, Reads, StoredSchema, WatchStart,
 };
@@ -62,6 +63,10 @@ pub(crate) struct Registry {
     webhook: std::sync::OnceLock<Arc<dyn WebhookConverter>>,
     /// The cached RBAC objects indexed for authorization (kept current by the feed).
     pub rbac: Arc<crate::store::rbac::RbacCache>,
+    /// Whether each namespace is being terminated, as last read from its cached object (by
+    /// name: the object's mod_revision and the answer), so that a create does not read its
+    /// namespace's JSON every time.
+    terminating: std::sync::Mutex<std::collections::HashMap<String, (Revision, bool)>>,
 }
 
 /// Which part of an object an update may change.
@@ -217,10 +222,6 @@ fn to_bytes(obj: &Value) -> Result<Bytes, ApiError> {
 
 /// The stored form: no resourceVersion (the store's mod revision is the resourceVersion).
 /// Removes the resourceVersion in place (callers set the new one after the write).
-fn stored_bytes(obj: &mut Value) -> Result<Bytes, ApiError> {
-    meta::remove(obj, "resourceVersion");
-    to_bytes(obj)
-}
 
 /// A `None` conversion that only changes `apiVersion` (the served version's schema neither
 /// prunes nor defaults), done on the stored bytes: they start with the storage version's
@@ -245,7 +246,7 @@ fn apiversion_only(def: &ResourceDef, json: &[u8]) -> Option<Bytes> {
 /// The stored form plus where its top-level `metadata` object starts and whether it is empty,
 /// so the served form can be made by splicing in the resourceVersion instead of encoding twice.
 /// The bytes equal `serde_json::to_vec` of the same object (maps are key-ordered either way).
-fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<(usize, bool)>), ApiError> {
+fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<Layout>), ApiError> {
     meta::remove(obj, "resourceVersion");
     let Some(map) = obj.as_object() else {
         return Ok((to_bytes(obj)?, None));
@@ -262,7 +263,10 @@ fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<(usize, 
         out.push(b':');
         if k == "metadata" {
             if let Some(m) = v.as_object() {
-                metadata = Some((out.len(), m.is_empty()));
+                metadata = Some(Layout {
+                    metadata_start: out.len(),
+                    metadata_empty: m.is_empty(),
+                });
             }
         }
         serde_json::to_writer(&mut out, v).map_err(enc)?;
@@ -347,6 +351,7 @@ impl Registry {
             feed: Default::default(),
             webhook: Default::default(),
             rbac: crate::store::rbac::RbacCache::new(),
+            terminating: Default::default(),
         })
     }
 

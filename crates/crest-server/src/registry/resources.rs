@@ -158,7 +158,18 @@ impl ResourceDef {
 
     /// Whether objects are stored in another version than this one (reads and writes convert).
     pub(crate) fn converts(&self) -> bool {
-        self.storage_api_version != self.api.api_version()
+        // `storage_api_version != api.api_version()`, without building the latter (every write
+        // asks).
+        let (group, version) = (&self.api.group, &self.api.version);
+        let served = if group.is_empty() {
+            self.storage_api_version == *version
+        } else {
+            self.storage_api_version
+                .strip_prefix(group.as_str())
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(version.as_str())
+        };
+        !served
     }
 
     pub(crate) fn key(&self, namespace: Option<&str>, name: &str) -> String {

@@ -25,9 +25,9 @@ const MAX_RETRIES: usize = 8;
 /// read).
 enum Write {
     /// Create the key: it must be absent.
-    Create(Bytes),
+    Create(Bytes, Option<Layout>),
     /// Replace the object read.
-    Update(Bytes),
+    Update(Bytes, Option<Layout>),
     /// Delete the object read.
     Delete,
 }
@@ -115,6 +115,9 @@ trait TryUpdate {
     /// After an attempt that lost a race (before the next one, or the error).
     fn retrying(&mut self) {}
 
+    /// The answer of an attempt whose write lost the race, handed back before the next attempt.
+    fn take_back(&mut self, _answer: Self::Answer) {}
+
     /// The client's error when the write failed for good.
     fn lost(&self, why: Lost) -> ApiError;
 }
@@ -143,7 +146,7 @@ struct Updated {
 struct Created {
     obj: Value,
     bytes: Bytes,
-    metadata: Option<(usize, bool)>,
+    metadata: Option<Layout>,
 }
 
 /// A delete's answer before it is converted: the object kept (marked for deletion, or
@@ -190,7 +193,10 @@ impl Registry {
                 (WriteOutcome::Conflict(None), OnConflict::RetryUnlessGone) => {
                     return Err(attempt.lost(Lost::Gone))
                 }
-                (WriteOutcome::Conflict(_), _) => self.lost_race(&mut attempt, retries).await?,
+                (WriteOutcome::Conflict(_), _) => {
+                    attempt.take_back(answer);
+                    self.lost_race(&mut attempt, retries).await?
+                }
             }
         }
         Err(attempt.lost(Lost::Exhausted))
@@ -204,12 +210,32 @@ impl Registry {
         revision: i64,
         write: Write,
     ) -> Result<WriteOutcome, ApiError> {
-        match write {
-            Write::Create(bytes) => self.storage.create(key, bytes).await,
-            Write::Update(bytes) => self.storage.update(key, revision, bytes).await,
-            Write::Delete => self.storage.delete(key, revision).await,
+        let (create, bytes, layout) = match write {
+            Write::Create(b, l) => (true, b, l),
+            Write::Update(b, l) => (false, b, l),
+            Write::Delete => {
+                return self
+                    .storage
+                    .delete(key, revision)
+                    .await
+                    .map_err(storage_error)
+            }
+        };
+        // The feed serves this write's event from `layout`, if the event carries these bytes.
+        let own = self.cache.own_writes();
+        if let Some(l) = layout {
+            own.expect(key, &bytes, l);
         }
-        .map_err(storage_error)
+        let written = bytes.clone();
+        let outcome = if create {
+            self.storage.create(key, bytes).await
+        } else {
+            self.storage.update(key, revision, bytes).await
+        };
+        if layout.is_some() && !matches!(outcome, Ok(WriteOutcome::Done(_))) {
+            own.forget(key, &written);
+        }
+        outcome.map_err(storage_error)
     }
 
     /// After an attempt lost a race: what it did goes with it, and (as `retries` says) the
@@ -243,16 +269,7 @@ impl Registry {
                 ns,
             ));
         };
-        // Read without building the namespace's tree when it has the simple shape
-        // (`namespace_terminating`); any other shape is parsed whole.
-        let terminating = match namespace_terminating(&nsobj.json) {
-            Some(t) => t,
-            None => {
-                let v = nsobj.value()?;
-                meta::deletion_timestamp(&v).is_some()
-                    || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
-            }
-        };
+        let terminating = self.is_terminating(ns, &nsobj)?;
         if terminating {
             return Err(ApiError::forbidden(
                 &def.api.group_resource(),
@@ -264,6 +281,33 @@ impl Registry {
             .with_namespace_terminating(ns));
         }
         Ok(())
+    }
+
+    /// Whether the namespace `nsobj` (named `ns`) is being terminated; read once per revision of it.
+    fn is_terminating(&self, ns: &str, nsobj: &CachedObject) -> Result<bool, ApiError> {
+        let memo = || self.terminating.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&(rev, t)) = memo().get(ns) {
+            if rev == nsobj.mod_revision {
+                return Ok(t);
+            }
+        }
+        // Read without building the namespace's tree when it has the simple shape
+        // (`namespace_terminating`); any other shape is parsed whole.
+        let terminating = match namespace_terminating(&nsobj.json) {
+            Some(t) => t,
+            None => {
+                let v = nsobj.value()?;
+                meta::deletion_timestamp(&v).is_some()
+                    || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+            }
+        };
+        let mut m = memo();
+        // Bounded: names of namespaces deleted since are only dropped by a clear.
+        if m.len() >= 64 * 1024 && !m.contains_key(ns) {
+            m.clear();
+        }
+        m.insert(ns.to_string(), (nsobj.mod_revision, terminating));
+        Ok(terminating)
     }
 
     /// Create: assigns system metadata, validates, stores if absent.
@@ -347,8 +391,13 @@ impl Registry {
         c: Created,
         revision: i64,
     ) -> Result<Served, ApiError> {
-        if let (Some((start, empty)), false) = (c.metadata, def.converts()) {
-            let served = cache::splice_resource_version(&c.bytes, start, empty, revision);
+        if let (Some(l), false) = (c.metadata, def.converts()) {
+            let served = cache::splice_resource_version(
+                &c.bytes,
+                l.metadata_start,
+                l.metadata_empty,
+                revision,
+            );
             return Ok(Served::Json(Bytes::from(served)));
         }
         let mut obj = c.obj;
@@ -545,9 +594,9 @@ impl Registry {
             return Ok(Step::Answer(unwritten(obj)));
         }
         let mut stored = self.storage_form(u.def, obj).await?;
-        let bytes = stored_bytes(&mut stored)?;
+        let (bytes, layout) = stored_bytes_with_metadata(&mut stored)?;
         Ok(Step::Write {
-            write: Write::Update(bytes),
+            write: Write::Update(bytes, layout),
             answer: Updated {
                 obj: stored,
                 takes_revision: true,
@@ -794,8 +843,11 @@ impl TryUpdate for Creating<'_> {
     ) -> Result<Step<Created>, ApiError> {
         let (def, opts) = (self.def, self.opts);
         validate_create(def, &self.name, &mut self.obj, opts)?;
-        // Validated in the request's version, stored in the storage version.
-        let source = if self.generate {
+        // Validated in the request's version, stored in the storage version. A generated name
+        // may be taken, and the next attempt starts from this object again: it comes back
+        // (`take_back`) when the storage form is the same object, else it is copied.
+        let same_form = def.conversion.is_some() || !def.converts();
+        let source = if self.generate && !same_form {
             self.obj.clone()
         } else {
             std::mem::take(&mut self.obj)
@@ -813,7 +865,7 @@ impl TryUpdate for Creating<'_> {
         }
         let (bytes, metadata) = stored_bytes_with_metadata(&mut obj)?;
         Ok(Step::Write {
-            write: Write::Create(bytes.clone()),
+            write: Write::Create(bytes.clone(), metadata),
             answer: Created {
                 obj,
                 bytes,
@@ -825,6 +877,13 @@ impl TryUpdate for Creating<'_> {
                 OnConflict::Fail
             },
         })
+    }
+
+    fn take_back(&mut self, answer: Created) {
+        // Taken by the attempt (`same_form`): the next one starts from it.
+        if self.obj.is_null() {
+            self.obj = answer.obj;
+        }
     }
 
     fn lost(&self, _: Lost) -> ApiError {
@@ -984,9 +1043,9 @@ impl TryUpdate for Deleting<'_> {
                     // No change (already marked) writes nothing, as a no-op update.
                     return Ok(Step::Answer(Deletion::Kept(obj)));
                 }
-                let bytes = stored_bytes(&mut obj)?;
+                let (bytes, layout) = stored_bytes_with_metadata(&mut obj)?;
                 Ok(Step::Write {
-                    write: Write::Update(bytes),
+                    write: Write::Update(bytes, layout),
                     answer: Deletion::Kept(obj),
                     on_conflict: OnConflict::Retry,
                 })

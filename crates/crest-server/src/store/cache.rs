@@ -10,6 +10,7 @@
 //! watches resume and paginated lists read the state at an earlier revision (the current state
 //! with the later changes undone). What is older than the history is read from storage.
 
+use super::own_writes::{Layout, OwnWrites};
 use bytes::Bytes;
 use crest_storage::{EventType, Revision};
 use serde_json::Value;
@@ -38,13 +39,27 @@ impl CachedObject {
         create_revision: Revision,
         mod_revision: Revision,
     ) -> Self {
+        Self::from_stored_with(key, stored, None, create_revision, mod_revision)
+    }
+
+    /// As [`CachedObject::from_stored`], for bytes whose layout is known (this process wrote
+    /// them, see [`super::own_writes`]): the resourceVersion is spliced in without reading them.
+    pub(crate) fn from_stored_with(
+        key: String,
+        stored: &[u8],
+        layout: Option<Layout>,
+        create_revision: Revision,
+        mod_revision: Revision,
+    ) -> Self {
         // A CRD kube-apiserver stored as v1beta1 (before 1.22) is served as v1; CRDs are few, so
         // every one takes the full parse.
         let is_crd = key.starts_with(super::keys::CRD_PREFIX);
-        let fast = if is_crd {
-            None
-        } else {
-            with_resource_version(stored, mod_revision)
+        let fast = match layout {
+            _ if is_crd => None,
+            Some(l) if stored.get(l.metadata_start) == Some(&b'{') => Some(
+                splice_resource_version(stored, l.metadata_start, l.metadata_empty, mod_revision),
+            ),
+            _ => with_resource_version(stored, mod_revision),
         };
         let json = fast
             .or_else(|| {
@@ -196,6 +211,8 @@ pub(crate) struct Cache {
     /// progress notification (the revision may have been reached by writes outside the watched
     /// prefix: another application, or another `--etcd-prefix`, on the same etcd).
     progress_wanted: tokio::sync::Notify,
+    /// The layouts of this process's writes, for the feed (see [`super::own_writes`]).
+    own_writes: OwnWrites,
 }
 
 /// The history no longer holds the changes after the requested revision (they start after
@@ -239,7 +256,13 @@ impl Cache {
             events_tx,
             limits,
             progress_wanted: tokio::sync::Notify::new(),
+            own_writes: OwnWrites::default(),
         })
+    }
+
+    /// The layouts of this process's writes whose events the feed has not applied yet.
+    pub(crate) fn own_writes(&self) -> &OwnWrites {
+        &self.own_writes
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {

@@ -258,7 +258,12 @@ async fn follow(
                 let object = match ev.event_type {
                     // Written through another version: read it as the storage version.
                     crest_storage::EventType::Put => {
-                        Arc::new(read_stored(&ev.kv, schemas.stored_schema(&ev.kv.key)))
+                        let layout = feed.cache.own_writes().take(&ev.kv.key, &ev.kv.value);
+                        Arc::new(read_stored(
+                            &ev.kv,
+                            schemas.stored_schema(&ev.kv.key),
+                            layout,
+                        ))
                     }
                     crest_storage::EventType::Delete => prev.clone().unwrap_or_else(|| {
                         Arc::new(CachedObject::from_stored(ev.kv.key.clone(), b"{}", 0, rev))

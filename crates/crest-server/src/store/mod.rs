@@ -4,6 +4,7 @@
 pub(crate) mod cache;
 pub(crate) mod feed;
 pub(crate) mod keys;
+pub(crate) mod own_writes;
 pub(crate) mod rbac;
 pub(crate) mod reads;
 pub(crate) mod watermark;

@@ -3,6 +3,7 @@
 use crate::api::{Event, EventType, KeyValue, Result, Revision, StorageError};
 use bytes::Bytes;
 use redb::{ReadableTable, TableDefinition};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 pub(super) const KV: TableDefinition<&str, &[u8]> = TableDefinition::new("kv");
 pub(super) const LOG: TableDefinition<i64, &[u8]> = TableDefinition::new("log");
@@ -115,7 +116,83 @@ pub(super) struct StoredValue {
     bytes: Vec<u8>,
 }
 
+/// Which values are worth an LZ4 attempt. Most resources' objects are JSON that compresses by
+/// half, but some do not compress (a large random or already-compressed field: a certificate,
+/// a base64 blob), and an attempt on those costs as much CPU as the rest of the store's write.
+/// So the outcome is kept per resource (the key up to its fourth `/`: `/registry/GROUP/PLURAL/`,
+/// hashed into a few slots): after [`GIVE_UP_AFTER`] values in a row that did not compress, only
+/// every [`PROBE_EVERY`]th is tried, and one that compresses makes every value tried again.
+/// Only what the log stores changes (compressed or not), never a value read back.
+pub(super) struct Compression {
+    slots: [CompressionSlot; SLOTS],
+}
+
+impl Default for Compression {
+    fn default() -> Self {
+        Compression {
+            slots: std::array::from_fn(|_| CompressionSlot::default()),
+        }
+    }
+}
+
+#[derive(Default)]
+struct CompressionSlot {
+    /// Values in a row that did not compress (saturating).
+    misses: AtomicU8,
+    /// Values skipped since the last attempt.
+    skipped: AtomicU8,
+}
+
+const SLOTS: usize = 64;
+const GIVE_UP_AFTER: u8 = 4;
+const PROBE_EVERY: u8 = 16;
+
+impl Compression {
+    fn slot(&self, key: &str) -> &CompressionSlot {
+        let end = key
+            .match_indices('/')
+            .nth(3)
+            .map_or(key.len(), |(i, _)| i + 1);
+        // FNV-1a: a fixed, cheap hash (a few bytes, once per write).
+        let h = key.as_bytes()[..end]
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        &self.slots[(h % SLOTS as u64) as usize]
+    }
+
+    /// The stored form of `value`, written at `key`.
+    pub(super) fn store(&self, key: &str, value: &[u8]) -> StoredValue {
+        if value.len() < COMPRESS_FROM {
+            return StoredValue::plain(value);
+        }
+        let slot = self.slot(key);
+        if slot.misses.load(Ordering::Relaxed) >= GIVE_UP_AFTER {
+            let skipped = slot.skipped.fetch_add(1, Ordering::Relaxed);
+            if skipped.wrapping_add(1) % PROBE_EVERY != 0 {
+                return StoredValue::plain(value);
+            }
+        }
+        let stored = StoredValue::new(value);
+        if stored.compressed {
+            slot.misses.store(0, Ordering::Relaxed);
+        } else {
+            let m = slot.misses.load(Ordering::Relaxed);
+            slot.misses.store(m.saturating_add(1), Ordering::Relaxed);
+        }
+        stored
+    }
+}
+
 impl StoredValue {
+    fn plain(value: &[u8]) -> Self {
+        StoredValue {
+            compressed: false,
+            bytes: value.to_vec(),
+        }
+    }
+
     pub(super) fn new(value: &[u8]) -> Self {
         if value.len() >= COMPRESS_FROM && value.len() <= u32::MAX as usize {
             let mut bytes =
@@ -132,10 +209,7 @@ impl StoredValue {
                 }
             }
         }
-        StoredValue {
-            compressed: false,
-            bytes: value.to_vec(),
-        }
+        StoredValue::plain(value)
     }
 
     pub(super) fn empty() -> Self {
@@ -258,4 +332,73 @@ pub(super) fn event_at(
         },
         prev_kv,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// JSON that LZ4 halves, and bytes it cannot shorten (a xorshift stream of letters).
+    fn compressible() -> Vec<u8> {
+        br#"{"spec":{"a":"xxxxxxxx","b":"xxxxxxxx"}}"#.repeat(20)
+    }
+
+    fn incompressible(seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..2048)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                b'a' + (x % 26) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_resource_whose_values_do_not_compress_is_probed_only_now_and_then() {
+        let c = Compression::default();
+        let key = "/registry/stable.example.com/crontabs/ns/a";
+        let tried = |i: u64| {
+            let v = incompressible(i);
+            let before = c.slot(key).misses.load(Ordering::Relaxed);
+            let stored = c.store(key, &v);
+            assert!(!stored.compressed);
+            assert_eq!(stored.bytes, v, "stored as it is");
+            c.slot(key).misses.load(Ordering::Relaxed) != before || before == u8::MAX
+        };
+        let attempts = (0..200).filter(|&i| tried(i)).count();
+        // GIVE_UP_AFTER attempts, then one in PROBE_EVERY.
+        let expected = usize::from(GIVE_UP_AFTER) + (200 - usize::from(GIVE_UP_AFTER)) / 16;
+        assert!(
+            attempts.abs_diff(expected) <= 1,
+            "{attempts} attempts, expected about {expected}"
+        );
+        // Another resource is not affected (unless it shares the slot).
+        let other = "/registry/apps/deployments/ns/a";
+        if !std::ptr::eq(c.slot(other), c.slot(key)) {
+            assert!(c.store(other, &compressible()).compressed);
+        }
+        // Once a probe compresses, every value of the resource is tried again.
+        let mut compressed = 0;
+        for _ in 0..64 {
+            if c.store(key, &compressible()).compressed {
+                compressed += 1;
+            }
+        }
+        assert!(compressed >= 64 - 16, "{compressed} of 64 compressed");
+        assert_eq!(c.slot(key).misses.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn the_slot_is_the_resource() {
+        let c = Compression::default();
+        assert!(std::ptr::eq(
+            c.slot("/registry/g/p/ns/a"),
+            c.slot("/registry/g/p/other/b")
+        ));
+        // Short keys (no fourth slash) are their own resource.
+        let _ = c.slot("/registry");
+        let _ = c.slot("");
+    }
 }

@@ -199,6 +199,8 @@ struct Shared {
     opts: EmbeddedOptions,
     /// Replay chunks read so far (tells tests the replay streams).
     replay_chunks: AtomicUsize,
+    /// Which resources' values are worth compressing.
+    compression: format::Compression,
 }
 
 impl Shared {
@@ -432,6 +434,7 @@ impl EmbeddedStore {
             next_watch: AtomicU64::new(1),
             opts,
             replay_chunks: AtomicUsize::new(0),
+            compression: Default::default(),
         });
         let (tx, rx) = mpsc::channel::<Submission>();
         let s = shared.clone();
@@ -1306,7 +1309,7 @@ impl Storage for EmbeddedStore {
 
     fn create<'a>(&'a self, key: &'a str, value: Bytes) -> BoxFuture<'a, Result<WriteOutcome>> {
         Box::pin(async move {
-            let stored = StoredValue::new(&value);
+            let stored = self.shared.compression.store(key, &value);
             self.submit(Op::Create {
                 key: key.to_string(),
                 value,
@@ -1323,7 +1326,7 @@ impl Storage for EmbeddedStore {
         value: Bytes,
     ) -> BoxFuture<'a, Result<WriteOutcome>> {
         Box::pin(async move {
-            let stored = StoredValue::new(&value);
+            let stored = self.shared.compression.store(key, &value);
             self.submit(Op::Update {
                 key: key.to_string(),
                 expected,
@@ -1353,7 +1356,7 @@ impl Storage for EmbeddedStore {
             for w in writes {
                 let op = match w {
                     Write::Create { key, value } => Op::Create {
-                        stored: StoredValue::new(&value),
+                        stored: self.shared.compression.store(&key, &value),
                         key,
                         value,
                     },
@@ -1362,7 +1365,7 @@ impl Storage for EmbeddedStore {
                         expected,
                         value,
                     } => Op::Update {
-                        stored: StoredValue::new(&value),
+                        stored: self.shared.compression.store(&key, &value),
                         key,
                         expected,
                         value,

@@ -1,6 +1,7 @@
 //! The storage schema of a custom resource, which objects read from storage are read through.
 
 use crate::store::cache::CachedObject;
+use crate::store::own_writes::Layout;
 use crest_apiextensions::customresource::CrSchema;
 use std::sync::Arc;
 
@@ -23,13 +24,16 @@ pub(crate) trait StoredSchemas: Send + Sync {
 
 /// A stored key-value as the cache holds it: served bytes, read as the storage version when
 /// the object may have been written through another version (`stored` is its resource's).
+/// `layout`: where the bytes' metadata starts, when this process wrote them.
 pub(crate) fn read_stored(
     kv: &crest_storage::KeyValue,
     stored: Option<&StoredSchema>,
+    layout: Option<Layout>,
 ) -> CachedObject {
-    let o = CachedObject::from_stored(
+    let o = CachedObject::from_stored_with(
         kv.key.clone(),
         &kv.value,
+        layout,
         kv.create_revision,
         kv.mod_revision,
     );

@@ -261,7 +261,7 @@ impl WatchChanges {
     fn storage_event(&self, ev: crest_storage::Event) -> Arc<CacheEvent> {
         let stored = self.stored.as_ref();
         let rev = ev.kv.mod_revision;
-        let read = |kv: &crest_storage::KeyValue| Arc::new(read_stored(kv, stored));
+        let read = |kv: &crest_storage::KeyValue| Arc::new(read_stored(kv, stored, None));
         let prev = ev.prev_kv.as_ref().map(read);
         let object = match ev.event_type {
             EventType::Put => read(&ev.kv),

@@ -237,14 +237,10 @@ pub async fn start_with(
         revision,
         shutdown.subscribe(),
     )));
-    controllers::namespace::ensure_default_namespaces(&registry)
+    controllers::rbacbootstrap::ensure_bootstrap(&registry)
         .await
         .map_err(io_err)?;
-    phases.end("namespaces");
-    controllers::rbacbootstrap::ensure_bootstrap_policy(&registry)
-        .await
-        .map_err(io_err)?;
-    phases.end("rbac_bootstrap");
+    phases.end("bootstrap");
     let Security { tls, authenticator } = security.await?;
     phases.end("security_wait");
 

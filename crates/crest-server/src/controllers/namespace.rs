@@ -8,15 +8,16 @@ use crest_api::meta;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-pub(crate) async fn ensure_default_namespaces(
+/// The creates of the default namespaces that are missing, to be issued together with the
+/// bootstrap policy's writes (see [`super::rbacbootstrap::ensure_bootstrap`]).
+pub(crate) fn default_namespace_creates(
     registry: &Registry,
-) -> Result<(), crest_api::ApiError> {
+) -> Vec<impl std::future::Future<Output = Result<(), crest_api::ApiError>> + '_> {
     let res = registry.resources();
     let Some(def) = res.lookup("", "v1", "namespaces") else {
-        return Ok(());
+        return vec![];
     };
-    // Issued together and sent as one batch: the embedded store commits them with one sync.
-    let creates = ["default", "kube-system", "kube-public", "kube-node-lease"]
+    DEFAULT_NAMESPACES
         .into_iter()
         .filter(|name| registry.reads().get(&def.key(None, name)).is_none())
         .map(|name| {
@@ -32,13 +33,13 @@ pub(crate) async fn ensure_default_namespaces(
                     _ => Ok(()),
                 }
             }
-        });
-    registry
-        .batched(futures::future::join_all(creates))
-        .await
-        .into_iter()
+        })
         .collect()
 }
+
+/// The namespaces every cluster has (kube-apiserver's system namespaces controller).
+pub(crate) const DEFAULT_NAMESPACES: [&str; 4] =
+    ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// The namespace controller's finalizer token in `spec.finalizers`.
 const NAMESPACE_FINALIZER: &str = "kubernetes";

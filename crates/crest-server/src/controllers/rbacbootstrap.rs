@@ -5,10 +5,10 @@
 //! rules, subjects, labels and annotations added, objects annotated
 //! `rbac.authorization.kubernetes.io/autoupdate: "false"` left alone).
 //!
-//! The writes of all four kinds are issued together (the default namespaces exist by then) and
-//! sent to the store as one batch (`Registry::batched`), which the embedded
-//! store commits with one sync: a first start stays within milliseconds, a restart with nothing
-//! to change writes nothing.
+//! The writes of all four kinds are issued together with the creates of the default namespaces
+//! and sent to the store as one batch (`Registry::batched`), which the embedded store commits
+//! with one sync: a first start stays within milliseconds, a restart with nothing to change
+//! writes nothing.
 
 use crate::controllers::managers::KUBE_APISERVER;
 use crate::registry::resources::ResourceDef;
@@ -22,9 +22,11 @@ const GROUP: &str = "rbac.authorization.k8s.io";
 /// A bootstrap kind: its resource, its expected objects, and whether it is a binding.
 type BootstrapKind = (&'static str, fn() -> Vec<Value>, bool);
 
-/// Reconciles the bootstrap policy with the store. Does nothing while the RBAC kinds are not
-/// served (only the kinds before the first one that is not).
-pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), ApiError> {
+/// The default namespaces and the bootstrap policy: the missing namespaces are created and the
+/// policy reconciled with the store, all issued together and sent as one batch (one commit, so
+/// a Role in `kube-system` is stored with the namespace or not at all). Policy kinds are only
+/// reconciled while they are served (the kinds before the first one that is not).
+pub(crate) async fn ensure_bootstrap(registry: &Registry) -> Result<(), ApiError> {
     let kinds: [BootstrapKind; 4] = [
         ("clusterroles", crest_rbac::bootstrap_cluster_roles, false),
         (
@@ -35,9 +37,6 @@ pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), A
         ("roles", crest_rbac::bootstrap_roles, false),
         ("rolebindings", crest_rbac::bootstrap_role_bindings, true),
     ];
-    // The default namespaces just written are in the cache: each write below reaches the store
-    // without waiting, so they all go in the batch.
-    registry.sync_own().await?;
     let resources = registry.resources();
     let mut writes = vec![];
     for (plural, expected, binding) in kinds {
@@ -50,14 +49,17 @@ pub(crate) async fn ensure_bootstrap_policy(registry: &Registry) -> Result<(), A
                 .map(move |obj| (def.clone(), obj, binding)),
         );
     }
-    let writes = writes.into_iter().map(|(def, obj, binding)| async move {
+    let policy = writes.into_iter().map(|(def, obj, binding)| async move {
         reconcile_one(registry, &def, obj, binding).await
     });
-    registry
-        .batched(futures::future::join_all(writes))
-        .await
-        .into_iter()
-        .collect()
+    let namespaces = super::namespace::default_namespace_creates(registry);
+    let (namespaces, policy) = registry
+        .batched(futures::future::join(
+            futures::future::join_all(namespaces),
+            futures::future::join_all(policy),
+        ))
+        .await;
+    namespaces.into_iter().chain(policy).collect()
 }
 
 async fn reconcile_one(
@@ -80,7 +82,9 @@ async fn reconcile_one(
     } else {
         reconcile_role(existing.as_ref(), &expected)
     };
-    let opts = WriteOptions::by(KUBE_APISERVER);
+    let mut opts = WriteOptions::by(KUBE_APISERVER);
+    // The default namespaces are created in the same commit (see `ensure_bootstrap`).
+    opts.namespace_in_batch = ns.is_some_and(|n| super::namespace::DEFAULT_NAMESPACES.contains(&n));
     let result = match plan {
         Reconcile::None => return Ok(()),
         Reconcile::Protected => {

@@ -109,6 +109,9 @@ pub(crate) struct WriteOptions {
     /// The requesting user, for the checks a strategy makes beyond the request's own
     /// authorization (RBAC's escalation prevention); `None` for the server's own writes.
     pub user: Option<Arc<crest_auth::cache::Authenticated>>,
+    /// The object's namespace is created in the same batch (one commit: the server's own
+    /// bootstrap): namespace lifecycle admission does not ask for it in the cache.
+    pub namespace_in_batch: bool,
 }
 
 impl WriteOptions {
@@ -129,6 +132,7 @@ impl WriteOptions {
             manager: None,
             managed_subresource: None,
             user: None,
+            namespace_in_batch: false,
         }
     }
 
@@ -220,9 +224,6 @@ fn to_bytes(obj: &Value) -> Result<Bytes, ApiError> {
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
-/// The stored form: no resourceVersion (the store's mod revision is the resourceVersion).
-/// Removes the resourceVersion in place (callers set the new one after the write).
-
 /// A `None` conversion that only changes `apiVersion` (the served version's schema neither
 /// prunes nor defaults), done on the stored bytes: they start with the storage version's
 /// `apiVersion` (serde_json writes keys in order), which is replaced, without parsing the
@@ -243,8 +244,10 @@ fn apiversion_only(def: &ResourceDef, json: &[u8]) -> Option<Bytes> {
     Some(Bytes::from(out))
 }
 
-/// The stored form plus where its top-level `metadata` object starts and whether it is empty,
-/// so the served form can be made by splicing in the resourceVersion instead of encoding twice.
+/// The stored form (no resourceVersion: it is removed from `obj`, the store's mod revision is
+/// the resourceVersion) plus where its top-level `metadata` object starts and whether it is
+/// empty, so the served form can be made by splicing in the resourceVersion instead of encoding
+/// twice (the response, and the cache's copy: `store::own_writes`).
 /// The bytes equal `serde_json::to_vec` of the same object (maps are key-ordered either way).
 fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<Layout>), ApiError> {
     meta::remove(obj, "resourceVersion");
@@ -808,10 +811,13 @@ mod tests {
                 bytes.as_ref(),
                 serde_json::to_vec(&o).expect("json").as_slice()
             );
-            let (start, empty) = md.expect("metadata");
-            let served: Value =
-                serde_json::from_slice(&cache::splice_resource_version(&bytes, start, empty, 42))
-                    .expect("served json");
+            let l = md.expect("metadata");
+            let spliced =
+                cache::splice_resource_version(&bytes, l.metadata_start, l.metadata_empty, 42);
+            let served: Value = serde_json::from_slice(&spliced).expect("served json");
+            // What the feed makes of this write's event from the layout, without reading it.
+            let fed = CachedObject::from_stored_with("/registry/x".into(), &bytes, md, 1, 42);
+            assert_eq!(fed.json.as_ref(), spliced.as_slice());
             let mut expected = o.clone();
             meta::set(&mut expected, "resourceVersion", "42");
             assert_eq!(served, expected);

@@ -258,12 +258,16 @@ impl Registry {
         def: &ResourceDef,
         ns: Option<&str>,
         name: &str,
+        opts: &WriteOptions,
     ) -> Result<(), ApiError> {
         if !def.api.namespaced {
             return Ok(());
         }
         let ns = ns.unwrap_or_default();
         let Some(nsobj) = self.cache.get(&format!("{NAMESPACE_PREFIX}{ns}")) else {
+            if opts.namespace_in_batch {
+                return Ok(());
+            }
             return Err(ApiError::not_found(
                 &GroupResource::new("", "namespaces"),
                 ns,
@@ -322,7 +326,7 @@ impl Registry {
         let fresh = self.fresh(def);
         let def = fresh.as_deref().unwrap_or(def);
         refuse_create_while_terminating(def)?;
-        self.admit_namespace(def, ns, meta::name(&obj))?;
+        self.admit_namespace(def, ns, meta::name(&obj), opts)?;
         let obj = self.prepare_create(def, ns, obj, opts).await?;
         let creating = Creating::new(self, def, ns, opts, obj);
         let retries = creating.retries();

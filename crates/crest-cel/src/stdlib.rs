@@ -327,11 +327,12 @@ fn compare(name: &str, a: &Value, b: &Value) -> R {
     }))
 }
 
-/// The order of two values for `<`, `<=`, `>` and `>=` (cel-go's `Compare`): numbers of the
-/// three kinds compared exactly (as cel-go's `compareIntDouble` and friends do with big
-/// floats), others within their kind. A NaN has no order: an error of its own ("NaN values
-/// cannot be ordered") when it is the left operand or both are numbers; other mismatches have
-/// no overload for operator `name`.
+/// The order of two values for `<`, `<=`, `>` and `>=` (cel-go's `Compare`): numbers across
+/// the three kinds as cel-go's `compareIntDouble` and friends do (int against uint exactly; a
+/// double against an int or uint after range checks, with the integer rounded to a double; see
+/// [`Value::compare`]), others within their kind. A NaN has no order: an error of its own
+/// ("NaN values cannot be ordered") when it is the left operand or both are numbers; other
+/// mismatches have no overload for operator `name`.
 pub fn ordering(name: &str, a: &Value, b: &Value) -> Result<Ordering, EvalError> {
     if let Some(o) = a.compare(b) {
         return Ok(o);

@@ -381,7 +381,9 @@ impl Value {
         }
     }
 
-    /// CEL equality (heterogeneous numeric equality; values of different kinds are unequal).
+    /// CEL equality: heterogeneous across int, uint and double (equal when cel-go's numeric
+    /// comparison, see `numeric_cmp`, finds them equal; NaN equals nothing); values of other
+    /// different kinds are unequal.
     pub fn equals(&self, other: &Value) -> bool {
         use Value::*;
         match (self, other) {
@@ -417,7 +419,9 @@ impl Value {
         }
     }
 
-    /// CEL ordering for `<` and friends; None when the kinds are not comparable.
+    /// CEL ordering for `<` and friends; None when the kinds are not comparable or a NaN is
+    /// involved. Numbers order across int, uint and double as cel-go's `compare.go` does (see
+    /// `numeric_cmp`).
     pub fn compare(&self, other: &Value) -> Option<Ordering> {
         use Value::*;
         match (self, other) {
@@ -432,62 +436,77 @@ impl Value {
     }
 }
 
-/// Compares numbers of any of the three numeric kinds exactly, as current cel-go does
-/// (`common/types/compare.go`: a double outside the other kind's range is beyond every value of
-/// it, else the two are compared as big floats, so 2^63 as a double is above the largest int and
-/// 2^53 + 1 is above 2^53 as a double); -0.0 equals 0. NaN is unordered (and unequal).
+/// Orders numbers of the three numeric kinds as cel-go does (`common/types/compare.go`, used by
+/// `Int`/`Uint`/`Double`'s `Compare` and `Equal`), which is also what `==` and `!=` use:
+///
+/// * int against uint is exact (a negative int is below every uint);
+/// * a double against an int or uint is not exact: a double below the other kind's range
+///   (`< -2^63` for an int, `< 0` for a uint) is below it, one above its range (`> 2^63`, resp.
+///   `> 2^64`, the limits `i64::MAX`/`u64::MAX` rounded to doubles) is above it, and otherwise
+///   the integer is rounded to the nearest double and the two doubles are compared. So the
+///   largest int equals 2^63 as a double, 2^53 + 1 equals 2^53 as a double, and the largest
+///   uint equals 2^64 as a double (the conformance suite's "lossy" cases).
+///
+/// -0.0 equals 0. NaN is unordered (None), hence unequal to everything; callers turn an
+/// unordered NaN into cel-go's "NaN values cannot be ordered". Because the int/double and
+/// uint/double comparisons round, equality across kinds is not transitive at the extremes
+/// (`9223372036854775807 == 2^63.0 == 9223372036854775808u`, yet the int is below the uint).
 fn numeric_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     use Value::*;
     match (a, b) {
         (Int(x), Int(y)) => Some(x.cmp(y)),
         (Uint(x), Uint(y)) => Some(x.cmp(y)),
         (Double(x), Double(y)) => x.partial_cmp(y),
-        (Int(x), Uint(y)) => Some(if *x < 0 {
-            Ordering::Less
-        } else {
-            (*x as u64).cmp(y)
-        }),
-        (Uint(_), Int(_)) => numeric_cmp(b, a).map(Ordering::reverse),
-        (Int(x), Double(y)) => cmp_i64_f64(*x, *y),
-        (Double(_), Int(_)) => numeric_cmp(b, a).map(Ordering::reverse),
-        (Uint(x), Double(y)) => cmp_u64_f64(*x, *y),
-        (Double(_), Uint(_)) => numeric_cmp(b, a).map(Ordering::reverse),
+        (Int(x), Uint(y)) => Some(cmp_i64_u64(*x, *y)),
+        (Uint(x), Int(y)) => Some(cmp_i64_u64(*y, *x).reverse()),
+        (Double(x), Int(y)) => cmp_f64_i64(*x, *y),
+        (Int(x), Double(y)) => cmp_f64_i64(*y, *x).map(Ordering::reverse),
+        (Double(x), Uint(y)) => cmp_f64_u64(*x, *y),
+        (Uint(x), Double(y)) => cmp_f64_u64(*y, *x).map(Ordering::reverse),
         _ => None,
     }
 }
 
-fn cmp_i64_f64(x: i64, y: f64) -> Option<Ordering> {
-    if y.is_nan() {
-        return None;
-    }
-    if y < -9.223_372_036_854_776e18 {
-        return Some(Ordering::Greater);
-    }
-    if y >= 9.223_372_036_854_776e18 {
-        return Some(Ordering::Less);
-    }
-    // y is in i64 range: compare the integer parts, then the fraction.
-    let t = y.trunc() as i64;
-    match x.cmp(&t) {
-        Ordering::Equal => 0.0f64.partial_cmp(&y.fract()),
-        o => Some(o),
+/// `-2^63`, exact as a double.
+const I64_MIN_F64: f64 = i64::MIN as f64;
+/// `i64::MAX` rounded to the nearest double: 2^63 (as Go converts `math.MaxInt64`).
+const I64_MAX_F64: f64 = i64::MAX as f64;
+/// `u64::MAX` rounded to the nearest double: 2^64 (as Go converts `math.MaxUint64`).
+const U64_MAX_F64: f64 = u64::MAX as f64;
+
+/// An int against a uint, exactly.
+fn cmp_i64_u64(x: i64, y: u64) -> Ordering {
+    match u64::try_from(x) {
+        Ok(x) => x.cmp(&y),
+        Err(_) => Ordering::Less,
     }
 }
 
-fn cmp_u64_f64(x: u64, y: f64) -> Option<Ordering> {
-    if y.is_nan() {
-        return None;
+/// A double against an int (cel-go's `compareDoubleInt`): range checks, then the int rounded
+/// to a double. None for NaN.
+fn cmp_f64_i64(d: f64, i: i64) -> Option<Ordering> {
+    if d.is_nan() {
+        None
+    } else if d < I64_MIN_F64 {
+        Some(Ordering::Less)
+    } else if d > I64_MAX_F64 {
+        Some(Ordering::Greater)
+    } else {
+        d.partial_cmp(&(i as f64))
     }
-    if y < 0.0 {
-        return Some(Ordering::Greater);
-    }
-    if y >= 1.844_674_407_370_955_2e19 {
-        return Some(Ordering::Less);
-    }
-    let t = y.trunc() as u64;
-    match x.cmp(&t) {
-        Ordering::Equal => 0.0f64.partial_cmp(&y.fract()),
-        o => Some(o),
+}
+
+/// A double against a uint (cel-go's `compareDoubleUint`): range checks, then the uint rounded
+/// to a double. None for NaN.
+fn cmp_f64_u64(d: f64, u: u64) -> Option<Ordering> {
+    if d.is_nan() {
+        None
+    } else if d < 0.0 {
+        Some(Ordering::Less)
+    } else if d > U64_MAX_F64 {
+        Some(Ordering::Greater)
+    } else {
+        d.partial_cmp(&(u as f64))
     }
 }
 

@@ -60,6 +60,10 @@ pub struct Config {
     /// How long a request that is not long-running (not a watch) may take, reading its body
     /// included, before it is answered 504 (kube-apiserver's `--request-timeout`, 60 s).
     pub request_timeout: Duration,
+    /// A watch without `timeoutSeconds` (or with 0) ends after a random time between this and
+    /// twice this (kube-apiserver's `--min-request-timeout`, 1800 s), spreading re-lists out;
+    /// zero: never.
+    pub min_request_timeout: Duration,
     /// Connection timeouts and HTTP/2 limits (kube-apiserver's by default).
     pub connections: ConnectionLimits,
 }
@@ -75,6 +79,7 @@ impl Default for Config {
             authenticator: None,
             leader_election: None,
             request_timeout: Duration::from_secs(60),
+            min_request_timeout: Duration::from_secs(1800),
             connections: ConnectionLimits::default(),
         }
     }
@@ -262,6 +267,7 @@ pub async fn start_with(
         shutdown,
         authn: authenticator.map(authn::Authn::new),
         request_timeout: config.request_timeout,
+        min_request_timeout: config.min_request_timeout,
     });
     // The controllers: on every start with a store of its own; under leader election when
     // replicas share one (exactly one replica runs them at a time).

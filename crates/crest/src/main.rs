@@ -83,6 +83,11 @@ enum Command {
         /// `?timeout=` can only shorten it.
         #[arg(long, default_value = "1m0s", value_parser = parse_go_duration)]
         request_timeout: Duration,
+        /// The minimum number of seconds a handler must keep a request open before timing it
+        /// out (kube-apiserver's flag): a watch without timeoutSeconds ends after a random time
+        /// between this and twice this, to spread out the re-lists; 0: never.
+        #[arg(long, default_value_t = 1800)]
+        min_request_timeout: u64,
         #[command(flatten)]
         etcd: EtcdFlags,
         #[command(flatten)]
@@ -300,6 +305,7 @@ struct ServeOptions {
     anonymous_auth: bool,
     pki_dir: Option<PathBuf>,
     request_timeout: Duration,
+    min_request_timeout: Duration,
     etcd: EtcdFlags,
     connections: ConnectionFlags,
     store: StoreFlags,
@@ -329,6 +335,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         anonymous_auth,
         pki_dir,
         request_timeout,
+        min_request_timeout,
         etcd,
         connections,
         store,
@@ -412,6 +419,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         authenticator: None,
         leader_election,
         request_timeout,
+        min_request_timeout,
         connections: connections.limits(),
     };
     // What the kubeconfig needs of the pki dir (and how long preparing it took), once
@@ -647,6 +655,7 @@ fn main() -> std::process::ExitCode {
             anonymous_auth,
             pki_dir,
             request_timeout,
+            min_request_timeout,
             etcd,
             connections,
             store,
@@ -661,6 +670,7 @@ fn main() -> std::process::ExitCode {
             anonymous_auth,
             pki_dir,
             request_timeout,
+            min_request_timeout: Duration::from_secs(min_request_timeout),
             etcd,
             connections,
             store,

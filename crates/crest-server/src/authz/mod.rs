@@ -55,7 +55,7 @@ fn valid_path_segment(name: &str) -> bool {
 }
 
 /// The name a `fieldSelector` pins with `metadata.name=` / `==` (`RequiresExactMatch`).
-fn selected_name(field_selector: &str) -> Option<String> {
+pub(crate) fn selected_name(field_selector: &str) -> Option<String> {
     field_selector.split(',').find_map(|term| {
         let (k, v) = term
             .split_once("==")

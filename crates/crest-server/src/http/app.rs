@@ -32,4 +32,6 @@ pub(crate) struct App {
     pub authn: Option<crate::authn::Authn>,
     /// How long a request that is not long-running may take (`--request-timeout`).
     pub request_timeout: std::time::Duration,
+    /// See [`crate::Config::min_request_timeout`].
+    pub min_request_timeout: std::time::Duration,
 }

@@ -73,6 +73,20 @@ pub(crate) async fn resource(
     Ok(resp)
 }
 
+/// The query of a watch of the object `name` by the deprecated `watch/` path: its field
+/// selector is `metadata.name=NAME`; one the client gave must select that name.
+fn watch_named(query: &Query, name: &str) -> Result<Query, ApiError> {
+    match query.get("fieldSelector").filter(|f| !f.is_empty()) {
+        Some(f) if crate::authz::selected_name(f).as_deref() != Some(name) => Err(
+            ApiError::bad_request("fieldSelector metadata.name doesn't match requested name"),
+        ),
+        Some(_) => Ok(query.clone()),
+        None => Ok(query
+            .clone()
+            .with("fieldSelector", format!("metadata.name={name}"))),
+    }
+}
+
 async fn handle(
     app: Arc<App>,
     req: Request<Incoming>,
@@ -101,6 +115,9 @@ async fn handle(
             }
             return Err(ApiError::path_not_found());
         }
+    }
+    if rp.watch && (req.method() != Method::GET || rp.subresource.is_some()) {
+        return Err(ApiError::path_not_found());
     }
     let method = req.method().clone();
     let read_caps = Capabilities {
@@ -132,6 +149,16 @@ async fn handle(
         user_agent,
         user,
     };
+    if rp.watch {
+        // The deprecated `watch/` paths, as upstream's ListResource with forceWatch: a watch of
+        // the list, or of the one object named (a field selector on metadata.name).
+        let query = match rp.name.as_deref() {
+            Some(name) => watch_named(query, name)?,
+            None => query.clone(),
+        };
+        let out = negotiate(accept, read_caps)?;
+        return watch::serve(app, def, ns.map(str::to_string), &query, out).await;
+    }
     match (&method, rp.name.as_deref()) {
         (&Method::GET, Some(name)) => {
             let out = negotiate(accept, read_caps)?;

@@ -9,6 +9,9 @@ pub(crate) struct ResourcePath {
     pub resource: String,
     pub name: Option<String>,
     pub subresource: Option<String>,
+    /// Under the deprecated `watch/` prefix (`/api/v1/watch/namespaces/NS/configmaps[/NAME]`),
+    /// which upstream still serves in 1.32 as a watch of the list (of the one object named).
+    pub watch: bool,
 }
 
 /// A parsed API path.
@@ -53,6 +56,11 @@ pub(crate) fn parse_api_path(path: &str) -> Option<ApiPath> {
     if rest.is_empty() {
         return Some(ApiPath::GroupVersion { group, version });
     }
+    let watch = rest[0] == "watch";
+    let rest = if watch { &rest[1..] } else { rest };
+    if rest.is_empty() {
+        return None;
+    }
     let is_namespace_sub = |p: &[String]| p.len() == 3 && (p[2] == "status" || p[2] == "finalize");
     let (namespace, rest) = if rest[0] == "namespaces" && rest.len() >= 3 && !is_namespace_sub(rest)
     {
@@ -70,6 +78,7 @@ pub(crate) fn parse_api_path(path: &str) -> Option<ApiPath> {
         resource: rest[0].clone(),
         name: rest.get(1).cloned(),
         subresource: rest.get(2).cloned(),
+        watch,
     }))
 }
 

@@ -404,17 +404,21 @@ impl Watcher {
     }
 }
 
-/// Parses a timeoutSeconds value (kube-apiserver caps nothing here; clients send small values).
-fn timeout(query: &Query) -> Result<Option<Duration>, ApiError> {
-    match query.get("timeoutSeconds") {
-        None | Some("") => Ok(None),
-        Some(t) => t
-            .parse::<u64>()
-            .map(|s| Some(Duration::from_secs(s)))
-            .map_err(|_| {
-                ApiError::bad_request(format!("strconv.ParseInt: parsing {t:?}: invalid syntax"))
-            }),
-    }
+/// How long a watch lasts: its `timeoutSeconds` (kube-apiserver caps nothing here); without
+/// one, or with 0, a random time in [`min`, 2 x `min`) as upstream's ListResource picks it
+/// (`--min-request-timeout`), or forever when `min` is zero.
+fn timeout(query: &Query, min: Duration) -> Result<Option<Duration>, ApiError> {
+    let given = match query.get("timeoutSeconds") {
+        None | Some("") => 0,
+        Some(t) => t.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("strconv.ParseInt: parsing {t:?}: invalid syntax"))
+        })?,
+    };
+    Ok(match given {
+        0 if min.is_zero() => None,
+        0 => Some(min.mul_f64(1.0 + rand::random::<f64>())),
+        s => Some(Duration::from_secs(s)),
+    })
 }
 
 pub(crate) async fn serve(
@@ -430,7 +434,7 @@ pub(crate) async fn serve(
     options.validate(true)?;
     let include = IncludeObject::parse(query.get("includeObject"))?;
     let bookmarks = query.bool("allowWatchBookmarks")?;
-    let timeout = timeout(query)?;
+    let timeout = timeout(query, app.min_request_timeout)?;
     let send_initial = match query.get("sendInitialEvents") {
         None => None,
         Some(_) => Some(query.bool("sendInitialEvents")?),

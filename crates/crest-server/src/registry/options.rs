@@ -38,6 +38,12 @@ impl Query {
         }
     }
 
+    /// The query with `key` set to `value` alone.
+    pub(crate) fn with(mut self, key: &str, value: String) -> Self {
+        self.values.insert(key.to_string(), vec![value]);
+        self
+    }
+
     pub(crate) fn parse(q: Option<&str>) -> Self {
         let mut values: HashMap<String, Vec<String>> = HashMap::new();
         if let Some(q) = q {

@@ -79,6 +79,13 @@ fn method_verb(method: &http::Method) -> Cow<'static, str> {
     }
 }
 
+/// The segments of a path, as upstream's `splitPath`: trimmed of `/` at both ends, none for an
+/// empty path.
+fn split_path(path: &str) -> impl Iterator<Item = &str> {
+    let trimmed = path.trim_matches('/');
+    trimmed.split('/').filter(move |_| !trimmed.is_empty())
+}
+
 /// `RequestInfoFactory.NewRequestInfo` for the `/api` and `/apis` prefixes.
 pub(crate) fn request_info<'a>(
     method: &http::Method,
@@ -90,15 +97,13 @@ pub(crate) fn request_info<'a>(
         path,
         ..Default::default()
     };
-    let trimmed = path.trim_matches('/');
-    let parts: Vec<Cow<'a, str>> = if trimmed.is_empty() {
-        vec![]
-    } else {
-        trimmed
-            .split('/')
-            .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy())
-            .collect()
-    };
+    // Split as upstream's splitPath splits `req.URL.Path`: the decoded path, so an escaped `/`
+    // (`%2F`) inside a segment separates segments too.
+    let parts: Vec<Cow<'a, str>> =
+        match percent_encoding::percent_decode_str(path).decode_utf8_lossy() {
+            Cow::Borrowed(p) => split_path(p).map(Cow::Borrowed).collect(),
+            Cow::Owned(p) => split_path(&p).map(|s| Cow::Owned(s.to_string())).collect(),
+        };
     if parts.len() < 3 {
         return info;
     }

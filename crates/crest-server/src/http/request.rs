@@ -31,16 +31,13 @@ pub(crate) enum ApiPath {
     Resource(ResourcePath),
 }
 
-fn decode_segment(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
-/// Parses `/api/...` and `/apis/...` paths; `None` for anything else.
+/// Parses `/api/...` and `/apis/...` paths; `None` for anything else. The path is decoded
+/// before it is split, as upstream's RequestInfo splits `req.URL.Path` (an escaped `/` inside a
+/// segment separates segments too), so routing sees what authorization saw.
 pub(crate) fn parse_api_path(path: &str) -> Option<ApiPath> {
-    let trimmed = path.trim_end_matches('/');
-    let parts: Vec<String> = trimmed.split('/').skip(1).map(decode_segment).collect();
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    let trimmed = decoded.trim_end_matches('/');
+    let parts: Vec<String> = trimmed.split('/').skip(1).map(str::to_string).collect();
     let (group, version, rest) = match parts.first().map(String::as_str) {
         Some("api") => match parts.len() {
             1 => return Some(ApiPath::Root { core: true }),

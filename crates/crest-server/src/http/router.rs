@@ -248,7 +248,13 @@ async fn serve_request(
                 Ok(()) => None,
                 Err(Ok(e)) => Some(e),
                 Err(Err(internal)) => {
-                    let uri = req.uri().to_string();
+                    // Go's `RequestURI`: the path and query as sent, never scheme and host
+                    // (which an HTTP/2 request's URI carries).
+                    let uri = req
+                        .uri()
+                        .path_and_query()
+                        .map_or("/", |p| p.as_str())
+                        .to_string();
                     return Ok(plain(
                         StatusCode::INTERNAL_SERVER_ERROR,
                         internal.body(&uri),

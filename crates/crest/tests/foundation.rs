@@ -77,3 +77,88 @@ fn conflicting_crd_names_are_not_accepted_or_served() {
     s.apply_yaml(MY_CRONTAB);
     s.kubectl_ok(&["get", "ct", "my-new-cron-object"]);
 }
+
+/// Issue 28 item 5: every resource of the discovery lists carries its storageVersionHash
+/// (`discovery.StorageVersionHash` of its storage version and kind; subresources none), and a
+/// built-in's verbs come sorted as upstream's installer sorts them while a custom resource's
+/// keep apiextensions' order. The expected hashes are those a kube-apiserver serves.
+#[tokio::test]
+async fn discovery_entries_carry_storage_version_hashes_and_upstreams_verb_order() {
+    let s = Server::start();
+    s.install_crd(CRONTAB_CRD);
+    let find = |list: &serde_json::Value, name: &str| -> serde_json::Value {
+        list["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {list}"))
+            .clone()
+    };
+    let get = |path: &'static str| {
+        let s = &s;
+        async move {
+            let (code, _, body) = s.http("GET", path, &[], None).await;
+            assert_eq!(code, 200, "{path}");
+            serde_json::from_slice::<serde_json::Value>(&body).expect("json")
+        }
+    };
+    let core = get("/api/v1").await;
+    for (name, hash) in [
+        ("configmaps", "qFsyl6wFWjQ="),
+        ("namespaces", "Q3oi5N2YM8M="),
+        ("secrets", "S6u1pOWzb84="),
+        ("serviceaccounts", "pbx9ZvyFpBE="),
+        ("events", "r2yiGXH7wu8="),
+    ] {
+        assert_eq!(find(&core, name)["storageVersionHash"], hash, "{name}");
+    }
+    assert!(find(&core, "namespaces/status")
+        .get("storageVersionHash")
+        .is_none());
+    assert_eq!(
+        find(&core, "configmaps")["verbs"],
+        serde_json::json!([
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch"
+        ])
+    );
+    // events.k8s.io's Events are stored as the core ones.
+    let events = get("/apis/events.k8s.io/v1").await;
+    assert_eq!(
+        find(&events, "events")["storageVersionHash"],
+        "r2yiGXH7wu8="
+    );
+    let rbac = get("/apis/rbac.authorization.k8s.io/v1").await;
+    assert_eq!(
+        find(&rbac, "clusterroles")["storageVersionHash"],
+        "bYE5ZWDrJ44="
+    );
+    let crds = get("/apis/apiextensions.k8s.io/v1").await;
+    assert_eq!(
+        find(&crds, "customresourcedefinitions")["storageVersionHash"],
+        "M5uH+AlWATY="
+    );
+    let ct = get("/apis/stable.example.com/v1").await;
+    let crontabs = find(&ct, "crontabs");
+    assert_eq!(crontabs["storageVersionHash"], "EdX2FP+L0js=");
+    assert_eq!(
+        crontabs["verbs"],
+        serde_json::json!([
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch"
+        ])
+    );
+}

@@ -26,6 +26,31 @@ fn ordered_verbs(verbs: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// A resource's verbs as discovery lists them: a custom resource's in apiextensions' fixed
+/// order, a built-in's sorted (upstream's installer sorts them).
+fn discovery_verbs(def: &ResourceDef) -> Vec<String> {
+    let mut verbs = ordered_verbs(&def.api.verbs);
+    if def.crd_name.is_none() {
+        verbs.sort();
+    }
+    verbs
+}
+
+/// `discovery.StorageVersionHash` of the resource's storage version and kind: the first 8
+/// bytes of the SHA-256 of `group/version/kind`, in standard base64. Storage-migration tools
+/// compare it to learn that the storage version changed.
+fn storage_version_hash(def: &ResourceDef) -> String {
+    use base64::Engine as _;
+    let gv = &def.storage_api_version;
+    let gvk = if gv.contains('/') {
+        format!("{gv}/{}", def.api.kind)
+    } else {
+        format!("/{gv}/{}", def.api.kind)
+    };
+    let digest = ring::digest::digest(&ring::digest::SHA256, gvk.as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
+}
+
 fn subresource_verbs(sub: &str) -> Vec<&'static str> {
     match sub {
         "finalize" => vec!["update"],
@@ -111,7 +136,8 @@ pub(crate) fn api_resource_list(res: &Resources, gv: &GroupVersion) -> Option<Va
         r.insert("singularName".into(), a.singular.clone().into());
         r.insert("namespaced".into(), a.namespaced.into());
         r.insert("kind".into(), a.kind.clone().into());
-        r.insert("verbs".into(), json!(ordered_verbs(&a.verbs)));
+        r.insert("verbs".into(), json!(discovery_verbs(d)));
+        r.insert("storageVersionHash".into(), storage_version_hash(d).into());
         if !a.short_names.is_empty() {
             r.insert("shortNames".into(), json!(a.short_names));
         }
@@ -178,7 +204,7 @@ fn aggregated_resource(d: &Arc<ResourceDef>) -> Value {
         .into(),
     );
     r.insert("singularResource".into(), a.singular.clone().into());
-    r.insert("verbs".into(), json!(ordered_verbs(&a.verbs)));
+    r.insert("verbs".into(), json!(discovery_verbs(d)));
     if !a.short_names.is_empty() {
         r.insert("shortNames".into(), json!(a.short_names));
     }

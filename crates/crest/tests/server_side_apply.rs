@@ -492,3 +492,80 @@ async fn events_record_managed_fields_in_the_request_version() {
     assert!(r["fieldsV1"].get("f:message").is_none(), "{v}");
     s.stop();
 }
+
+/// Issue 28 item 2: re-applying the same configuration is a no-op even when the merge sees a
+/// change before defaulting (an atomic list whose items the schema defaults): upstream keeps
+/// the managedFields times when nothing else changed (IgnoreManagedFieldsTimestampsTransformer),
+/// so neither resourceVersion nor managedFields move. A real change still moves both.
+#[test]
+fn a_reapply_that_only_defaulting_changed_writes_nothing() {
+    let s = Server::start();
+    s.install_crd(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, default: 3}
+              items:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    name: {type: string}
+                    proto: {type: string, default: TCP}
+"#,
+    );
+    let config = |items: &str| {
+        format!(
+            "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {{name: g1, namespace: default}}\nspec: {{items: [{items}]}}\n"
+        )
+    };
+    let apply = |yaml: &str| {
+        let (ok, out, err) = s.kubectl_stdin(&["apply", "--server-side", "-f", "-"], Some(yaml));
+        assert!(ok, "{out}{err}");
+    };
+    apply(&config("{name: a}"));
+    let first = shown(&s, "gadget", "g1");
+    assert_eq!(
+        first["spec"]["items"],
+        json!([{"name": "a", "proto": "TCP"}])
+    );
+    // managedFields times have a one-second resolution: a second apply in a later second.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    apply(&config("{name: a}"));
+    let second = shown(&s, "gadget", "g1");
+    assert_eq!(
+        second["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
+    assert_eq!(managed(&second), managed(&first));
+    // A change is written, with a new time.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    apply(&config("{name: b}"));
+    let third = shown(&s, "gadget", "g1");
+    assert_ne!(
+        third["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
+    assert_eq!(
+        third["spec"]["items"],
+        json!([{"name": "b", "proto": "TCP"}])
+    );
+    let t = |o: &Value| entry(o, "kubectl", "Apply").expect("entry")["time"].clone();
+    assert_ne!(t(&third), t(&first));
+}

@@ -593,6 +593,7 @@ impl Registry {
         }
         // `old` is not needed after this comparison: no copy for it.
         meta::remove(&mut old, "resourceVersion");
+        keep_managed_fields_times(&mut obj, &old);
         if obj == old || u.opts.dry_run {
             meta::set(&mut obj, "resourceVersion", revision.to_string());
             return Ok(Step::Answer(unwritten(obj)));
@@ -1158,6 +1159,53 @@ fn validate_create(
 /// The request's resourceVersion against the revision read: it may be empty only where the
 /// strategy allows unconditional updates. `false`: a patch made from an older read (another
 /// write got in between: the server's race, retried like a lost compare-and-swap).
+/// Upstream's `IgnoreManagedFieldsTimestampsTransformer` (on by default since 1.29): when an
+/// update changes nothing but the times of managedFields entries (a re-apply of the same
+/// configuration that the merge saw as a change before defaulting, an update that rewrites
+/// the same values), the old times are kept, so the update is a no-op and no new
+/// resourceVersion is written. Entries added, removed or changed otherwise keep the new times.
+fn keep_managed_fields_times(obj: &mut Value, old: &Value) {
+    let entries = |v: &Value| {
+        v.pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .cloned()
+    };
+    let (Some(old_mf), Some(new_mf)) = (entries(old), entries(obj)) else {
+        return;
+    };
+    if old_mf.len() != new_mf.len() || new_mf.is_empty() {
+        return;
+    }
+    let time = |e: &Value| e.get("time").cloned();
+    if new_mf.iter().zip(&old_mf).all(|(n, o)| time(n) == time(o)) {
+        return;
+    }
+    let without_time = |e: &Value| {
+        let mut e = e.clone();
+        if let Some(m) = e.as_object_mut() {
+            m.remove("time");
+        }
+        e
+    };
+    if !new_mf
+        .iter()
+        .zip(&old_mf)
+        .all(|(n, o)| without_time(n) == without_time(o))
+    {
+        return;
+    }
+    // Equal but for the times: the whole object decides, with the old times.
+    let Some(mf) = obj.pointer_mut("/metadata/managedFields") else {
+        return;
+    };
+    *mf = Value::Array(old_mf);
+    if obj != old {
+        if let Some(mf) = obj.pointer_mut("/metadata/managedFields") {
+            *mf = Value::Array(new_mf);
+        }
+    }
+}
+
 fn check_resource_version(u: &Update<'_>, obj: &Value, revision: i64) -> Result<bool, ApiError> {
     let gr = u.def.api.group_resource();
     let rv = meta::resource_version(obj);

@@ -4,6 +4,7 @@
 use crate::http::app::App;
 use crate::http::render::{error_response, read_body, render, warning_header, Body, Payload};
 use crate::http::request::ResourcePath;
+use crate::http::request_body::RequestBody;
 use crate::http::watch;
 use crate::registry::options::{DeleteOptions, Query};
 use crate::registry::resources::ResourceDef;
@@ -18,13 +19,12 @@ use crest_codec::negotiate::{
 };
 use crest_table::{self as table, IncludeObject};
 use http::{Method, Request, Response, StatusCode};
-use hyper::body::Incoming;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
 pub(crate) async fn resource(
     app: Arc<App>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     rp: ResourcePath,
     query: &Query,
     accept: Option<&str>,
@@ -89,7 +89,7 @@ fn watch_named(query: &Query, name: &str) -> Result<Query, ApiError> {
 
 async fn handle(
     app: Arc<App>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     rp: ResourcePath,
     def: Arc<ResourceDef>,
     query: &Query,

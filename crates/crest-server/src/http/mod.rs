@@ -6,6 +6,7 @@ pub(crate) mod handlers;
 pub(crate) mod openapi;
 pub(crate) mod render;
 pub(crate) mod request;
+pub(crate) mod request_body;
 pub(crate) mod router;
 pub(crate) mod server;
 pub(crate) mod watch;

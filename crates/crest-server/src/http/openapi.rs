@@ -3,11 +3,11 @@
 
 use crate::http::app::App;
 use crate::http::render::{full, Body};
+use crate::http::request_body::RequestBody;
 use crate::views::openapi::Doc;
 use bytes::Bytes;
 use crest_api::ApiError;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
-use hyper::body::Incoming;
 
 /// The media types of an Accept header, most preferred first (q=0 dropped).
 fn accepted(accept: Option<&str>) -> Vec<String> {
@@ -68,7 +68,7 @@ fn set(r: &mut Response<Body>, name: http::header::HeaderName, value: &str) {
 
 /// The document, or 304 when the client's copy is current. Cache-Control is kube-apiserver's
 /// default (`no-cache, private`) unless the URL is content-addressed.
-fn serve_doc(req: &Request<Incoming>, doc: &Doc, immutable: bool) -> Response<Body> {
+fn serve_doc(req: &Request<RequestBody>, doc: &Doc, immutable: bool) -> Response<Body> {
     let mut r = if not_modified(req.headers(), doc) {
         let mut r = Response::new(full(Bytes::new()));
         *r.status_mut() = StatusCode::NOT_MODIFIED;
@@ -109,7 +109,7 @@ fn status_only(code: StatusCode) -> Response<Body> {
 
 pub(crate) fn serve(
     app: &App,
-    req: &Request<Incoming>,
+    req: &Request<RequestBody>,
     path: &str,
     accept: Option<&str>,
 ) -> Result<Response<Body>, ApiError> {

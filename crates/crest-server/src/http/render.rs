@@ -1,12 +1,12 @@
 //! The response library: bodies, rendering of payloads in the negotiated format, errors as
 //! `meta/v1 Status`, and request bodies read under the size limit.
 
+use crate::http::request_body::RequestBody;
 use bytes::Bytes;
 use crest_api::ApiError;
 use crest_codec::negotiate::Output;
 use http::{HeaderValue, Response, StatusCode};
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
-use hyper::body::Incoming;
 use serde_json::Value;
 use std::convert::Infallible;
 
@@ -213,7 +213,7 @@ const DRAIN_MAX_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Reads the request body, enforcing the size limit (413, after draining what the client is
 /// still sending, within bounds).
-pub(crate) async fn read_body(mut body: Incoming) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body(mut body: RequestBody) -> Result<Bytes, ApiError> {
     use hyper::body::Body as _;
     let limit = MAX_BODY_BYTES as u64;
     let declared = body.size_hint().lower();

@@ -4,18 +4,18 @@
 use crate::http::app::{App, PeerCertificate};
 use crate::http::render::{error_response, full, render, Body, Payload};
 use crate::http::request::{parse_api_path, ApiPath};
+use crate::http::request_body::RequestBody;
 use crate::http::{handlers, openapi, render, request};
 use crate::registry::options::Query;
 use crate::views::{self, discovery};
 use crest_api::ApiError;
 use crest_codec::negotiate::{negotiate, Capabilities, Output};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
-use hyper::body::Incoming;
 use serde_json::json;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-fn accept(req: &Request<Incoming>) -> Option<String> {
+fn accept(req: &Request<RequestBody>) -> Option<String> {
     req.headers()
         .get(http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -126,7 +126,7 @@ async fn health(app: &App, path: &str, query: &Query) -> Response<Body> {
 /// request stuck on a dependency, holds neither memory nor a worker beyond it.
 pub(crate) async fn serve(
     app: Arc<App>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
 ) -> Result<Response<Body>, Infallible> {
     let arrived = tokio::time::Instant::now();
     let query = Query::parse(req.uri().query());
@@ -203,7 +203,7 @@ fn timed_out(http1: bool) -> Response<Body> {
 
 async fn serve_request(
     app: Arc<App>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     path: &str,
     info: &crate::authz::RequestInfo<'_>,
     query: &Query,
@@ -301,7 +301,7 @@ async fn serve_request(
 /// (or 500 for malformed impersonation headers) when it may not go on.
 async fn authorize(
     app: &App,
-    req: &mut Request<Incoming>,
+    req: &mut Request<RequestBody>,
     user: Arc<crest_auth::cache::Authenticated>,
     info: &crate::authz::RequestInfo<'_>,
 ) -> Result<(), Result<ApiError, crest_auth::impersonation::ImpersonationError>> {
@@ -322,7 +322,7 @@ async fn authorize(
 
 async fn route(
     app: Arc<App>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     path: &str,
     query: &Query,
     accept: Option<&str>,
@@ -496,7 +496,7 @@ async fn discovery_response(
 /// `kubectl create token` sends it) answered with the signed token (201).
 async fn service_account_token(
     app: Arc<App>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     rp: request::ResourcePath,
     accept: Option<&str>,
     pretty: bool,
@@ -523,7 +523,7 @@ async fn service_account_token(
 /// The body of a create-only built-in kind's request (`GROUP/v1` `kind`): JSON, YAML or
 /// protobuf, as the content type says.
 async fn read_builtin_object(
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     group: &str,
     kind: &str,
 ) -> Result<serde_json::Value, ApiError> {
@@ -548,7 +548,7 @@ async fn read_builtin_object(
 /// review's status, nothing stored.
 async fn access_review(
     app: Arc<App>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     which: crate::authz::review::Review,
     rp: request::ResourcePath,
     accept: Option<&str>,

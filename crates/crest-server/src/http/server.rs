@@ -8,6 +8,7 @@
 //! claim more than its share of streams, buffers or control frames.
 
 use crate::http::app::App;
+use crate::http::request_body::{Parked, RequestBody};
 use hyper::body::{Body, Frame, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::pin::Pin;
@@ -181,6 +182,7 @@ fn serve_http1<S>(
             if let Some(p) = &peer {
                 req.extensions_mut().insert(p.clone());
             }
+            let req = req.map(RequestBody::new);
             Box::pin(crate::http::router::serve(app.clone(), req))
         });
     let conn = hyper::server::conn::http1::Builder::new()
@@ -222,9 +224,13 @@ fn serve_http2<S>(
             if let Some(p) = &peer {
                 req.extensions_mut().insert(p.clone());
             }
+            // An unread request body goes with the response body (see `request_body`).
+            let parked = Parked::default();
+            let req = req.map(|b| RequestBody::parked_in(b, parked.clone()));
             let response = crate::http::router::serve(app.clone(), req);
             Box::pin(async move {
                 let mut response = response.await?;
+                parked.drain().await;
                 // `Connection: close` cannot travel over HTTP/2; as Go's server does, it ends
                 // the connection instead: a GOAWAY once this response is sent (kube-apiserver
                 // sets it for unauthenticated clients, UnauthenticatedHTTP2DOSMitigation).
@@ -235,9 +241,11 @@ fn serve_http2<S>(
                 {
                     open.0.goaway.notify_one();
                 }
-                Ok::<_, std::convert::Infallible>(
-                    response.map(|body| CountedBody { body, _open: open }),
-                )
+                Ok::<_, std::convert::Infallible>(response.map(|body| CountedBody {
+                    body,
+                    _open: open,
+                    _request_body: parked,
+                }))
             })
         });
     let max_streams = match limits.http2_max_streams {
@@ -349,6 +357,9 @@ impl Drop for OpenStream {
 struct CountedBody<B> {
     body: B,
     _open: OpenStream,
+    /// The request's body if it was dropped unread: dropped after this body, so that h2
+    /// resets the stream with NO_ERROR, not CANCEL.
+    _request_body: Parked,
 }
 
 impl<B: Body + Unpin> Body for CountedBody<B> {

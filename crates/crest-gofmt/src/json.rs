@@ -44,6 +44,38 @@ pub fn write_go_jsoniter_string(out: &mut String, s: &str) {
     write_string(out, s, Encoder::Jsoniter);
 }
 
+/// The text `encoding/json.Marshal` writes for a `json.RawMessage` holding `raw` (valid JSON):
+/// `raw` compacted (whitespace between tokens dropped) with `<`, `>`, `&`, U+2028 and U+2029
+/// escaped (`\u003c`, ...), everything else, number forms and other escapes included, as it
+/// was. This is what evanphx/json-patch's deep copy of a patch's value measures and keeps.
+pub fn go_marshal_raw(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in raw.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        }
+        match c {
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 fn write_value(out: &mut String, v: &Value, enc: Encoder) {
     match v {
         Value::Null => out.push_str("null"),
@@ -164,6 +196,16 @@ mod tests {
         ] {
             assert_eq!(go_json(&json!(f)), want, "{f}");
         }
+    }
+
+    #[test]
+    fn marshal_raw_message() {
+        // json.Marshal(json.RawMessage(...)) in Go 1.23.
+        assert_eq!(
+            go_marshal_raw("{ \"a<\" : [1.0, \"x &\\\" y\"],\n\t\"b\": 1e2 }"),
+            r#"{"a\u003c":[1.0,"x \u0026\" y"],"b":1e2}"#
+        );
+        assert_eq!(go_marshal_raw("\"\u{2028}\\u0041\""), r#""\u2028\u0041""#);
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub use decode::{
     go_json_syntax_error,
 };
 pub use duration::go_parse_duration;
-pub use json::{go_json, go_jsoniter, write_go_jsoniter, write_go_jsoniter_string};
+pub use json::{go_json, go_jsoniter, go_marshal_raw, write_go_jsoniter, write_go_jsoniter_string};
 
 /// Go's `%v` (`strconv.FormatFloat(f, 'g', -1, 64)`): shortest digits, exponent form when the
 /// decimal exponent is < -4 or >= 6 (Go's precision for that decision with shortest digits).

@@ -791,8 +791,9 @@ impl Ctx<'_> {
         let patch = self.decode_patch(&body, fmt)?;
         let mode = UpdateMode::from_subresource(sub);
         let dups = self.duplicates(&body, fmt)?;
+        let patch_body = self.patch_body(fmt, &patch, &body)?;
         let apply = |current: &Value| -> Result<Value, ApiError> {
-            let mut doc = apply_patch(fmt, &patch, current, self.def.typed)?;
+            let mut doc = apply_patch(&patch_body, current, self.def.typed)?;
             if fmt == BodyFormat::StrategicMergePatch {
                 self.convert_patched(&mut doc, &patch)?;
             }
@@ -803,9 +804,31 @@ impl Ctx<'_> {
             .app
             .registry
             .patch(&self.def, ns, name, mode, &opts, apply)
-            .await?;
+            .await;
+        let patched = match patched {
+            Ok(p) => p,
+            Err(e) => return patch_answer(Err(e)),
+        };
         self.add_warnings(&opts);
         self.render(200, Payload::Value(patched), out)
+    }
+
+    /// The patch as `apply_patch` takes it: a JSON patch's operations are decoded as typed
+    /// unless fieldValidation is Ignore (upstream's strict decoding runs for Strict and Warn).
+    fn patch_body<'a>(
+        &self,
+        fmt: BodyFormat,
+        value: &'a Value,
+        raw: &'a [u8],
+    ) -> Result<PatchBody<'a>, ApiError> {
+        let typed_ops =
+            FieldValidation::parse(self.query.field_validation()?) != FieldValidation::Ignore;
+        Ok(PatchBody {
+            fmt,
+            value,
+            raw,
+            typed_ops,
+        })
     }
 
     /// Server-side apply (`application/apply-patch+yaml`): the body (YAML or JSON) is the
@@ -1084,22 +1107,25 @@ impl Ctx<'_> {
         opts.managed_subresource = Some("scale");
         let patch = self.decode_patch(&body, fmt)?;
         let dups = self.duplicates(&body, fmt)?;
-        self.write_scale(ns, name, &paths, &opts, out, |cur| {
-            let current = paths.scale_to_patch(cur)?;
-            let patched = apply_patch(fmt, &patch, &current, None)?;
-            self.scale_field_validation(&patched, &dups, true)?;
-            scale::decode(&patched).map_err(|e| {
-                let errs = [FieldError::invalid(
-                    &FieldPath::new("patch"),
-                    patched.to_string(),
-                    e,
-                )];
-                let mut err = ApiError::invalid(&GroupKind::new("", ""), "", &errs);
-                err.message = format!(" \"\" is invalid: {}", errs[0]);
-                err
+        let patch_body = self.patch_body(fmt, &patch, &body)?;
+        let written = self
+            .write_scale(ns, name, &paths, &opts, out, |cur| {
+                let current = paths.scale_to_patch(cur)?;
+                let patched = apply_patch(&patch_body, &current, None)?;
+                self.scale_field_validation(&patched, &dups, true)?;
+                scale::decode(&patched).map_err(|e| {
+                    let errs = [FieldError::invalid(
+                        &FieldPath::new("patch"),
+                        patched.to_string(),
+                        e,
+                    )];
+                    let mut err = ApiError::invalid(&GroupKind::new("", ""), "", &errs);
+                    err.message = format!(" \"\" is invalid: {}", errs[0]);
+                    err
+                })
             })
-        })
-        .await
+            .await;
+        patch_answer(written)
     }
 
     /// Server-side apply through /scale, as upstream's ScaleHandler: the Scale shows the
@@ -1299,42 +1325,16 @@ fn check_scale_type(obj: &Value) -> Result<(), ApiError> {
 /// Upstream's `maxJSONPatchOperations`: a JSON patch of more operations is refused (413).
 const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 
-/// Upstream's `JSONPatchMaxCopyBytes` default (3 MiB, the request body limit): how much the
-/// `copy` operations of one JSON patch may add to the object together, measured as upstream's
-/// json-patch measures a copied value (its compact JSON). Without it, each `copy` of the
-/// previous result doubles the object: 25 operations in a small body take gigabytes.
+/// Upstream's `JSONPatchMaxCopyBytes` default (3 MiB, the request body limit), which it sets as
+/// evanphx/json-patch's `AccumulatedCopySizeLimit`: how much the `copy` operations of one JSON
+/// patch may add to the object together (their values' marshalled JSON). Without it, each
+/// `copy` of the previous result doubles the object: 25 operations in a small body take
+/// gigabytes. crest-jsonpatch refuses the copy that would exceed it before making it.
 const JSON_PATCH_MAX_COPY_BYTES: u64 = 3 * 1024 * 1024;
 
-/// Applies a JSON patch operation by operation, refusing it as soon as its copies together
-/// would add more than `max_copy_bytes`, before the copy that would exceed the limit is made.
-/// `add` and `replace` insert the patch's own values (bounded by the body), `move` and `remove`
-/// only move or drop, and `test` compares at most the patch's value: only `copy` can grow the
-/// object beyond what the client sent. The document is a copy the caller drops on failure, so
-/// nothing is undone here.
-fn apply_json_patch(
-    doc: &mut Value,
-    patch: &json_patch::Patch,
-    max_copy_bytes: u64,
-) -> Result<(), ApiError> {
-    let mut copied: u64 = 0;
-    for op in &patch.0 {
-        if let json_patch::PatchOperation::Copy(c) = op {
-            if let Some(from) = doc.pointer(c.from.as_str()) {
-                let budget = max_copy_bytes.saturating_sub(copied);
-                copied = copied.saturating_add(json_size_up_to(from, budget));
-                if copied > max_copy_bytes {
-                    return Err(json_patch_failed());
-                }
-            }
-        }
-        json_patch::patch_unsafe(doc, std::slice::from_ref(op)).map_err(|_| json_patch_failed())?;
-    }
-    Ok(())
-}
-
 /// How upstream answers any JSON patch that does not apply (a failed `test`, a missing path,
-/// the copy limit): `NewGenericServerResponse(422, ...)`, whose message is generic and whose
-/// details carry nothing of the cause.
+/// the copy limit; Crest's nesting limit too): `NewGenericServerResponse(422, ...)`, whose
+/// message is generic and whose details carry nothing of the cause.
 fn json_patch_failed() -> ApiError {
     let mut e = ApiError::new(
         422,
@@ -1345,73 +1345,101 @@ fn json_patch_failed() -> ApiError {
     e
 }
 
-/// The length of `v`'s compact JSON, counted without building it and given up past `limit`
-/// (then some number over `limit`), so measuring a huge value costs no more than the limit.
-fn json_size_up_to(v: &Value, limit: u64) -> u64 {
-    struct Counter {
-        n: u64,
-        limit: u64,
-    }
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.n = self.n.saturating_add(buf.len() as u64);
-            if self.n > self.limit {
-                return Err(std::io::Error::other("over the limit"));
-            }
-            Ok(buf.len())
+/// What kube-apiserver's panic recovery (`WithPanicRecovery`, `http.Error`) answers when a
+/// handler panics, as evanphx/json-patch v4 does on some JSON patches: 500, in plain text.
+const HANDLER_PANICKED: &str =
+    "This request caused apiserver to panic. Look in the logs for details.";
+
+/// A JSON patch error as upstream answers it.
+fn json_patch_error(e: crest_jsonpatch::ApplyError) -> ApiError {
+    match e {
+        crest_jsonpatch::ApplyError::Panics(what) => {
+            tracing::warn!(
+                "a JSON patch on which kube-apiserver panics ({what}): answered as it does"
+            );
+            let mut e = ApiError::new(500, crest_api::Reason::InternalError, HANDLER_PANICKED);
+            e.reason = None;
+            e
         }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
+        other => {
+            tracing::debug!("JSON patch refused: {other}");
+            json_patch_failed()
         }
     }
-    let mut c = Counter { n: 0, limit };
-    // An error only means the count passed the limit.
-    let _ = serde_json::to_writer(&mut c, v);
-    c.n
 }
 
-/// Applies a JSON patch, merge patch or (built-in kinds) strategic merge patch to `current`;
-/// `typed` is the built-in kind's published definition (its fields' patch strategies).
-fn apply_patch(
+/// The answer of a patch: upstream's plain-text 500 when the JSON patch made it panic, as it
+/// does not answer that with a Status.
+fn patch_answer(r: Result<Response<Body>, ApiError>) -> Result<Response<Body>, ApiError> {
+    match r {
+        Err(e) if e.code == 500 && e.reason.is_none() && e.message == HANDLER_PANICKED => {
+            let mut resp =
+                Response::new(crate::http::render::full(format!("{HANDLER_PANICKED}\n")));
+            *resp.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            let headers = resp.headers_mut();
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            headers.insert(
+                http::header::X_CONTENT_TYPE_OPTIONS,
+                http::HeaderValue::from_static("nosniff"),
+            );
+            Ok(resp)
+        }
+        other => other,
+    }
+}
+
+/// A patch body: its JSON (merge and strategic merge patches use the tree), its bytes (JSON
+/// patches keep their values' text, which their `test`s compare) and whether a JSON patch's
+/// operations are decoded as typed (fieldValidation Strict or Warn).
+struct PatchBody<'a> {
     fmt: BodyFormat,
-    patch: &Value,
-    current: &Value,
-    typed: Option<&str>,
-) -> Result<Value, ApiError> {
-    let mut doc = current.clone();
-    match fmt {
+    value: &'a Value,
+    raw: &'a [u8],
+    typed_ops: bool,
+}
+
+/// Applies a JSON patch (crest-jsonpatch: evanphx/json-patch v4's semantics, as upstream),
+/// merge patch or (built-in kinds) strategic merge patch to `current`; `typed` is the built-in
+/// kind's published definition (its fields' patch strategies).
+fn apply_patch(body: &PatchBody, current: &Value, typed: Option<&str>) -> Result<Value, ApiError> {
+    match body.fmt {
         BodyFormat::JsonPatch => {
-            // Counted before the operations are decoded, as upstream counts the decoded list
-            // of raw operations (so 10,001 malformed ones are refused as too many).
-            if let Some(n) = patch.as_array().map(Vec::len) {
-                if n > MAX_JSON_PATCH_OPERATIONS {
-                    return Err(ApiError::new(
-                        413,
-                        crest_api::Reason::RequestEntityTooLarge,
-                        format!("Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {n}"),
-                    ));
-                }
+            // Upstream's order: the typed decoding (400), DecodePatch (400), the count (413).
+            let p = crest_jsonpatch::Patch::decode(body.raw, body.typed_ops)
+                .map_err(|e| ApiError::bad_request(e.0))?;
+            if p.len() > MAX_JSON_PATCH_OPERATIONS {
+                return Err(ApiError::new(
+                    413,
+                    crest_api::Reason::RequestEntityTooLarge,
+                    format!(
+                        "Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                        p.len()
+                    ),
+                ));
             }
-            let p = <json_patch::Patch as serde::Deserialize>::deserialize(patch)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-            apply_json_patch(&mut doc, &p, JSON_PATCH_MAX_COPY_BYTES)?;
+            p.apply(current, JSON_PATCH_MAX_COPY_BYTES)
+                .map_err(json_patch_error)
         }
         BodyFormat::StrategicMergePatch => {
             // Upstream answers most of these errors with a 500 (they are not typed errors);
             // a malformed patch is the client's fault: 400 with the same message.
-            doc = crest_openapi::strategic_merge(typed.unwrap_or_default(), current, patch)
-                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            crest_openapi::strategic_merge(typed.unwrap_or_default(), current, body.value)
+                .map_err(|e| ApiError::bad_request(e.to_string()))
         }
         _ => {
-            if !patch.is_object() {
+            if !body.value.is_object() {
                 return Err(ApiError::bad_request(
                     "json: cannot unmarshal patch: merge patch must be a JSON object",
                 ));
             }
-            json_patch::merge(&mut doc, patch);
+            let mut doc = current.clone();
+            json_patch::merge(&mut doc, body.value);
+            Ok(doc)
         }
     }
-    Ok(doc)
 }
 
 fn json_str(s: &str) -> String {
@@ -1422,80 +1450,73 @@ fn json_str(s: &str) -> String {
 mod tests {
     use super::*;
 
-    fn ops(v: Value) -> json_patch::Patch {
-        serde_json::from_value(v).expect("a JSON patch")
+    fn json_patch(ops: Value, typed_ops: bool, current: &Value) -> Result<Value, ApiError> {
+        let raw = serde_json::to_vec(&ops).expect("json");
+        let body = PatchBody {
+            fmt: BodyFormat::JsonPatch,
+            value: &ops,
+            raw: &raw,
+            typed_ops,
+        };
+        apply_patch(&body, current, None)
     }
 
     #[test]
-    fn copies_add_up_to_the_limit_and_no_further() {
-        // Each copy doubles the list: 25 of them would make 2^25 copies of the value.
-        let mut doc = json!({"d": ["0123456789"]});
-        let doubling = ops(Value::Array(
-            (0..25)
-                .map(|_| json!({"op": "copy", "from": "/d", "path": "/d/-"}))
-                .collect(),
-        ));
-        let e = apply_json_patch(&mut doc, &doubling, 64 * 1024).expect_err("over the limit");
-        assert_eq!(e.code, 422);
-        assert_eq!(e.reason, Some(crest_api::Reason::Invalid));
-        assert_eq!(
-            e.message,
-            "the server rejected our request due to an error in our request"
-        );
-        // Refused before the copy that would exceed the limit: the document never grew past
-        // about twice the limit.
-        let size = serde_json::to_vec(&doc).expect("json").len();
-        assert!(size < 2 * 64 * 1024, "{size}");
+    fn json_patches_apply_as_v4_and_fail_as_upstream() {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        // kube-runtime's first finalizer.
+        let done = json_patch(
+            json!([{"op": "test", "path": "/metadata/finalizers", "value": null},
+                   {"op": "add", "path": "/metadata/finalizers", "value": ["x"]}]),
+            true,
+            &cm,
+        )
+        .expect("applies");
+        assert_eq!(done["metadata"]["finalizers"], json!(["x"]));
 
-        // Under the limit, copies apply (the accumulated size is what upstream counts: the
-        // copied values' compact JSON, 14 + 29 bytes here).
-        let mut doc = json!({"d": ["0123456789"]});
-        let two = ops(json!([
-            {"op": "copy", "from": "/d", "path": "/e"},
-            {"op": "copy", "from": "/d", "path": "/d/-"},
-            {"op": "copy", "from": "/d", "path": "/f"},
-        ]));
-        apply_json_patch(&mut doc, &two, 14 + 14 + 29).expect("at the limit");
-        assert_eq!(
-            doc,
-            json!({"d": ["0123456789", ["0123456789"]], "e": ["0123456789"], "f": ["0123456789", ["0123456789"]]})
-        );
-        let mut doc = json!({"d": ["0123456789"]});
-        assert!(apply_json_patch(&mut doc, &two, 14 + 14 + 28).is_err());
-    }
-
-    #[test]
-    fn other_operations_apply_in_order_and_any_failure_is_upstreams_422() {
-        let mut doc = json!({"a": 1, "l": [1, 2]});
-        let p = ops(json!([
-            {"op": "add", "path": "/b", "value": {"x": 1}},
-            {"op": "move", "from": "/a", "path": "/c"},
-            {"op": "replace", "path": "/l/0", "value": 0},
-            {"op": "remove", "path": "/l/1"},
-            {"op": "test", "path": "/b/x", "value": 1},
-        ]));
-        apply_json_patch(&mut doc, &p, 1024).expect("applies");
-        assert_eq!(doc, json!({"b": {"x": 1}, "c": 1, "l": [0]}));
-        let e = apply_json_patch(
-            &mut doc,
-            &ops(json!([{"op": "test", "path": "/c", "value": 2}])),
-            1024,
+        // Any failure: the generic 422, details empty.
+        let e = json_patch(
+            json!([{"op": "test", "path": "/metadata/name", "value": "b"}]),
+            true,
+            &cm,
         )
         .expect_err("test fails");
+        assert_eq!(e, json_patch_failed());
         let status = e.to_status();
         assert_eq!(status["code"], 422);
-        assert_eq!(status["details"], json!({}));
-    }
-
-    #[test]
-    fn json_size_is_compact_json_and_stops_past_the_limit() {
-        let v = json!({"a": [1, "x", null]});
+        assert_eq!(status["reason"], "Invalid");
         assert_eq!(
-            json_size_up_to(&v, 1000),
-            br#"{"a":[1,"x",null]}"#.len() as u64
+            status["message"],
+            "the server rejected our request due to an error in our request"
         );
-        let big = Value::Array(vec![json!("0123456789"); 100_000]);
-        let n = json_size_up_to(&big, 100);
-        assert!(n > 100 && n < 200, "{n}");
+        assert_eq!(status["details"], json!({}));
+
+        // Decoding: 400 with upstream's messages, typed or not.
+        let e = json_patch(json!({"op": "add"}), true, &cm).expect_err("not a list");
+        assert_eq!((e.code, e.message.as_str()), (400, "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"));
+        let e = json_patch(json!([1]), false, &cm).expect_err("not an operation");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                400,
+                "json: cannot unmarshal number into Go value of type jsonpatch.Operation"
+            )
+        );
+        let e =
+            json_patch(json!(vec![json!({"op": "x"}); 10_001]), true, &cm).expect_err("too many");
+        assert_eq!(e.code, 413);
+
+        // Where v4 panics: upstream's plain-text 500.
+        let e =
+            json_patch(json!([{"op": "test", "path": "/nope"}]), true, &cm).expect_err("panics");
+        assert_eq!((e.code, e.message.as_str()), (500, HANDLER_PANICKED));
+        let resp = patch_answer(Err(e)).expect("a plain answer");
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            resp.headers()[http::header::CONTENT_TYPE],
+            "text/plain; charset=utf-8"
+        );
+        // Other errors stay Status errors.
+        assert!(patch_answer(Err(json_patch_failed())).is_err());
     }
 }

@@ -184,11 +184,13 @@ impl ClientCa {
     /// [`verify_legacy_leaf`], Go's chain building for a leaf without extensions.
     pub fn verify(&self, leaf: &[u8], intermediates: &[&[u8]], now: i64) -> Result<(), AuthError> {
         let failed = |why: &str| AuthError::invalid(format!("verifying certificate failed: {why}"));
-        let (_, parsed) = x509_parser::parse_x509_certificate(leaf)
-            .map_err(|e| AuthError::invalid(format!("x509: malformed certificate: {e}")))?;
-        if parsed.version() != x509_parser::x509::X509Version::V3 {
-            return verify_legacy_leaf(&parsed, &self.roots, intermediates, now)
-                .map_err(|why| failed(&why));
+        // Only what x509-parser reads as version 1 or 2 leaves the webpki path (which also
+        // judges whatever x509-parser cannot read, as before).
+        if let Ok((_, parsed)) = x509_parser::parse_x509_certificate(leaf) {
+            if parsed.version() != x509_parser::x509::X509Version::V3 {
+                return verify_legacy_leaf(&parsed, &self.roots, intermediates, now)
+                    .map_err(|why| failed(&why));
+            }
         }
         let leaf = rustls_pki_types::CertificateDer::from(leaf);
         let ee = webpki::EndEntityCert::try_from(&leaf)

@@ -81,10 +81,70 @@ pub fn user_from_client_cert(leaf_der: &[u8]) -> Result<UserInfo, AuthError> {
 /// server that requests client certificates without verifying them in the TLS handshake (as
 /// Go's `tls.RequestClientCert` with verification in the authenticator): a certificate from
 /// another CA is then a 401, as upstream, rather than a failed handshake.
+///
+/// Verification follows Go's `Certificate.Verify` with `KeyUsages: [ExtKeyUsageClientAuth]`
+/// (k8s.io/apiserver `x509.DefaultVerifyOptions`): a certificate without an extended key usage
+/// is good for any usage, one with `anyExtendedKeyUsage` or `clientAuth` for client
+/// authentication, any other list is an incompatible usage (for the leaf and each CA above it).
+/// Version 1 (and 2) certificates, which carry no extensions (`openssl x509 -req` without
+/// `-extfile` makes them), are leaves as Go takes them; webpki refuses them, so their chain is
+/// checked here with x509-parser and webpki's signature algorithms (see [`ClientCa::verify`]).
 #[derive(Clone, Debug)]
 pub struct ClientCa {
     anchors: Vec<rustls_pki_types::TrustAnchor<'static>>,
+    /// The CA certificates as given, for the chains of version 1 leaves (Go checks the root's
+    /// validity, basic constraints, key usage and extended key usage, which a webpki trust
+    /// anchor does not keep).
+    roots: Vec<Vec<u8>>,
 }
+
+/// `anyExtendedKeyUsage` (RFC 5280 4.2.1.12) and `id-kp-clientAuth`.
+const EKU_ANY: &[usize] = &[2, 5, 29, 37, 0];
+
+/// Go's extended key usage rule for `KeyUsages: [ExtKeyUsageClientAuth]` (crypto/x509
+/// `isValid`): no EKU extension (or an empty one) is any usage; otherwise `clientAuth` or
+/// `anyExtendedKeyUsage` must be listed. webpki's own `KeyUsage::client_auth()` refuses
+/// `anyExtendedKeyUsage`.
+struct GoClientAuthUsage;
+
+impl webpki::ExtendedKeyUsageValidator for GoClientAuthUsage {
+    fn validate(&self, iter: webpki::KeyPurposeIdIter<'_, '_>) -> Result<(), webpki::Error> {
+        let mut present = Vec::new();
+        for id in iter {
+            let oid = id?.to_decoded_oid();
+            if oid == webpki::KeyUsage::CLIENT_AUTH_REPR || oid == EKU_ANY {
+                return Ok(());
+            }
+            present.push(oid);
+        }
+        if present.is_empty() {
+            return Ok(());
+        }
+        Err(webpki::Error::RequiredEkuNotFoundContext(
+            webpki::RequiredEkuNotFoundContext {
+                required: webpki::KeyUsage::client_auth(),
+                present,
+            },
+        ))
+    }
+}
+
+/// Go's messages for the verification failures (crypto/x509's errors; kube-apiserver logs
+/// them, the client sees 401 `Unauthorized`).
+const UNKNOWN_AUTHORITY: &str = "x509: certificate signed by unknown authority";
+const EXPIRED: &str = "x509: certificate has expired or is not yet valid";
+const INCOMPATIBLE_USAGE: &str = "x509: certificate specifies an incompatible key usage";
+
+/// Where a certificate sits in a chain being built (crypto/x509's certType).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Leaf,
+    Intermediate,
+    Root,
+}
+
+/// The most signature checks one verification makes (crypto/x509's maxChainSignatureChecks).
+const MAX_SIGNATURE_CHECKS: usize = 100;
 
 impl ClientCa {
     /// The CA certificates of a PEM bundle.
@@ -111,13 +171,27 @@ impl ClientCa {
         if anchors.is_empty() {
             return Err(AuthError::invalid("no CA certificate found"));
         }
-        Ok(ClientCa { anchors })
+        Ok(ClientCa {
+            anchors,
+            roots: ders.iter().map(|d| d.to_vec()).collect(),
+        })
     }
 
     /// Verifies a client certificate (and its intermediates) at `now` (unix seconds) for client
-    /// authentication. The messages follow Go's `x509` errors (kube-apiserver logs them; the
-    /// client sees 401 `Unauthorized`).
+    /// authentication, as Go's `Certificate.Verify` with `KeyUsages: [ExtKeyUsageClientAuth]`.
+    /// Version 3 leaves go through webpki (chain building, name constraints, path lengths) with
+    /// Go's extended key usage rule; version 1 and 2 leaves, which webpki refuses, through
+    /// [`verify_legacy_leaf`], Go's chain building for a leaf without extensions.
     pub fn verify(&self, leaf: &[u8], intermediates: &[&[u8]], now: i64) -> Result<(), AuthError> {
+        let failed = |why: &str| AuthError::invalid(format!("verifying certificate failed: {why}"));
+        // Only what x509-parser reads as version 1 or 2 leaves the webpki path (which also
+        // judges whatever x509-parser cannot read, as before).
+        if let Ok((_, parsed)) = x509_parser::parse_x509_certificate(leaf) {
+            if parsed.version() != x509_parser::x509::X509Version::V3 {
+                return verify_legacy_leaf(&parsed, &self.roots, intermediates, now)
+                    .map_err(|why| failed(&why));
+            }
+        }
         let leaf = rustls_pki_types::CertificateDer::from(leaf);
         let ee = webpki::EndEntityCert::try_from(&leaf)
             .map_err(|e| AuthError::invalid(format!("x509: malformed certificate: {e}")))?;
@@ -133,7 +207,7 @@ impl ClientCa {
             &self.anchors,
             &intermediates,
             time,
-            webpki::KeyUsage::client_auth(),
+            GoClientAuthUsage,
             None,
             None,
         )
@@ -143,19 +217,246 @@ impl ClientCa {
                 // Another CA of the same name (every Crest CA is `crest-ca`) fails on the
                 // signature; Go reports both as an unknown authority.
                 webpki::Error::UnknownIssuer | webpki::Error::InvalidSignatureForPublicKey => {
-                    "x509: certificate signed by unknown authority".to_string()
+                    UNKNOWN_AUTHORITY.to_string()
                 }
                 webpki::Error::CertExpired { .. } | webpki::Error::CertNotValidYet { .. } => {
-                    "x509: certificate has expired or is not yet valid".to_string()
+                    EXPIRED.to_string()
                 }
-                webpki::Error::RequiredEkuNotFoundContext(_) => {
-                    "x509: certificate specifies an incompatible key usage".to_string()
-                }
+                webpki::Error::RequiredEkuNotFoundContext(_) => INCOMPATIBLE_USAGE.to_string(),
                 other => format!("x509: {other}"),
             };
-            AuthError::invalid(format!("verifying certificate failed: {why}"))
+            failed(&why)
         })
     }
+}
+
+/// Go's `Certificate.Verify` for a version 1 or 2 leaf (no extensions, so no SANs, no EKU):
+/// the leaf's validity, then the chains from it through the presented intermediates to a CA
+/// of the bundle (crypto/x509 `buildChains`, `CheckSignatureFrom` and `isValid`): a parent
+/// whose subject is the child's issuer (byte for byte) and whose key verifies the child's
+/// signature; a version 3 parent must be a CA (basic constraints) and, with a key usage, may
+/// sign certificates; every CA must be valid at `now`, carry no critical extension Go does not
+/// handle, allow client authentication by its EKU (as the leaf would) and respect its path
+/// length; an intermediate must have basic constraints `CA:true`. Name constraints: Go checks
+/// them against the SANs of the leaf (a v1 leaf has none) and of the constrained CA itself; a
+/// CA with both is refused here rather than judged (a certificate no one issues in practice).
+///
+/// The structures are read with x509-parser, the signatures verified with webpki's algorithms
+/// (the same set, so no SHA-1, as for version 3 chains).
+fn verify_legacy_leaf(
+    leaf: &x509_parser::certificate::X509Certificate<'_>,
+    roots: &[Vec<u8>],
+    intermediates: &[&[u8]],
+    now: i64,
+) -> Result<(), String> {
+    let root_refs: Vec<&[u8]> = roots.iter().map(|r| r.as_slice()).collect();
+    let roots = parse_all(&root_refs);
+    let intermediates = parse_all(intermediates);
+    is_valid(leaf, Role::Leaf, &[], now)?;
+    // Go: a leaf that is itself in the root pool is a chain of one.
+    if roots.iter().any(|r| r.as_ref() == leaf.as_ref()) {
+        return Ok(());
+    }
+    let mut checks = 0;
+    let mut chain = vec![leaf];
+    build_chains(&mut chain, &roots, &intermediates, now, &mut checks)
+}
+
+/// The certificates that parse; one that does not is no candidate (Go fails the whole
+/// presented chain earlier, in the TLS layer; both end unauthenticated).
+fn parse_all<'a>(ders: &[&'a [u8]]) -> Vec<x509_parser::certificate::X509Certificate<'a>> {
+    ders.iter()
+        .filter_map(|d| x509_parser::parse_x509_certificate(d).ok().map(|(_, c)| c))
+        .collect()
+}
+
+/// One step of Go's `buildChains`: `Ok` once a chain reaches a root.
+fn build_chains<'c>(
+    chain: &mut Vec<&'c x509_parser::certificate::X509Certificate<'c>>,
+    roots: &'c [x509_parser::certificate::X509Certificate<'c>],
+    intermediates: &'c [x509_parser::certificate::X509Certificate<'c>],
+    now: i64,
+    checks: &mut usize,
+) -> Result<(), String> {
+    let Some(&child) = chain.last() else {
+        return Err(UNKNOWN_AUTHORITY.to_string());
+    };
+    let mut last_err = None;
+    let candidates = roots
+        .iter()
+        .map(|c| (Role::Root, c))
+        .chain(intermediates.iter().map(|c| (Role::Intermediate, c)));
+    for (role, candidate) in candidates {
+        if candidate.subject().as_raw() != child.issuer().as_raw() {
+            continue;
+        }
+        // Go's alreadyInChain (subject and key; these CAs carry no SAN worth comparing).
+        if chain.iter().any(|c| {
+            c.subject().as_raw() == candidate.subject().as_raw()
+                && c.public_key().raw == candidate.public_key().raw
+        }) {
+            continue;
+        }
+        *checks += 1;
+        if *checks > MAX_SIGNATURE_CHECKS {
+            return Err(
+                "x509: signature check attempts limit reached while verifying certificate chain"
+                    .to_string(),
+            );
+        }
+        if check_signature_from(child, candidate).is_err() {
+            continue;
+        }
+        match is_valid(candidate, role, chain, now) {
+            Err(e) => last_err = Some(e),
+            Ok(()) if role == Role::Root => return Ok(()),
+            Ok(()) => {
+                chain.push(candidate);
+                let found = build_chains(chain, roots, intermediates, now, checks);
+                chain.pop();
+                match found {
+                    Ok(()) => return Ok(()),
+                    Err(e) => last_err = Some(e),
+                }
+            }
+        }
+    }
+    Err(last_err.unwrap_or_else(|| UNKNOWN_AUTHORITY.to_string()))
+}
+
+/// Go's `CheckSignatureFrom`: whether `parent` may sign certificates and its key verifies
+/// `child`'s signature.
+fn check_signature_from(
+    child: &x509_parser::certificate::X509Certificate<'_>,
+    parent: &x509_parser::certificate::X509Certificate<'_>,
+) -> Result<(), ()> {
+    let constraints = parent.basic_constraints().map_err(|_| ())?;
+    let v3 = parent.version() == x509_parser::x509::X509Version::V3;
+    match constraints {
+        None if v3 => return Err(()),
+        Some(bc) if !bc.value.ca => return Err(()),
+        _ => {}
+    }
+    if let Some(ku) = parent.key_usage().map_err(|_| ())? {
+        if ku.value.flags != 0 && !ku.value.key_cert_sign() {
+            return Err(());
+        }
+    }
+    // The inner and outer signature algorithms must agree (Go's parser refuses otherwise).
+    if child.signature_algorithm != child.tbs_certificate.signature {
+        return Err(());
+    }
+    let alg_id = algorithm_identifier(&child.signature_algorithm).ok_or(())?;
+    let spki = rustls_pki_types::SubjectPublicKeyInfoDer::from(parent.public_key().raw);
+    let key = webpki::RawPublicKeyEntity::try_from(&spki).map_err(|_| ())?;
+    let message = child.tbs_certificate.as_ref();
+    let signature = child.signature_value.data.as_ref();
+    for alg in webpki::ALL_VERIFICATION_ALGS {
+        if alg.signature_alg_id().as_ref() != alg_id.as_slice() {
+            continue;
+        }
+        if key.verify_signature(*alg, message, signature).is_ok() {
+            return Ok(());
+        }
+    }
+    Err(())
+}
+
+/// The DER contents of an AlgorithmIdentifier (its OID and parameters), as webpki's
+/// algorithms name themselves.
+fn algorithm_identifier(alg: &x509_parser::x509::AlgorithmIdentifier<'_>) -> Option<Vec<u8>> {
+    use x509_parser::asn1_rs::ToDer;
+    let mut out = alg.algorithm.to_der_vec().ok()?;
+    if let Some(params) = &alg.parameters {
+        out.extend(params.to_der_vec().ok()?);
+    }
+    Some(out)
+}
+
+/// Go's `isValid` for a certificate joining `chain` as `role`.
+fn is_valid(
+    cert: &x509_parser::certificate::X509Certificate<'_>,
+    role: Role,
+    chain: &[&x509_parser::certificate::X509Certificate<'_>],
+    now: i64,
+) -> Result<(), String> {
+    use x509_parser::extensions::ParsedExtension;
+    use x509_parser::oid_registry as oids;
+    // The extensions Go's parser handles; any other critical one is unhandled.
+    let handled = [
+        oids::OID_X509_EXT_KEY_USAGE,
+        oids::OID_X509_EXT_BASIC_CONSTRAINTS,
+        oids::OID_X509_EXT_SUBJECT_ALT_NAME,
+        oids::OID_X509_EXT_NAME_CONSTRAINTS,
+        oids::OID_X509_EXT_CRL_DISTRIBUTION_POINTS,
+        oids::OID_X509_EXT_AUTHORITY_KEY_IDENTIFIER,
+        oids::OID_X509_EXT_EXTENDED_KEY_USAGE,
+        oids::OID_X509_EXT_SUBJECT_KEY_IDENTIFIER,
+        oids::OID_X509_EXT_CERTIFICATE_POLICIES,
+        oids::OID_PKIX_AUTHORITY_INFO_ACCESS,
+    ];
+    if cert
+        .extensions()
+        .iter()
+        .any(|e| e.critical && !handled.contains(&e.oid))
+    {
+        return Err("x509: unhandled critical extension".to_string());
+    }
+    let validity = cert.validity();
+    if now < validity.not_before.timestamp() || now > validity.not_after.timestamp() {
+        return Err(EXPIRED.to_string());
+    }
+    let malformed = |e: x509_parser::error::X509Error| format!("x509: malformed certificate: {e}");
+    if let Some(eku) = cert.extended_key_usage().map_err(malformed)? {
+        let eku = eku.value;
+        let listed = eku.any
+            || eku.server_auth
+            || eku.client_auth
+            || eku.code_signing
+            || eku.email_protection
+            || eku.time_stamping
+            || eku.ocsp_signing
+            || !eku.other.is_empty();
+        if listed && !eku.any && !eku.client_auth {
+            return Err(INCOMPATIBLE_USAGE.to_string());
+        }
+    }
+    if role != Role::Leaf {
+        let constrained = cert
+            .extensions()
+            .iter()
+            .any(|e| matches!(e.parsed_extension(), ParsedExtension::NameConstraints(_)));
+        if constrained
+            && cert
+                .subject_alternative_name()
+                .map_err(malformed)?
+                .is_some()
+        {
+            return Err(
+                "x509: a root or intermediate certificate is not authorized to sign for this name"
+                    .to_string(),
+            );
+        }
+    }
+    let constraints = cert.basic_constraints().map_err(malformed)?;
+    if role == Role::Intermediate && !constraints.as_ref().is_some_and(|bc| bc.value.ca) {
+        return Err("x509: certificate is not authorized to sign other certificates".to_string());
+    }
+    if let Some(max) = constraints.and_then(|bc| bc.value.path_len_constraint) {
+        if chain.len().saturating_sub(1) > max as usize {
+            return Err("x509: too many intermediates for path length constraint".to_string());
+        }
+    }
+    Ok(())
+}
+
+/// The SubjectPublicKeyInfo (DER) of a certificate of any version, for checking the TLS
+/// handshake's CertificateVerify signature of a client certificate webpki would not parse
+/// (version 1).
+pub fn subject_public_key_info(cert_der: &[u8]) -> Result<Vec<u8>, AuthError> {
+    let (_, cert) = x509_parser::parse_x509_certificate(cert_der)
+        .map_err(|e| AuthError::invalid(format!("x509: malformed certificate: {e}")))?;
+    Ok(cert.public_key().raw.to_vec())
 }
 
 /// A certificate issued by [`issue_client_cert`]: the certificate (PEM and DER) and its new
@@ -471,5 +772,263 @@ mod tests {
                 None,
             )
             .is_err());
+    }
+
+    /// openssl, as the README's recipe uses it, in a scratch directory: `openssl x509 -req`
+    /// without `-extfile` makes a version 1 certificate; with one, a version 3 certificate
+    /// with just those extensions.
+    struct Openssl {
+        dir: std::path::PathBuf,
+    }
+
+    impl Openssl {
+        fn new(name: &str) -> Openssl {
+            let dir = std::env::temp_dir().join(format!(
+                "crest-auth-x509-{name}-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            Openssl { dir }
+        }
+
+        fn run(&self, args: &[&str]) {
+            let out = std::process::Command::new("openssl")
+                .args(args)
+                .current_dir(&self.dir)
+                .output()
+                .expect("openssl is required for these tests");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+
+        /// A self-signed CA `name.crt` / `name.key` (version 3, CA:true).
+        fn ca(&self, name: &str) -> String {
+            self.run(&[
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                &format!("{name}.key"),
+                "-subj",
+                "/CN=crest-ca",
+                "-days",
+                "3650",
+                "-out",
+                &format!("{name}.crt"),
+            ]);
+            std::fs::read_to_string(self.dir.join(format!("{name}.crt"))).unwrap()
+        }
+
+        /// A leaf `name` for `/CN=alice/O=dev` signed by the CA `ca`, with the extension lines
+        /// given (none: version 1), valid for `days` from now. Returns the DER.
+        fn leaf(&self, ca: &str, name: &str, extensions: Option<&str>, days: &str) -> Vec<u8> {
+            self.run(&[
+                "req",
+                "-new",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                &format!("{name}.key"),
+                "-subj",
+                "/CN=alice/O=dev",
+                "-out",
+                &format!("{name}.csr"),
+            ]);
+            let csr = format!("{name}.csr");
+            let cacrt = format!("{ca}.crt");
+            let cakey = format!("{ca}.key");
+            let out = format!("{name}.crt");
+            let mut args = vec![
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                &cacrt,
+                "-CAkey",
+                &cakey,
+                "-CAcreateserial",
+                "-days",
+                days,
+                "-out",
+                &out,
+            ];
+            let ext_file = format!("{name}.ext");
+            if let Some(ext) = extensions {
+                std::fs::write(self.dir.join(&ext_file), format!("{ext}\n")).unwrap();
+                args.extend(["-extfile", &ext_file]);
+            }
+            self.run(&args);
+            let text = std::fs::read_to_string(self.dir.join(&out)).unwrap();
+            pem::parse(text).unwrap().contents().to_vec()
+        }
+    }
+
+    impl Drop for Openssl {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    fn now() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+    }
+
+    fn version_of(der: &[u8]) -> x509_parser::x509::X509Version {
+        x509_parser::parse_x509_certificate(der)
+            .unwrap()
+            .1
+            .version()
+    }
+
+    #[test]
+    fn version_1_leaves_verify_as_go_verifies_them() {
+        let ssl = Openssl::new("v1");
+        let ca_pem = ssl.ca("ca");
+        ssl.ca("other");
+        let client_ca = ClientCa::from_pem(&ca_pem).unwrap();
+        let v1 = ssl.leaf("ca", "alice", None, "365");
+        assert_eq!(version_of(&v1), x509_parser::x509::X509Version::V1);
+        client_ca.verify(&v1, &[], now()).unwrap();
+        let user = user_from_client_cert(&v1).unwrap();
+        assert_eq!(user.name, "alice");
+        assert_eq!(user.groups, vec!["dev"]);
+        // The TLS layer reads its key.
+        assert!(subject_public_key_info(&v1).is_ok());
+
+        // Another CA of the same name: unknown authority.
+        let foreign = ssl.leaf("other", "eve", None, "365");
+        assert_eq!(
+            client_ca
+                .verify(&foreign, &[], now())
+                .unwrap_err()
+                .message(),
+            "verifying certificate failed: x509: certificate signed by unknown authority"
+        );
+        // Expired (and not yet valid).
+        let expired =
+            "verifying certificate failed: x509: certificate has expired or is not yet valid";
+        assert_eq!(
+            client_ca
+                .verify(&v1, &[], now() + 400 * 86400)
+                .unwrap_err()
+                .message(),
+            expired
+        );
+        assert_eq!(
+            client_ca
+                .verify(&v1, &[], now() - 86400)
+                .unwrap_err()
+                .message(),
+            expired
+        );
+        // A bad signature: the leaf with a byte of its signature flipped.
+        let mut bad = v1.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 0x01;
+        assert_eq!(
+            client_ca.verify(&bad, &[], now()).unwrap_err().message(),
+            "verifying certificate failed: x509: certificate signed by unknown authority"
+        );
+        // Garbage is malformed, not a version 1 certificate.
+        assert!(client_ca.verify(b"garbage", &[], now()).is_err());
+    }
+
+    #[test]
+    fn extended_key_usage_as_go_checks_it_for_client_auth() {
+        let ssl = Openssl::new("eku");
+        let client_ca = ClientCa::from_pem(&ssl.ca("ca")).unwrap();
+        for (name, ext, ok) in [
+            ("none", "basicConstraints=CA:FALSE", true),
+            ("any", "extendedKeyUsage=anyExtendedKeyUsage", true),
+            ("client", "extendedKeyUsage=clientAuth", true),
+            ("both", "extendedKeyUsage=serverAuth,clientAuth", true),
+            ("server", "extendedKeyUsage=serverAuth", false),
+            ("code", "extendedKeyUsage=codeSigning", false),
+            ("custom", "extendedKeyUsage=1.2.3.4", false),
+        ] {
+            let der = ssl.leaf("ca", name, Some(ext), "30");
+            assert_eq!(
+                version_of(&der),
+                x509_parser::x509::X509Version::V3,
+                "{name}"
+            );
+            let got = client_ca.verify(&der, &[], now());
+            if ok {
+                got.unwrap_or_else(|e| panic!("{name}: {}", e.message()));
+            } else {
+                assert_eq!(
+                    got.unwrap_err().message(),
+                    "verifying certificate failed: x509: certificate specifies an incompatible key usage",
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn version_1_leaf_through_an_intermediate() {
+        let ssl = Openssl::new("mid");
+        let root_pem = ssl.ca("root");
+        let client_ca = ClientCa::from_pem(&root_pem).unwrap();
+        // An intermediate CA signed by the root (version 3, CA:true), then a v1 leaf under it.
+        let mid = ssl.leaf(
+            "root",
+            "mid",
+            Some("basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign"),
+            "10",
+        );
+        let leaf = ssl.leaf("mid", "alice", None, "30");
+        assert_eq!(version_of(&leaf), x509_parser::x509::X509Version::V1);
+        client_ca.verify(&leaf, &[&mid], now()).unwrap();
+        // Without the intermediate: unknown authority.
+        assert!(client_ca.verify(&leaf, &[], now()).is_err());
+        // A version 1 "intermediate" may not sign (Go: an intermediate needs CA:true).
+        let v1_mid = ssl.leaf("root", "v1mid", None, "30");
+        let under_v1 = ssl.leaf("v1mid", "carol", None, "30");
+        assert_eq!(
+            client_ca.verify(&under_v1, &[&v1_mid], now()).unwrap_err().message(),
+            "verifying certificate failed: x509: certificate is not authorized to sign other certificates"
+        );
+        // The intermediate has expired (the leaf not yet).
+        assert_eq!(
+            client_ca
+                .verify(&leaf, &[&mid], now() + 20 * 86400)
+                .unwrap_err()
+                .message(),
+            "verifying certificate failed: x509: certificate has expired or is not yet valid"
+        );
+        // A serverAuth-only intermediate refuses client authentication below it.
+        let server_mid = ssl.leaf(
+            "root",
+            "smid",
+            Some("basicConstraints=critical,CA:TRUE\nextendedKeyUsage=serverAuth"),
+            "30",
+        );
+        let below = ssl.leaf("smid", "bob", None, "30");
+        assert_eq!(
+            client_ca
+                .verify(&below, &[&server_mid], now())
+                .unwrap_err()
+                .message(),
+            "verifying certificate failed: x509: certificate specifies an incompatible key usage"
+        );
     }
 }

@@ -105,7 +105,8 @@ pub(crate) fn prepare(pki: &Path, listen: SocketAddr) -> Result<Tls, String> {
 /// taken whoever issued them, as Go's `tls.RequestClientCert` in kube-apiserver: the x509
 /// authenticator (crest-auth's `ClientCa`) verifies the chain to the CA per request, so a
 /// certificate from another CA is a 401 `Unauthorized`, not a failed handshake. The handshake
-/// still proves the client holds the certificate's key (its CertificateVerify signature).
+/// still proves the client holds the certificate's key (its CertificateVerify signature),
+/// checked against the key of any certificate version Go parses (version 1 included).
 #[derive(Debug)]
 struct RequestClientCert {
     schemes: rustls::crypto::WebPkiSupportedAlgorithms,
@@ -139,7 +140,37 @@ impl rustls::server::danger::ClientCertVerifier for RequestClientCert {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.schemes)
+        // rustls's verify_tls12_signature, with the key read by a parser that takes version 1
+        // certificates: every algorithm of the scheme is tried, as there.
+        let algs = self
+            .schemes
+            .mapping
+            .iter()
+            .find(|(scheme, _)| *scheme == dss.scheme)
+            .map(|(_, algs)| *algs)
+            .ok_or(rustls::PeerMisbehaved::SignedHandshakeWithUnadvertisedSigScheme)?;
+        let spki = client_spki(cert)?;
+        let key = webpki::RawPublicKeyEntity::try_from(&spki).map_err(|_| bad_encoding())?;
+        let mut mismatch = None;
+        for alg in algs {
+            match key.verify_signature(*alg, message, dss.signature()) {
+                Ok(()) => return Ok(rustls::client::danger::HandshakeSignatureValid::assertion()),
+                Err(webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(cx)) => {
+                    mismatch = Some(cx);
+                }
+                Err(_) => return Err(rustls::CertificateError::BadSignature.into()),
+            }
+        }
+        Err(match mismatch {
+            Some(cx) => {
+                rustls::CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext {
+                    signature_algorithm_id: cx.signature_algorithm_id,
+                    public_key_algorithm_id: cx.public_key_algorithm_id,
+                }
+                .into()
+            }
+            None => rustls::PeerMisbehaved::SignedHandshakeWithUnadvertisedSigScheme.into(),
+        })
     }
 
     fn verify_tls13_signature(
@@ -148,12 +179,28 @@ impl rustls::server::danger::ClientCertVerifier for RequestClientCert {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.schemes)
+        let spki = client_spki(cert)?;
+        rustls::crypto::verify_tls13_signature_with_raw_key(message, &spki, dss, &self.schemes)
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.schemes.supported_schemes()
     }
+}
+
+/// The client certificate's SubjectPublicKeyInfo, read by crest-auth's parser, which takes
+/// version 1 certificates as Go does (the README's `openssl x509 -req` makes them; webpki,
+/// behind rustls's `verify_tls1x_signature`, refuses them, which failed the handshake).
+fn client_spki(
+    cert: &CertificateDer<'_>,
+) -> Result<rustls::pki_types::SubjectPublicKeyInfoDer<'static>, rustls::Error> {
+    crest_auth::x509::subject_public_key_info(cert.as_ref())
+        .map(rustls::pki_types::SubjectPublicKeyInfoDer::from)
+        .map_err(|_| bad_encoding())
+}
+
+fn bad_encoding() -> rustls::Error {
+    rustls::CertificateError::BadEncoding.into()
 }
 
 fn client_verifier() -> Arc<dyn rustls::server::danger::ClientCertVerifier> {

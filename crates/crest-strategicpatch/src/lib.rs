@@ -99,22 +99,11 @@ pub fn apply<M: PatchMeta>(original: &Value, patch: &Value, meta: &M) -> Result<
     let Value::Object(p) = patch else {
         return Err(PatchError(format!(
             "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            go_json_kind(patch)
+            crest_gofmt::json_kind(patch)
         )));
     };
     let o = original.as_object().cloned().unwrap_or_default();
     Ok(Value::Object(merge_map(o, p, Some(meta), 0)?))
-}
-
-fn go_json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Array(_) => "array",
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        Value::Null => "null",
-        Value::Object(_) => "object",
-    }
 }
 
 fn too_deep() -> PatchError {

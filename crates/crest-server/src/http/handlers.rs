@@ -828,6 +828,7 @@ impl Ctx<'_> {
             value,
             raw,
             typed_ops,
+            ops: Default::default(),
         })
     }
 
@@ -1399,16 +1400,17 @@ struct PatchBody<'a> {
     value: &'a Value,
     raw: &'a [u8],
     typed_ops: bool,
+    /// A JSON patch's operations, decoded once for all of the patch's attempts (after the
+    /// first read found the object, as upstream decodes after its Get).
+    ops: std::sync::OnceLock<Result<crest_jsonpatch::Patch, ApiError>>,
 }
 
-/// Applies a JSON patch (crest-jsonpatch: evanphx/json-patch v4's semantics, as upstream),
-/// merge patch or (built-in kinds) strategic merge patch to `current`; `typed` is the built-in
-/// kind's published definition (its fields' patch strategies).
-fn apply_patch(body: &PatchBody, current: &Value, typed: Option<&str>) -> Result<Value, ApiError> {
-    match body.fmt {
-        BodyFormat::JsonPatch => {
-            // Upstream's order: the typed decoding (400), DecodePatch (400), the count (413).
-            let p = crest_jsonpatch::Patch::decode(body.raw, body.typed_ops)
+impl PatchBody<'_> {
+    /// The JSON patch's operations: upstream's order of errors, the typed decoding (400),
+    /// DecodePatch (400), then the count (413).
+    fn json_patch(&self) -> Result<&crest_jsonpatch::Patch, ApiError> {
+        let decoded = self.ops.get_or_init(|| {
+            let p = crest_jsonpatch::Patch::decode(self.raw, self.typed_ops)
                 .map_err(|e| ApiError::bad_request(e.0))?;
             if p.len() > MAX_JSON_PATCH_OPERATIONS {
                 return Err(ApiError::new(
@@ -1420,9 +1422,21 @@ fn apply_patch(body: &PatchBody, current: &Value, typed: Option<&str>) -> Result
                     ),
                 ));
             }
-            p.apply(current, JSON_PATCH_MAX_COPY_BYTES)
-                .map_err(json_patch_error)
-        }
+            Ok(p)
+        });
+        decoded.as_ref().map_err(Clone::clone)
+    }
+}
+
+/// Applies a JSON patch (crest-jsonpatch: evanphx/json-patch v4's semantics, as upstream),
+/// merge patch or (built-in kinds) strategic merge patch to `current`; `typed` is the built-in
+/// kind's published definition (its fields' patch strategies).
+fn apply_patch(body: &PatchBody, current: &Value, typed: Option<&str>) -> Result<Value, ApiError> {
+    match body.fmt {
+        BodyFormat::JsonPatch => body
+            .json_patch()?
+            .apply(current, JSON_PATCH_MAX_COPY_BYTES)
+            .map_err(json_patch_error),
         BodyFormat::StrategicMergePatch => {
             // Upstream answers most of these errors with a 500 (they are not typed errors);
             // a malformed patch is the client's fault: 400 with the same message.
@@ -1457,6 +1471,7 @@ mod tests {
             value: &ops,
             raw: &raw,
             typed_ops,
+            ops: Default::default(),
         };
         apply_patch(&body, current, None)
     }

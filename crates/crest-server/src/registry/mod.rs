@@ -812,8 +812,7 @@ mod tests {
                 serde_json::to_vec(&o).expect("json").as_slice()
             );
             let l = md.expect("metadata");
-            let spliced =
-                cache::splice_resource_version(&bytes, l.metadata_start, l.metadata_empty, 42);
+            let spliced = cache::splice_resource_version(&bytes, l, 42).expect("spliced");
             let served: Value = serde_json::from_slice(&spliced).expect("served json");
             // What the feed makes of this write's event from the layout, without reading it.
             let fed = CachedObject::from_stored_with("/registry/x".into(), &bytes, md, 1, 42);

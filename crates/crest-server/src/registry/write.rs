@@ -396,13 +396,9 @@ impl Registry {
         revision: i64,
     ) -> Result<Served, ApiError> {
         if let (Some(l), false) = (c.metadata, def.converts()) {
-            let served = cache::splice_resource_version(
-                &c.bytes,
-                l.metadata_start,
-                l.metadata_empty,
-                revision,
-            );
-            return Ok(Served::Json(Bytes::from(served)));
+            if let Some(served) = cache::splice_resource_version(&c.bytes, l, revision) {
+                return Ok(Served::Json(Bytes::from(served)));
+            }
         }
         let mut obj = c.obj;
         meta::set(&mut obj, "resourceVersion", revision.to_string());
@@ -1156,56 +1152,73 @@ fn validate_create(
     Ok(())
 }
 
-/// The request's resourceVersion against the revision read: it may be empty only where the
-/// strategy allows unconditional updates. `false`: a patch made from an older read (another
-/// write got in between: the server's race, retried like a lost compare-and-swap).
 /// Upstream's `IgnoreManagedFieldsTimestampsTransformer` (on by default since 1.29): when an
 /// update changes nothing but the times of managedFields entries (a re-apply of the same
 /// configuration that the merge saw as a change before defaulting, an update that rewrites
 /// the same values), the old times are kept, so the update is a no-op and no new
 /// resourceVersion is written. Entries added, removed or changed otherwise keep the new times.
+/// Every update passes here: nothing is copied unless the entries differ in their times alone.
 fn keep_managed_fields_times(obj: &mut Value, old: &Value) {
-    let entries = |v: &Value| {
+    fn entries(v: &Value) -> Option<&Vec<Value>> {
         v.pointer("/metadata/managedFields")
             .and_then(Value::as_array)
-            .cloned()
-    };
+    }
+    fn time(e: &Value) -> Option<&Value> {
+        e.get("time")
+    }
     let (Some(old_mf), Some(new_mf)) = (entries(old), entries(obj)) else {
         return;
     };
     if old_mf.len() != new_mf.len() || new_mf.is_empty() {
         return;
     }
-    let time = |e: &Value| e.get("time").cloned();
-    if new_mf.iter().zip(&old_mf).all(|(n, o)| time(n) == time(o)) {
+    if new_mf.iter().zip(old_mf).all(|(n, o)| time(n) == time(o)) {
         return;
     }
-    let without_time = |e: &Value| {
-        let mut e = e.clone();
-        if let Some(m) = e.as_object_mut() {
-            m.remove("time");
+    // Equal but for `time`: the same members with the same values, `time` aside.
+    let equal_but_time = |n: &Value, o: &Value| match (n.as_object(), o.as_object()) {
+        (Some(n), Some(o)) => {
+            n.len() - usize::from(n.contains_key("time"))
+                == o.len() - usize::from(o.contains_key("time"))
+                && n.iter().all(|(k, v)| k == "time" || o.get(k) == Some(v))
         }
-        e
+        _ => n == o,
     };
-    if !new_mf
-        .iter()
-        .zip(&old_mf)
-        .all(|(n, o)| without_time(n) == without_time(o))
-    {
+    if !new_mf.iter().zip(old_mf).all(|(n, o)| equal_but_time(n, o)) {
         return;
     }
-    // Equal but for the times: the whole object decides, with the old times.
-    let Some(mf) = obj.pointer_mut("/metadata/managedFields") else {
-        return;
-    };
-    *mf = Value::Array(old_mf);
+    // The whole object decides, with the old times (only the times are copied).
+    let old_times: Vec<Option<Value>> = old_mf.iter().map(|e| time(e).cloned()).collect();
+    let new_times = set_managed_fields_times(obj, old_times);
     if obj != old {
-        if let Some(mf) = obj.pointer_mut("/metadata/managedFields") {
-            *mf = Value::Array(new_mf);
-        }
+        set_managed_fields_times(obj, new_times);
     }
 }
 
+/// Sets each managedFields entry's `time` (`None`: none), returning the ones it had.
+fn set_managed_fields_times(obj: &mut Value, times: Vec<Option<Value>>) -> Vec<Option<Value>> {
+    let Some(entries) = obj
+        .pointer_mut("/metadata/managedFields")
+        .and_then(Value::as_array_mut)
+    else {
+        return vec![];
+    };
+    entries
+        .iter_mut()
+        .zip(times)
+        .map(|(e, t)| {
+            let m = e.as_object_mut()?;
+            match t {
+                Some(t) => m.insert("time".into(), t),
+                None => m.remove("time"),
+            }
+        })
+        .collect()
+}
+
+/// The request's resourceVersion against the revision read: it may be empty only where the
+/// strategy allows unconditional updates. `false`: a patch made from an older read (another
+/// write got in between: the server's race, retried like a lost compare-and-swap).
 fn check_resource_version(u: &Update<'_>, obj: &Value, revision: i64) -> Result<bool, ApiError> {
     let gr = u.def.api.group_resource();
     let rv = meta::resource_version(obj);

@@ -56,10 +56,9 @@ impl CachedObject {
         let is_crd = key.starts_with(super::keys::CRD_PREFIX);
         let fast = match layout {
             _ if is_crd => None,
-            Some(l) if stored.get(l.metadata_start) == Some(&b'{') => Some(
-                splice_resource_version(stored, l.metadata_start, l.metadata_empty, mod_revision),
-            ),
-            _ => with_resource_version(stored, mod_revision),
+            Some(l) => splice_resource_version(stored, l, mod_revision)
+                .or_else(|| with_resource_version(stored, mod_revision)),
+            None => with_resource_version(stored, mod_revision),
         };
         let json = fast
             .or_else(|| {
@@ -132,34 +131,30 @@ fn with_resource_version(stored: &[u8], rev: Revision) -> Option<Vec<u8>> {
     }
     // `raw` borrows from `stored`, so its address gives its offset; it starts with '{'.
     let start = (raw.as_ptr() as usize).checked_sub(stored.as_ptr() as usize)?;
+    let at = Layout {
+        metadata_start: start,
+        metadata_empty: fields.is_empty(),
+    };
+    splice_resource_version(stored, at, rev)
+}
+
+/// `stored` with `"resourceVersion":"<rev>"` inserted right after the `{` at `at`'s
+/// `metadata_start` (the top-level metadata object, which must not hold a resourceVersion
+/// already); `None` when no `{` is there.
+pub(crate) fn splice_resource_version(stored: &[u8], at: Layout, rev: Revision) -> Option<Vec<u8>> {
+    let start = at.metadata_start;
     if stored.get(start) != Some(&b'{') {
         return None;
     }
-    Some(splice_resource_version(
-        stored,
-        start,
-        fields.is_empty(),
-        rev,
-    ))
-}
-
-/// `stored` with `"resourceVersion":"<rev>"` inserted right after the `{` at `metadata_start`
-/// (the top-level metadata object, which must not hold a resourceVersion already).
-pub(crate) fn splice_resource_version(
-    stored: &[u8],
-    metadata_start: usize,
-    metadata_empty: bool,
-    rev: Revision,
-) -> Vec<u8> {
     let rv = format!(
         "\"resourceVersion\":\"{rev}\"{}",
-        if metadata_empty { "" } else { "," }
+        if at.metadata_empty { "" } else { "," }
     );
     let mut out = Vec::with_capacity(stored.len() + rv.len());
-    out.extend_from_slice(&stored[..=metadata_start]);
+    out.extend_from_slice(&stored[..=start]);
     out.extend_from_slice(rv.as_bytes());
-    out.extend_from_slice(&stored[metadata_start + 1..]);
-    out
+    out.extend_from_slice(&stored[start + 1..]);
+    Some(out)
 }
 
 /// A change as the cache applied it.

@@ -148,6 +148,14 @@ fn builtin_v2() -> &'static Map<String, Value> {
             .map(|(k, v)| {
                 let mut v = v.clone();
                 convert::unwrap_refs_for_v2(&mut v);
+                // A v3-only `oneOf` of types (kube-openapi's OpenAPIV3OneOfTypes, IntOrString's
+                // integer or string) is v2's OpenAPISchemaType, `string`: swagger 2.0 has no
+                // oneOf (gnostic refuses it).
+                if let Some(o) = v.as_object_mut() {
+                    if o.remove("oneOf").is_some() {
+                        o.insert("type".into(), json!("string"));
+                    }
+                }
                 (k.clone(), v)
             })
             .collect()

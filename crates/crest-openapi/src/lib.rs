@@ -10,7 +10,9 @@
 //! wrapped in `allOf`. Pure: no I/O, no caching (the server caches).
 
 mod convert;
+mod gnostic;
 mod gotime;
+mod goyaml;
 mod patchmeta;
 mod paths;
 pub mod typed;
@@ -21,6 +23,7 @@ use serde_json::{json, Map, Value};
 use std::sync::OnceLock;
 
 pub use convert::{to_v2_schema, unfold, wrap_refs};
+pub use gnostic::v2_protobuf;
 
 pub const V3_REF_PREFIX: &str = "#/components/schemas/";
 pub const V2_REF_PREFIX: &str = "#/definitions/";

@@ -10,7 +10,9 @@
 //! wrapped in `allOf`. Pure: no I/O, no caching (the server caches).
 
 mod convert;
+mod gnostic;
 mod gotime;
+mod goyaml;
 mod patchmeta;
 mod paths;
 pub mod typed;
@@ -21,6 +23,7 @@ use serde_json::{json, Map, Value};
 use std::sync::OnceLock;
 
 pub use convert::{to_v2_schema, unfold, wrap_refs};
+pub use gnostic::v2_protobuf;
 
 pub const V3_REF_PREFIX: &str = "#/components/schemas/";
 pub const V2_REF_PREFIX: &str = "#/definitions/";
@@ -148,6 +151,14 @@ fn builtin_v2() -> &'static Map<String, Value> {
             .map(|(k, v)| {
                 let mut v = v.clone();
                 convert::unwrap_refs_for_v2(&mut v);
+                // A v3-only `oneOf` of types (kube-openapi's OpenAPIV3OneOfTypes, IntOrString's
+                // integer or string) is v2's OpenAPISchemaType, `string`: swagger 2.0 has no
+                // oneOf (gnostic refuses it).
+                if let Some(o) = v.as_object_mut() {
+                    if o.remove("oneOf").is_some() {
+                        o.insert("type".into(), json!("string"));
+                    }
+                }
                 (k.clone(), v)
             })
             .collect()

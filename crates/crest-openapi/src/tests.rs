@@ -231,3 +231,15 @@ fn etag_is_sha512_hex() {
     assert_eq!(e.len(), 128);
     assert!(e.starts_with("CF83E1357EEFB8BD"));
 }
+
+/// IntOrString's v3 `oneOf` is v2's `string` with its format, as kube-apiserver's swagger.json
+/// has it.
+#[test]
+fn int_or_string_in_v2() {
+    let name = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
+    let v2 = &builtin(Flavor::V2)[name];
+    assert_eq!(v2["type"], "string");
+    assert_eq!(v2["format"], "int-or-string");
+    assert!(v2.get("oneOf").is_none());
+    assert!(builtin(Flavor::V3)[name].get("oneOf").is_some());
+}

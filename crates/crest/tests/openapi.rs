@@ -338,8 +338,9 @@ async fn v2_lossy_conversion() {
             ["creationTimestamp"]["$ref"],
         "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Time"
     );
-    // kubectl's protobuf-only Accept gets kube-openapi's 406 (client-go falls back from it).
-    let (code, _, _) = s
+    // client-go's protobuf Accept gets gnostic's protobuf form (openapi_protobuf.rs reads it);
+    // a JSON-only one still gets JSON.
+    let (code, h, _) = s
         .http(
             "GET",
             "/openapi/v2",
@@ -350,19 +351,21 @@ async fn v2_lossy_conversion() {
             None,
         )
         .await;
-    assert_eq!(code, 406);
-    let (code, _, _) = s
+    assert_eq!(code, 200);
+    assert_eq!(
+        h["content-type"],
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    );
+    let (code, h, _) = s
         .http(
             "GET",
             "/openapi/v2",
-            &[(
-                "Accept",
-                "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json",
-            )],
+            &[("Accept", "application/json")],
             None,
         )
         .await;
     assert_eq!(code, 200);
+    assert_eq!(h["content-type"], "application/json");
 }
 
 #[tokio::test]

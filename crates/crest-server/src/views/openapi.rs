@@ -5,7 +5,9 @@
 //! request re-syncs: each resource version's part is reused while its CRD's resourceVersion is
 //! unchanged, and a group-version's document is re-rendered only if its parts changed, so a CRD
 //! change among 500 costs one part and one document. The aggregated v2 document is rendered on
-//! its first request after a change.
+//! its first request after a change, and its protobuf form (gnostic's `Document`, converted from
+//! the JSON as kube-openapi does) on the first request for that form, with the JSON's ETag and
+//! time.
 
 use crate::registry::resources::{ResourceDef, Resources};
 use bytes::Bytes;
@@ -61,6 +63,8 @@ struct State {
     group_versions: BTreeMap<String, GroupVersionDoc>,
     root: Option<Arc<Doc>>,
     v2: Option<Arc<Doc>>,
+    /// The protobuf form of a v2 document, and that document (current while it is `v2`).
+    v2_protobuf: Option<(Arc<Doc>, Arc<Doc>)>,
     /// Part keys in v2 document order.
     all_keys: Vec<PartKey>,
 }
@@ -80,6 +84,27 @@ impl OpenApiCache {
     /// `/openapi/v2`: the aggregated document, rendered on its first request after a change.
     pub(crate) fn v2(&self, res: &Arc<Resources>) -> Arc<Doc> {
         self.synced(res).v2(res)
+    }
+
+    /// `/openapi/v2` as protobuf: the v2 document converted to gnostic's `openapi.v2.Document`,
+    /// with the JSON form's ETag and Last-Modified (kube-openapi reuses them; the responses vary
+    /// by Accept).
+    pub(crate) fn v2_protobuf(&self, res: &Arc<Resources>) -> Arc<Doc> {
+        let mut state = self.synced(res);
+        let json = state.v2(res);
+        if let Some((of, pb)) = &state.v2_protobuf {
+            if Arc::ptr_eq(of, &json) {
+                return pb.clone();
+            }
+        }
+        let value: serde_json::Value = serde_json::from_slice(&json.bytes).unwrap_or_default();
+        let pb = Arc::new(Doc {
+            bytes: Bytes::from(crest_openapi::v2_protobuf(&value)),
+            etag: json.etag.clone(),
+            last_modified: json.last_modified,
+        });
+        state.v2_protobuf = Some((json, pb.clone()));
+        pb
     }
 
     /// `/openapi/v3`: the discovery document listing every group-version's URL.

@@ -27,6 +27,7 @@ mod store;
 mod views;
 mod webhook;
 
+pub use controllers::kubernetesservice::first_service_ip;
 pub use controllers::leaderelection::LeaderElection;
 use crest_storage::Storage;
 use http::app::App;
@@ -66,6 +67,13 @@ pub struct Config {
     pub min_request_timeout: Duration,
     /// Connection timeouts and HTTP/2 limits (kube-apiserver's by default).
     pub connections: ConnectionLimits,
+    /// The `default/kubernetes` Service's ClusterIP: the first address of the service range
+    /// (kube-apiserver's `--service-cluster-ip-range`, `10.0.0.0/24` by default).
+    pub kubernetes_service_ip: std::net::IpAddr,
+    /// The address the Service's Endpoints and EndpointSlice name (kube-apiserver's
+    /// `--advertise-address`); `None`: the listen address, or the default route's interface
+    /// address when listening on all interfaces.
+    pub advertise_address: Option<std::net::IpAddr>,
 }
 
 impl Default for Config {
@@ -81,6 +89,8 @@ impl Default for Config {
             request_timeout: Duration::from_secs(60),
             min_request_timeout: Duration::from_secs(1800),
             connections: ConnectionLimits::default(),
+            kubernetes_service_ip: std::net::IpAddr::from([10, 0, 0, 1]),
+            advertise_address: None,
         }
     }
 }
@@ -100,6 +110,9 @@ pub struct Running {
 pub struct Security {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     pub authenticator: Option<Authentication>,
+    /// The CA bundle (PEM) that verifies the server's certificate, published in every
+    /// namespace's `kube-root-ca.crt` ConfigMap (kube-controller-manager's `--root-ca-file`).
+    pub root_ca: Option<String>,
 }
 
 impl Running {
@@ -188,6 +201,7 @@ pub async fn start(config: Config, storage: Arc<dyn Storage>) -> std::io::Result
     let security = Security {
         tls: config.tls.clone(),
         authenticator: config.authenticator.clone(),
+        root_ca: None,
     };
     start_with(config, storage, None, std::future::ready(Ok(security))).await
 }
@@ -246,7 +260,11 @@ pub async fn start_with(
         .await
         .map_err(io_err)?;
     phases.end("bootstrap");
-    let Security { tls, authenticator } = security.await?;
+    let Security {
+        tls,
+        authenticator,
+        root_ca,
+    } = security.await?;
     phases.end("security_wait");
 
     let listener = match listener {
@@ -274,8 +292,18 @@ pub async fn start_with(
     let start_controllers = {
         let registry = registry.clone();
         let (retention, event_ttl) = (config.history_retention, config.event_ttl);
+        let cluster = Cluster {
+            root_ca,
+            apiserver: controllers::kubernetesservice::Apiserver {
+                service_ip: config.kubernetes_service_ip,
+                public_ip: config
+                    .advertise_address
+                    .unwrap_or_else(|| controllers::kubernetesservice::public_ip(local_addr.ip())),
+                port: local_addr.port(),
+            },
+        };
         move |stop: tokio::sync::watch::Receiver<bool>| {
-            spawn_controllers(registry.clone(), retention, event_ttl, stop)
+            spawn_controllers(registry.clone(), &cluster, retention, event_ttl, stop)
         }
     };
     match config.leader_election.clone() {
@@ -333,14 +361,30 @@ impl Phases {
 }
 
 /// Starts every controller; each stops when `stop` fires.
+/// What the controllers publish about this server.
+struct Cluster {
+    root_ca: Option<String>,
+    apiserver: controllers::kubernetesservice::Apiserver,
+}
+
 fn spawn_controllers(
     registry: Arc<Registry>,
+    cluster: &Cluster,
     retention: Duration,
     event_ttl: Duration,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     vec![
-        tokio::spawn(controllers::run(registry.clone(), stop.clone())),
+        tokio::spawn(controllers::run(
+            registry.clone(),
+            cluster.root_ca.clone(),
+            stop.clone(),
+        )),
+        tokio::spawn(controllers::kubernetesservice::run(
+            registry.clone(),
+            cluster.apiserver.clone(),
+            stop.clone(),
+        )),
         tokio::spawn(controllers::gc::run(registry.clone(), stop.clone())),
         tokio::spawn(controllers::event_ttl::run(
             registry.clone(),

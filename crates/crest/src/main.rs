@@ -88,6 +88,15 @@ enum Command {
         /// between this and twice this, to spread out the re-lists; 0: never.
         #[arg(long, default_value_t = 1800)]
         min_request_timeout: u64,
+        /// The range Service cluster IPs come from (kube-apiserver's flag); its first address is
+        /// the ClusterIP of the `default/kubernetes` Service.
+        #[arg(long, default_value = "10.0.0.0/24", value_parser = parse_service_range)]
+        service_cluster_ip_range: std::net::IpAddr,
+        /// The address the `default/kubernetes` Service's Endpoints and EndpointSlice name
+        /// (kube-apiserver's flag); by default the --listen address, or the address of the
+        /// default route's interface when listening on all interfaces.
+        #[arg(long)]
+        advertise_address: Option<std::net::IpAddr>,
         #[command(flatten)]
         etcd: EtcdFlags,
         #[command(flatten)]
@@ -306,9 +315,18 @@ struct ServeOptions {
     pki_dir: Option<PathBuf>,
     request_timeout: Duration,
     min_request_timeout: Duration,
+    kubernetes_service_ip: std::net::IpAddr,
+    advertise_address: Option<std::net::IpAddr>,
     etcd: EtcdFlags,
     connections: ConnectionFlags,
     store: StoreFlags,
+}
+
+/// `--service-cluster-ip-range`: a CIDR, taken as its first address (the `kubernetes`
+/// Service's ClusterIP).
+fn parse_service_range(s: &str) -> Result<std::net::IpAddr, String> {
+    crest_server::first_service_ip(s)
+        .ok_or_else(|| format!("{s:?} is not a CIDR with room for a service address"))
 }
 
 /// `--plain-http` only where nobody else can listen in: a loopback address.
@@ -336,6 +354,8 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         pki_dir,
         request_timeout,
         min_request_timeout,
+        kubernetes_service_ip,
+        advertise_address,
         etcd,
         connections,
         store,
@@ -421,6 +441,8 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
         request_timeout,
         min_request_timeout,
         connections: connections.limits(),
+        kubernetes_service_ip,
+        advertise_address,
     };
     // What the kubeconfig needs of the pki dir (and how long preparing it took), once
     // prepared; or why it could not be.
@@ -437,6 +459,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
                         signer: Some(Arc::new(credentials.signer)),
                         issuer: auth::ISSUER.into(),
                     }),
+                    root_ca: tls.as_ref().map(|t| t.ca_pem.clone()),
                 };
                 keep(Ok((tls, credentials.admin_token, took)));
                 Ok(security)
@@ -656,6 +679,8 @@ fn main() -> std::process::ExitCode {
             pki_dir,
             request_timeout,
             min_request_timeout,
+            service_cluster_ip_range,
+            advertise_address,
             etcd,
             connections,
             store,
@@ -671,6 +696,8 @@ fn main() -> std::process::ExitCode {
             pki_dir,
             request_timeout,
             min_request_timeout: Duration::from_secs(min_request_timeout),
+            kubernetes_service_ip: service_cluster_ip_range,
+            advertise_address,
             etcd,
             connections,
             store,

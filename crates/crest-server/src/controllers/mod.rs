@@ -1,23 +1,28 @@
 //! In-process controllers (apiextensions-apiserver's naming/establishing and finalizer
-//! controllers, the namespace controller, and the service accounts controller). They react to
-//! cache events and act through the same registry pipeline as clients do.
+//! controllers, the namespace controller, the service accounts controller and the root CA
+//! publisher). They react to cache events and act through the same registry pipeline as
+//! clients do.
 
 pub(crate) mod clusterroleaggregation;
 pub(crate) mod compaction;
 pub(crate) mod endpointslicemirroring;
 pub(crate) mod event_ttl;
 pub(crate) mod gc;
+pub(crate) mod kubernetesservice;
 pub(crate) mod leaderelection;
 pub(crate) mod managers;
 pub(crate) mod namespace;
 pub(crate) mod rbacbootstrap;
+pub(crate) mod rootcacertpublisher;
 pub(crate) mod serviceaccounts;
 pub(crate) mod storageversionmigration;
 
 use crate::registry::customresourcedefinition::CRD_CLEANUP_FINALIZER;
 use crate::registry::resources::ResourceDef;
 use crate::registry::{Preconditions, Registry, UpdateMode, WriteOptions};
-use crate::store::keys::{CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX, SERVICEACCOUNT_PREFIX};
+use crate::store::keys::{
+    CONFIGMAP_PREFIX, CRD_GROUP, CRD_PREFIX, NAMESPACE_PREFIX, SERVICEACCOUNT_PREFIX,
+};
 use crest_api::meta;
 use managers::KUBE_APISERVER;
 use namespace::finalize_namespace;
@@ -29,8 +34,13 @@ use tokio::sync::broadcast::error::RecvError;
 /// How often controllers re-check everything even without events (retries after errors).
 const RESYNC: Duration = Duration::from_secs(2);
 
-/// Runs the controllers until `shutdown` fires.
-pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+/// Runs the controllers until `shutdown` fires. `root_ca`: the CA bundle published in every
+/// namespace's `kube-root-ca.crt` (none without TLS).
+pub(crate) async fn run(
+    registry: Arc<Registry>,
+    root_ca: Option<String>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
     let mut events = registry.reads().subscribe();
     let mut resync = tokio::time::interval(RESYNC);
     // While a CRD or namespace is being deleted, every write may be progress (its contents
@@ -41,8 +51,9 @@ pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watc
             _ = shutdown.changed() => return,
             _ = resync.tick() => {}
             ev = events.recv() => match ev {
-                // Only CRDs, namespaces and ServiceAccounts concern these controllers: other
-                // writes (an operator's Events at 1,000/s) start no pass.
+                // Only CRDs, namespaces, ServiceAccounts and the root CA ConfigMaps concern
+                // these controllers: other writes (an operator's Events at 1,000/s) start no
+                // pass.
                 Ok(e) if !finalizing && !concerns(&e.key) => continue,
                 Ok(_) | Err(RecvError::Lagged(_)) => {
                     // Coalesce a burst of events into one pass.
@@ -51,7 +62,7 @@ pub(crate) async fn run(registry: Arc<Registry>, mut shutdown: tokio::sync::watc
                 Err(RecvError::Closed) => return,
             },
         }
-        match reconcile(&registry).await {
+        match reconcile(&registry, root_ca.as_deref()).await {
             Ok(f) => finalizing = f,
             Err(e) => tracing::warn!(error = %e, "controller pass failed; will retry"),
         }
@@ -63,10 +74,15 @@ fn concerns(key: &str) -> bool {
     [CRD_PREFIX, NAMESPACE_PREFIX, SERVICEACCOUNT_PREFIX]
         .iter()
         .any(|p| key.starts_with(p))
+        || key.starts_with(CONFIGMAP_PREFIX)
+            && key.ends_with(&format!("/{}", rootcacertpublisher::ROOT_CA_CONFIG_MAP))
 }
 
 /// One pass of the controllers; answers whether a CRD or namespace is being deleted.
-async fn reconcile(registry: &Registry) -> Result<bool, crest_api::ApiError> {
+async fn reconcile(
+    registry: &Registry,
+    root_ca: Option<&str>,
+) -> Result<bool, crest_api::ApiError> {
     let mut finalizing = false;
     let crds: Vec<Value> = registry
         .reads()
@@ -141,6 +157,9 @@ async fn reconcile(registry: &Registry) -> Result<bool, crest_api::ApiError> {
         }
     }
     serviceaccounts::ensure_default_service_accounts(registry).await?;
+    if let Some(ca) = root_ca {
+        rootcacertpublisher::publish(registry, ca).await?;
+    }
     Ok(finalizing)
 }
 

@@ -276,12 +276,30 @@ async fn categories_in_discovery_and_kubectl_get_all() {
     s.apply_yaml(SEED_CRONTAB);
 
     // `kubectl get all` finds the CronTab through its category. Services are in `all` too
-    // (as upstream), so rows are named kind.group/name even while there are none.
+    // (as upstream): the `default/kubernetes` Service's table comes first, so rows are named
+    // kind.group/name.
     let out = s.kubectl_ok(&["get", "all"]);
     let t = lines(&out);
-    assert_eq!(t[0], ["NAME", "SPEC", "REPLICAS", "AGE"], "{out}");
     assert_eq!(
-        t[1][..3],
+        t[0],
+        [
+            "NAME",
+            "TYPE",
+            "CLUSTER-IP",
+            "EXTERNAL-IP",
+            "PORT(S)",
+            "AGE"
+        ],
+        "{out}"
+    );
+    assert_eq!(t[1][..2], ["service/kubernetes", "ClusterIP"], "{out}");
+    let at = t
+        .iter()
+        .position(|l| l.first().map(String::as_str) == Some("NAME") && l.len() == 4)
+        .expect("the CronTab table");
+    assert_eq!(t[at], ["NAME", "SPEC", "REPLICAS", "AGE"], "{out}");
+    assert_eq!(
+        t[at + 1][..3],
         [
             "crontab.stable.example.com/my-new-cron-object",
             "* * * * */5",

@@ -2,7 +2,8 @@
 //! conversion served by a real HTTPS webhook on 127.0.0.1, called through Crest's webhook
 //! client by `url` and by `service`, with caBundle verification; only the objects not yet in the
 //! desired version are sent; the answer is checked and the metadata restored; failures are
-//! worded as upstream's. The registry does not route reads and writes through it yet.
+//! worded as upstream's. Reads, lists, watches and writes go through it, also for objects
+//! still stored in an earlier storage version (issue 28, item 1).
 
 mod common;
 use common::webhook::{https_server, https_server_counted, in_process, issue};
@@ -498,4 +499,184 @@ async fn kube_rs_and_kubectl_read_and_write_both_versions() {
         "jsonpath={.spec.host} {.spec.port}",
     ]);
     assert_eq!(out, "localhost 1234");
+}
+
+/// The reviews [`counted`] answered.
+static REVIEWS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// [`convert_crontabs`], counting the reviews.
+fn counted(path: &str, host: &str, review: &Value) -> Value {
+    REVIEWS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    convert_crontabs(path, host, review)
+}
+
+fn reviews() -> usize {
+    REVIEWS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Objects stored in v1beta1 after the storage version moved to v1 (issue 28, item 1): every
+/// path through v1 calls the webhook for them, as upstream's crConverter converts on every
+/// decode; and still after v1beta1 is no longer served. Every write stores the object in v1,
+/// a delete that only marks it and an update that changes nothing included (upstream encodes
+/// every write in the storage version): v1 reads it without the webhook afterwards.
+#[tokio::test]
+async fn objects_in_the_old_storage_version_go_through_the_webhook() {
+    let (ca, config) = issue("conversion-ca", &["127.0.0.1"]);
+    let port = https_server(config, counted);
+    let (running, _dir, base) = in_process().await;
+    let crds = format!("{base}/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+    let (code, v) = send(
+        "POST",
+        &crds,
+        Some(&webhook_crd(
+            "moved.example.com",
+            &format!("https://127.0.0.1:{port}/convert"),
+            &ca,
+        )),
+    )
+    .await;
+    assert_eq!(code, 201, "{v}");
+    let v1 = format!("{base}/apis/moved.example.com/v1/namespaces/default/crontabs");
+    let v1beta1 = format!("{base}/apis/moved.example.com/v1beta1/namespaces/default/crontabs");
+    wait_served(&v1beta1).await;
+    for (name, hp) in [
+        ("get", "a:1"),
+        ("patch", "b:2"),
+        ("fin", "c:3"),
+        ("coll", "d:4"),
+        ("late", "e:5"),
+    ] {
+        let mut o = json!({"apiVersion": "moved.example.com/v1beta1", "kind": "CronTab",
+            "metadata": {"name": name}, "spec": {"hostPort": hp}});
+        if name == "fin" {
+            o["metadata"]["finalizers"] = json!(["example.com/keep"]);
+        }
+        if name == "coll" {
+            o["metadata"]["labels"] = json!({"coll": "yes"});
+        }
+        let (code, v) = send("POST", &v1beta1, Some(&o)).await;
+        assert_eq!(code, 201, "{v}");
+    }
+    // Storage moves to v1.
+    let crd_url = format!("{crds}/crontabs.moved.example.com");
+    let set_versions = |served_v1beta1: bool| {
+        let crd_url = crd_url.clone();
+        async move {
+            let (_, mut crd) = send("GET", &crd_url, None).await;
+            crd["spec"]["versions"][0]["storage"] = json!(false);
+            crd["spec"]["versions"][0]["served"] = json!(served_v1beta1);
+            crd["spec"]["versions"][1]["storage"] = json!(true);
+            let (code, v) = send("PUT", &crd_url, Some(&crd)).await;
+            assert_eq!(code, 200, "{v}");
+        }
+    };
+    set_versions(true).await;
+    let converted = |o: &Value, what: &str| {
+        assert_eq!(o["apiVersion"], "moved.example.com/v1", "{what}: {o}");
+        assert!(o["spec"]["host"].is_string(), "{what}: {o}");
+        assert_eq!(o["metadata"]["labels"]["converted"], "yes", "{what}: {o}");
+    };
+
+    // GET, LIST (whole and chunked), watches from the cache and WatchList.
+    let (code, v) = send("GET", &format!("{v1}/get"), None).await;
+    assert_eq!(code, 200, "{v}");
+    converted(&v, "get");
+    assert_eq!(v["spec"], json!({"host": "a", "port": "1"}));
+    let (_, list) = send("GET", &v1, None).await;
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 5, "{list}");
+    for i in &items {
+        converted(i, "list");
+    }
+    let (_, page) = send("GET", &format!("{v1}?limit=2"), None).await;
+    let cont = page["metadata"]["continue"].as_str().unwrap_or_default();
+    let (_, page) = send("GET", &format!("{v1}?limit=2&continue={cont}"), None).await;
+    for i in page["items"].as_array().cloned().unwrap_or_default() {
+        converted(&i, "continued list");
+    }
+    for query in [
+        "resourceVersion=0",
+        "sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+    ] {
+        let text = common::client_for(&v1)
+            .get(format!("{v1}?watch=1&timeoutSeconds=1&{query}"))
+            .send()
+            .await
+            .expect("watch")
+            .text()
+            .await
+            .expect("events");
+        let events: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        assert_eq!(events.len(), 5, "{query}: {text}");
+        for e in &events {
+            converted(&e["object"], query);
+        }
+    }
+
+    // A patch reads through the webhook, answers v1 and stores v1 (v1beta1 now converts).
+    let resp = common::client_for(&v1)
+        .patch(format!("{v1}/patch"))
+        .header("Content-Type", "application/merge-patch+json")
+        .body(json!({"spec": {"port": "4321"}}).to_string())
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(resp.status().as_u16(), 200);
+    let v: Value = serde_json::from_str(&resp.text().await.expect("patched")).expect("json");
+    converted(&v, "patch");
+    assert_eq!(v["spec"], json!({"host": "b", "port": "4321"}));
+    let (_, v) = send("GET", &format!("{v1beta1}/patch"), None).await;
+    assert_eq!(v["spec"], json!({"hostPort": "b:4321"}), "{v}");
+
+    // Delete answers the kept object, deletecollection the deleted ones, converted.
+    let (code, v) = send("DELETE", &format!("{v1}/fin"), None).await;
+    assert_eq!(code, 200, "{v}");
+    converted(&v, "delete");
+    assert!(v["metadata"]["deletionTimestamp"].is_string(), "{v}");
+    // Marked for deletion: written, so stored in v1 now.
+    let before = reviews();
+    let (_, v) = send("GET", &format!("{v1}/fin"), None).await;
+    assert_eq!(v["apiVersion"], "moved.example.com/v1", "{v}");
+    assert_eq!(reviews(), before, "read without the webhook: {v}");
+    let (_, v) = send("GET", &format!("{v1beta1}/fin"), None).await;
+    assert_eq!(v["spec"], json!({"hostPort": "c:3"}), "{v}");
+    assert_eq!(reviews(), before + 1);
+    // An update that changes nothing writes the object in v1 (a new resourceVersion).
+    let (_, got) = send("GET", &format!("{v1}/get"), None).await;
+    let (code, put) = send("PUT", &format!("{v1}/get"), Some(&got)).await;
+    assert_eq!(code, 200, "{put}");
+    converted(&put, "no-op update");
+    assert_ne!(
+        put["metadata"]["resourceVersion"], got["metadata"]["resourceVersion"],
+        "rewritten in the storage version: {put}"
+    );
+    let before = reviews();
+    let (_, v) = send("GET", &format!("{v1}/get"), None).await;
+    assert_eq!(v["spec"], json!({"host": "a", "port": "1"}), "{v}");
+    assert_eq!(reviews(), before, "read without the webhook: {v}");
+    let (code, v) = send("DELETE", &format!("{v1}?labelSelector=coll%3Dyes"), None).await;
+    assert_eq!(code, 200, "{v}");
+    let items = v["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 1, "{v}");
+    converted(&items[0], "deletecollection");
+
+    // v1beta1 no longer served: what is still stored in it converts all the same.
+    set_versions(false).await;
+    let mut code = 0;
+    for _ in 0..100 {
+        code = send("GET", &v1beta1, None).await.0;
+        if code == 404 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(code, 404, "v1beta1 is no longer served");
+    let (code, v) = send("GET", &format!("{v1}/late"), None).await;
+    assert_eq!(code, 200, "{v}");
+    converted(&v, "get after v1beta1 stopped being served");
+    assert_eq!(v["spec"], json!({"host": "e", "port": "5"}));
+    running.shutdown().await;
 }

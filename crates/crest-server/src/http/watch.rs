@@ -145,7 +145,7 @@ impl Encoder {
             None => obj
                 .value()
                 .ok()
-                .map(|v| self.app.registry.convert(&self.def, v)),
+                .and_then(|v| self.app.registry.convert(&self.def, v).ok()),
         };
         let Some(mut v) = v else { return };
         if let Some(rv) = rv {

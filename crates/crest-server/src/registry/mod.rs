@@ -22,6 +22,7 @@ pub(crate) mod discovery;
 pub(crate) mod options;
 pub(crate) mod rbac;
 pub(crate) mod resources;
+mod served;
 pub(crate) mod storagemigration;
 pub(crate) mod strategy;
 mod write;
@@ -224,26 +225,6 @@ fn to_bytes(obj: &Value) -> Result<Bytes, ApiError> {
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
-/// A `None` conversion that only changes `apiVersion` (the served version's schema neither
-/// prunes nor defaults), done on the stored bytes: they start with the storage version's
-/// `apiVersion` (serde_json writes keys in order), which is replaced, without parsing the
-/// object. `None` when that does not apply (the object was stored in another version).
-fn apiversion_only(def: &ResourceDef, json: &[u8]) -> Option<Bytes> {
-    if def.crd_name.is_none() || def.webhook_conversion.is_some() {
-        return None;
-    }
-    if def.cr_schema.as_deref().is_some_and(|s| s.normalizes()) {
-        return None;
-    }
-    let stored = format!("{{\"apiVersion\":\"{}\"", def.storage_api_version);
-    let rest = json.strip_prefix(stored.as_bytes())?;
-    let served = format!("{{\"apiVersion\":\"{}\"", def.api.api_version());
-    let mut out = Vec::with_capacity(served.len() + rest.len());
-    out.extend_from_slice(served.as_bytes());
-    out.extend_from_slice(rest);
-    Some(Bytes::from(out))
-}
-
 /// The stored form (no resourceVersion: it is removed from `obj`, the store's mod revision is
 /// the resourceVersion) plus where its top-level `metadata` object starts and whether it is
 /// empty, so the served form can be made by splicing in the resourceVersion instead of encoding
@@ -403,14 +384,14 @@ impl Registry {
     pub(crate) fn normalize_stored(&self, only: Option<&[String]>) {
         let resources = self.resources();
         for (prefix, stored) in resources.stored_schemas() {
-            if !stored.schema.normalizes() || only.is_some_and(|o| !o.contains(prefix)) {
+            if !stored.normalizes() || only.is_some_and(|o| !o.contains(prefix)) {
                 continue;
             }
             let objects = self.cache.list(prefix).objects;
             let changed: Vec<CachedObject> = objects
                 .iter()
                 .filter(|o| stored.multi_version || o.mod_revision < stored.crd_revision)
-                .filter_map(|o| o.normalized(&stored.schema))
+                .filter_map(|o| stored.normalize(o))
                 .collect();
             if !changed.is_empty() {
                 tracing::debug!(prefix, count = changed.len(), "normalized stored objects");
@@ -529,143 +510,9 @@ impl Registry {
         Ok(self.resources().lookup(group, version, plural))
     }
 
-    /// Converts a cached object to the served version (custom resources may be stored in another
-    /// version); returns the cached bytes untouched when nothing changes.
-    pub(crate) fn serve(&self, def: &ResourceDef, obj: &CachedObject) -> Result<Bytes, ApiError> {
-        if !def.converts() {
-            return Ok(obj.json.clone());
-        }
-        if let Some(b) = apiversion_only(def, &obj.json) {
-            return Ok(b);
-        }
-        let v = self.convert(def, obj.value()?);
-        to_bytes(&v)
-    }
-
-    /// The served-version object of a stored one (custom resources' `None` conversion: only
-    /// apiVersion changes).
-    pub(crate) fn convert(&self, def: &ResourceDef, mut v: Value) -> Value {
-        if !def.converts() {
-            return v;
-        }
-        if let Some(c) = &def.conversion {
-            return c.to_served(v);
-        }
-        if let Some(o) = v.as_object_mut() {
-            o.insert("apiVersion".into(), def.api.api_version().into());
-        }
-        // The served version's schema prunes and defaults what it reads (apiextensions'
-        // schema-coercing converter and defaulting of the decoded version).
-        self.normalize_served(def, &mut v);
-        v
-    }
-
     /// Hands the registry the conversion webhook caller (set once, at startup).
     pub(crate) fn set_webhook_converter(&self, w: Arc<dyn WebhookConverter>) {
         let _ = self.webhook.set(w);
-    }
-
-    /// Converts `objects` to `desired` through `def`'s conversion webhook (one review; `list`:
-    /// the objects are a list's items). Failures are 500s worded as upstream's.
-    async fn call_webhook(
-        &self,
-        def: &ResourceDef,
-        objects: &mut [Value],
-        desired: &str,
-        list: bool,
-    ) -> Result<(), ApiError> {
-        let (Some(conversion), Some(w)) = (&def.webhook_conversion, self.webhook.get()) else {
-            return Err(ApiError::internal("no conversion webhook client"));
-        };
-        let input = match (list, objects.first()) {
-            (false, Some(o)) => crest_apiextensions::conversion::gvk_string(
-                o.get("apiVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-                o.get("kind").and_then(Value::as_str).unwrap_or_default(),
-            ),
-            _ => crest_apiextensions::conversion::gvk_string(
-                &def.storage_api_version,
-                &def.api.list_kind,
-            ),
-        };
-        w.convert(conversion, objects, desired, &input, list)
-            .await
-            .map_err(ApiError::unknown)
-    }
-
-    /// The served-version object, through the conversion webhook when the CRD has one.
-    pub(crate) async fn convert_async(
-        &self,
-        def: &ResourceDef,
-        v: Value,
-    ) -> Result<Value, ApiError> {
-        if def.webhook_conversion.is_none() {
-            return Ok(self.convert(def, v));
-        }
-        let mut v = self
-            .webhook_convert_one(def, v, &def.api.api_version())
-            .await?;
-        self.normalize_served(def, &mut v);
-        Ok(v)
-    }
-
-    /// One object through `def`'s conversion webhook to `desired`.
-    async fn webhook_convert_one(
-        &self,
-        def: &ResourceDef,
-        v: Value,
-        desired: &str,
-    ) -> Result<Value, ApiError> {
-        let mut one = [v];
-        self.call_webhook(def, &mut one, desired, false).await?;
-        let [v] = one;
-        Ok(v)
-    }
-
-    /// The served version's schema prunes and defaults what it reads.
-    fn normalize_served(&self, def: &ResourceDef, v: &mut Value) {
-        if let Some(schema) = def.cr_schema.as_deref().filter(|s| s.normalizes()) {
-            schema.decode_stored(v);
-        }
-    }
-
-    /// [`Registry::serve`], through the conversion webhook when the CRD has one.
-    pub(crate) async fn serve_async(
-        &self,
-        def: &ResourceDef,
-        obj: &CachedObject,
-    ) -> Result<Bytes, ApiError> {
-        if def.webhook_conversion.is_none() {
-            return self.serve(def, obj);
-        }
-        let v = self.convert_async(def, obj.value()?).await?;
-        to_bytes(&v)
-    }
-
-    /// The served bytes of a list's objects: through the conversion webhook in one review
-    /// when the CRD has one (upstream converts a list, not its items one by one).
-    pub(crate) async fn serve_many(
-        &self,
-        def: &ResourceDef,
-        objs: &[Arc<CachedObject>],
-    ) -> Result<Vec<Bytes>, ApiError> {
-        if def.webhook_conversion.is_none() {
-            return objs.iter().map(|o| self.serve(def, o)).collect();
-        }
-        let mut values = objs
-            .iter()
-            .map(|o| o.value())
-            .collect::<Result<Vec<_>, _>>()?;
-        self.call_webhook(def, &mut values, &def.api.api_version(), true)
-            .await?;
-        values
-            .iter_mut()
-            .map(|v| {
-                self.normalize_served(def, v);
-                to_bytes(v)
-            })
-            .collect()
     }
 
     pub(crate) async fn list(
@@ -674,25 +521,6 @@ impl Registry {
         ns: Option<&str>,
     ) -> Result<Snapshot, ApiError> {
         self.reads.list_latest(&def.list_prefix(ns)).await
-    }
-
-    /// A custom resource in the storage version: through the CRD's webhook, or (`None`) with
-    /// the storage apiVersion; then pruned and defaulted by the storage version's schema.
-    async fn custom_to_storage(&self, def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
-        if def.webhook_conversion.is_some() {
-            let storage = def.storage_api_version.clone();
-            *obj = self
-                .webhook_convert_one(def, std::mem::take(obj), &storage)
-                .await?;
-        } else if let Some(o) = obj.as_object_mut() {
-            o.insert("apiVersion".into(), def.storage_api_version.clone().into());
-        }
-        if let Some(ss) = self.resources().stored_schema(&def.key_prefix) {
-            if ss.schema.normalizes() {
-                ss.schema.decode_stored(obj);
-            }
-        }
-        Ok(())
     }
 
     /// Rewrites a stored object in its resource's storage version (a storage version migration
@@ -706,13 +534,7 @@ impl Registry {
     ) -> Result<bool, ApiError> {
         let mut v = obj.value()?;
         let before = v.clone();
-        let stored_version = v
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if def.crd_name.is_some() && stored_version != def.storage_api_version {
-            self.custom_to_storage(def, &mut v).await?;
-        }
+        self.in_storage_version(def, &mut v).await?;
         if v == before {
             return Ok(true);
         }

@@ -156,20 +156,25 @@ impl ResourceDef {
             .as_deref()
     }
 
-    /// Whether objects are stored in another version than this one (reads and writes convert).
+    /// Whether objects written through this version are stored in another one (writes
+    /// convert). Reads decide by each object's own version, which may be neither
+    /// (`registry/served.rs`).
     pub(crate) fn converts(&self) -> bool {
-        // `storage_api_version != api.api_version()`, without building the latter (every write
-        // asks).
+        !self.is_version(&self.storage_api_version)
+    }
+
+    /// Whether `api_version` (`group/version`) names this resource's version (without
+    /// building the latter: every read and write asks).
+    pub(crate) fn is_version(&self, api_version: &str) -> bool {
         let (group, version) = (&self.api.group, &self.api.version);
-        let served = if group.is_empty() {
-            self.storage_api_version == *version
+        if group.is_empty() {
+            api_version == version
         } else {
-            self.storage_api_version
+            api_version
                 .strip_prefix(group.as_str())
                 .and_then(|rest| rest.strip_prefix('/'))
                 == Some(version.as_str())
-        };
-        !served
+        }
     }
 
     pub(crate) fn key(&self, namespace: Option<&str>, name: &str) -> String {
@@ -531,10 +536,15 @@ fn crd_contribution(crd: &Value) -> Option<CrdContribution> {
         }
     }
     if let Some(c) = compiled.get(&storage_version) {
+        let by_api_version = compiled
+            .iter()
+            .map(|(v, s)| (format!("{group}/{v}"), s.clone()))
+            .collect();
         stored = Some((
             keys::resource_prefix(&group, &plural),
             StoredSchema {
                 schema: c.clone(),
+                versions: Arc::new(by_api_version),
                 multi_version: versions.len() > 1,
                 crd_revision: crest_api::meta::resource_version(crd).parse().unwrap_or(0),
             },

@@ -331,7 +331,7 @@ impl Registry {
         let creating = Creating::new(self, def, ns, opts, obj);
         let retries = creating.retries();
         match self.guaranteed_update(retries, creating).await? {
-            Done::Unchanged(c) => Ok(Served::Tree(self.convert_async(def, c.obj).await?)),
+            Done::Unchanged(c) => Ok(Served::Tree(self.to_served(def, c.obj).await?)),
             Done::Written(c, revision) => self.served_created(def, c, revision).await,
         }
     }
@@ -402,7 +402,7 @@ impl Registry {
         }
         let mut obj = c.obj;
         meta::set(&mut obj, "resourceVersion", revision.to_string());
-        Ok(Served::Tree(self.convert_async(def, obj).await?))
+        Ok(Served::Tree(self.to_served(def, obj).await?))
     }
 
     /// The strategy's checks of a client's write beyond the request's authorization
@@ -426,17 +426,6 @@ impl Registry {
             request_name,
         };
         def.strategy.authorize_write(&ctx, new, old)
-    }
-
-    async fn to_storage_version(&self, def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
-        if !def.converts() {
-            return Ok(());
-        }
-        if let Some(c) = &def.conversion {
-            *obj = c.to_stored(std::mem::take(obj));
-            return Ok(());
-        }
-        self.custom_to_storage(def, obj).await
     }
 
     /// Update (PUT): replaces the object, conditioned on its resourceVersion. A resource whose
@@ -510,7 +499,15 @@ impl Registry {
         self.prepare_update(u, &mut obj, &old)?;
         set_generation(u.def.strategy.as_ref(), &mut obj, &old);
         validate_update_step(u, &mut obj, &old)?;
-        self.update_write(u, current.mod_revision, obj, old).await
+        // A custom resource stored in an older storage version is written even when nothing
+        // changed: upstream compares the encoded bytes, which are in the new storage version
+        // (what kube-storage-version-migrator's no-op updates rely on).
+        let restore = u.def.crd_name.is_some()
+            && current
+                .api_version()
+                .is_some_and(|v| v != u.def.storage_api_version);
+        self.update_write(u, current.mod_revision, obj, old, restore)
+            .await
     }
 
     /// The stored object in the form the update is prepared and validated in: a custom
@@ -526,7 +523,7 @@ impl Registry {
         obj: &mut Value,
     ) -> Result<Value, ApiError> {
         let Some(c) = &u.def.conversion else {
-            return self.convert_async(u.def, current.value()?).await;
+            return self.to_served(u.def, current.value()?).await;
         };
         if u.mode == UpdateMode::Main && u.opts.manager.is_some() {
             let old_served = c.to_served(current.value()?);
@@ -566,6 +563,7 @@ impl Registry {
         revision: i64,
         mut obj: Value,
         mut old: Value,
+        restore: bool,
     ) -> Result<Step<Updated>, ApiError> {
         let on_conflict = if u.from_patch {
             OnConflict::Retry
@@ -590,7 +588,7 @@ impl Registry {
         // `old` is not needed after this comparison: no copy for it.
         meta::remove(&mut old, "resourceVersion");
         keep_managed_fields_times(&mut obj, &old);
-        if obj == old || u.opts.dry_run {
+        if (obj == old && !restore) || u.opts.dry_run {
             meta::set(&mut obj, "resourceVersion", revision.to_string());
             return Ok(Step::Answer(unwritten(obj)));
         }
@@ -620,7 +618,7 @@ impl Registry {
         if let Some(rv) = revision.filter(|_| u.takes_revision) {
             meta::set(&mut u.obj, "resourceVersion", rv.to_string());
         }
-        self.convert_async(def, u.obj).await
+        self.to_served(def, u.obj).await
     }
 
     /// A custom resource as it is stored: converted to the storage version when `def` is
@@ -721,7 +719,7 @@ impl Registry {
                     meta::set(&mut obj, "resourceVersion", rv.to_string());
                 }
                 Ok(Deleted {
-                    object: self.convert_async(def, obj).await?,
+                    object: self.to_served(def, obj).await?,
                     gone: false,
                 })
             }
@@ -751,12 +749,12 @@ impl Registry {
             // by webhook, on the object in the version asked for.
             let stored = o.value()?;
             if def.webhook_conversion.is_some() {
-                let served = self.convert_async(def, stored).await?;
+                let served = self.to_served(def, stored).await?;
                 if filter(&served) {
                     listed.push(served);
                 }
             } else if filter(&stored) {
-                listed.push(self.convert_async(def, stored).await?);
+                listed.push(self.to_served(def, stored).await?);
             }
         }
         for v in &listed {
@@ -953,7 +951,7 @@ where
         let Some(current) = current else {
             return Err(ApiError::not_found(&def.api.group_resource(), name));
         };
-        let current_v = self.registry.convert_async(def, current.value()?).await?;
+        let current_v = self.registry.to_served(def, current.value()?).await?;
         let mut patched = (self.patch_fn)(&current_v)?;
         if !patched.is_object() {
             return Err(ApiError::bad_request(
@@ -1044,6 +1042,9 @@ impl TryUpdate for Deleting<'_> {
                     // No change (already marked) writes nothing, as a no-op update.
                     return Ok(Step::Answer(Deletion::Kept(obj)));
                 }
+                // Written in the current storage version, as every write is (the object may
+                // be stored in an older one).
+                self.registry.in_storage_version(def, &mut obj).await?;
                 let (bytes, layout) = stored_bytes_with_metadata(&mut obj)?;
                 Ok(Step::Write {
                     write: Write::Update(bytes, layout),
@@ -1053,7 +1054,7 @@ impl TryUpdate for Deleting<'_> {
             }
             DeleteStep::Remove => {
                 strategy.admit_delete(&gr, name)?;
-                let obj = self.registry.convert_async(def, stored).await?;
+                let obj = self.registry.to_served(def, stored).await?;
                 if opts.dry_run {
                     return Ok(Step::Answer(Deletion::Gone(obj)));
                 }

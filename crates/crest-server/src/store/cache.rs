@@ -105,6 +105,23 @@ impl CachedObject {
         })
     }
 
+    /// The object's `apiVersion`: the version it was stored in (a custom resource keeps the
+    /// version it was written in until it is written again, whatever its CRD's storage version
+    /// is now). Read without building a tree: the stored bytes start with it (serde_json
+    /// writes keys in order); other documents are scanned for their top-level field.
+    pub(crate) fn api_version(&self) -> Option<std::borrow::Cow<'_, str>> {
+        leading_api_version(&self.json)
+            .map(std::borrow::Cow::Borrowed)
+            .or_else(|| {
+                #[derive(serde::Deserialize)]
+                struct Top<'a> {
+                    #[serde(borrow, rename = "apiVersion")]
+                    api_version: Option<std::borrow::Cow<'a, str>>,
+                }
+                serde_json::from_slice::<Top>(&self.json).ok()?.api_version
+            })
+    }
+
     /// Parses the object (callers that change it need an owned tree).
     pub(crate) fn value(&self) -> Result<Value, crest_api::ApiError> {
         serde_json::from_slice(&self.json).map_err(|e| {
@@ -114,6 +131,17 @@ impl CachedObject {
             ))
         })
     }
+}
+
+/// The `apiVersion` a JSON object starts with (`{"apiVersion":"..."`, no escapes in it), as
+/// serde_json writes every object this server stores; `None` for any other shape.
+pub(crate) fn leading_api_version(json: &[u8]) -> Option<&str> {
+    let rest = json.strip_prefix(b"{\"apiVersion\":\"")?;
+    let end = rest.iter().position(|b| *b == b'"' || *b == b'\\')?;
+    if rest[end] != b'"' {
+        return None;
+    }
+    std::str::from_utf8(&rest[..end]).ok()
 }
 
 /// `stored` with `"resourceVersion":"<rev>"` inserted at the start of its top-level metadata,
@@ -614,6 +642,31 @@ mod tests {
     fn served(stored: &str, rev: Revision) -> Value {
         let o = CachedObject::from_stored("k".into(), stored.as_bytes(), 1, rev);
         serde_json::from_slice(&o.json).expect("served JSON")
+    }
+
+    #[test]
+    fn the_version_an_object_is_stored_in() {
+        let api_version = |json: &str| {
+            CachedObject::from_stored("k".into(), json.as_bytes(), 1, 2)
+                .api_version()
+                .map(|v| v.into_owned())
+        };
+        assert_eq!(
+            api_version(r#"{"apiVersion":"example.com/v1","kind":"K","metadata":{}}"#).as_deref(),
+            Some("example.com/v1")
+        );
+        // Not first (or escaped): read from the top level.
+        assert_eq!(
+            api_version(r#"{"Kind":"K","apiVersion":"example.com/v2","metadata":{}}"#).as_deref(),
+            Some("example.com/v2")
+        );
+        assert_eq!(
+            api_version(r#"{"apiVersion":"a\u002fb","metadata":{}}"#).as_deref(),
+            Some("a/b")
+        );
+        assert_eq!(api_version(r#"{"metadata":{}}"#), None);
+        assert_eq!(leading_api_version(br#"{"apiVersion":"v1""#), Some("v1"));
+        assert_eq!(leading_api_version(br#"{"apiVersion":"v1"#), None);
     }
 
     fn obj(key: &str, rev: Revision) -> Arc<CachedObject> {

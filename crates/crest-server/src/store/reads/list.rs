@@ -477,7 +477,7 @@ impl Reads {
                     kv.mod_revision,
                 );
                 let o = match &stored {
-                    Some(ss) if ss.schema.normalizes() => o.normalized(&ss.schema).unwrap_or(o),
+                    Some(ss) => ss.normalize(&o).unwrap_or(o),
                     _ => o,
                 };
                 Arc::new(o)

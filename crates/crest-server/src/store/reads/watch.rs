@@ -283,7 +283,7 @@ impl WatchChanges {
         let stale = |o: &CachedObject| {
             self.stored
                 .as_ref()
-                .is_some_and(|ss| ss.schema.normalizes() && o.mod_revision < ss.crd_revision)
+                .is_some_and(|ss| ss.normalizes() && o.mod_revision < ss.crd_revision)
         };
         if !stale(&ev.object) && !ev.prev.as_deref().is_some_and(stale) {
             return ev;
@@ -300,8 +300,8 @@ impl WatchChanges {
     /// An object written before its CRD last changed is served through the current schema.
     fn read_through(&self, obj: &Arc<CachedObject>) -> Arc<CachedObject> {
         match &self.stored {
-            Some(ss) if ss.schema.normalizes() && obj.mod_revision < ss.crd_revision => obj
-                .normalized(&ss.schema)
+            Some(ss) if ss.normalizes() && obj.mod_revision < ss.crd_revision => ss
+                .normalize(obj)
                 .map(Arc::new)
                 .unwrap_or_else(|| obj.clone()),
             _ => obj.clone(),

@@ -3,6 +3,7 @@
 
 pub(crate) mod app;
 pub(crate) mod handlers;
+pub(crate) mod http1;
 pub(crate) mod openapi;
 pub(crate) mod render;
 pub(crate) mod request;

@@ -53,15 +53,28 @@ impl Default for ConnectionLimits {
     }
 }
 
-/// The largest HTTP/2 frame a client may send, and the flow-control window of each stream:
-/// kube-apiserver's `MaxReadFrameSize` and `MaxReceiveBufferPerStream` (256 KiB, "at least 99% of
-/// serialized resources in surveyed clusters were smaller"), down from 1 MiB so that the buffer a
-/// connection may fill is bounded by `max streams x 256 KiB`.
-const HTTP2_FRAME_AND_STREAM_WINDOW: u32 = 256 * 1024;
+/// The flow-control window of each HTTP/2 stream: kube-apiserver's `MaxReceiveBufferPerStream`
+/// (256 KiB, "at least 99% of serialized resources in surveyed clusters were smaller"), down from
+/// Go's 1 MiB so that the buffer a connection may fill is bounded by `max streams x 256 KiB`.
+const HTTP2_STREAM_WINDOW: u32 = 256 * 1024;
+
+/// The largest HTTP/2 frame a client may send: HTTP/2's default and least (16 KiB, RFC 9113
+/// 6.5.2), not kube-apiserver's `MaxReadFrameSize` (256 KiB). h2 bounds the CONTINUATION frames
+/// of one header block (CVE-2024-27316) by the header list size over this frame size, plus a
+/// quarter: at 256 KiB that is 5, and clients split header blocks into 16 KiB frames (curl's
+/// nghttp2 always; Go's transport and h2 until they have the server's settings), so a header
+/// list over ~110 KB ended the connection (GOAWAY `ENHANCE_YOUR_CALM`). At 16 KiB it is 80: a
+/// full header list in 16 KiB frames, and no more. Bodies then come in 16 KiB DATA frames, which
+/// also bounds the buffer h2 needs to read one frame.
+const HTTP2_MAX_FRAME_SIZE: u32 = 16 * 1024;
 
 /// The largest header list an HTTP/2 client may send: Go's server advertises its
-/// `MaxHeaderBytes` (kube-apiserver: 1 MiB) plus 32 bytes for each of ten typical fields, so a
-/// request with a long token is served over HTTP/2 as over HTTP/1.1.
+/// `MaxHeaderBytes` (kube-apiserver: 1 MiB) plus 32 bytes for each of ten typical fields
+/// (x/net/http2 `adjustHTTP1MaxHeaderSize`), HTTP/2 counting 32 bytes per field on top of its
+/// name and value. A request with a larger list (and at most 4 times that: h2 closes the
+/// connection beyond) is answered `431` on its stream, which goes on; Go answers `431` too if
+/// the list ends in the frame that crossed the limit, and closes the connection (GOAWAY) if
+/// more frames follow or one field alone is longer than the limit.
 const HTTP2_MAX_HEADER_LIST_SIZE: u32 = (1 << 20) + 10 * 32;
 
 /// Streams reset by the client before the server accepted them, at most, before the connection
@@ -157,17 +170,16 @@ fn serve_connection<S>(
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let io = TokioIo::new(stream);
     if h2 {
-        serve_http2(app, io, peer, limits, stop);
+        serve_http2(app, stream, peer, limits, stop);
     } else {
-        serve_http1(app, io, peer, limits, stop);
+        serve_http1(app, stream, peer, limits, stop);
     }
 }
 
 fn serve_http1<S>(
     app: Arc<App>,
-    io: TokioIo<S>,
+    stream: S,
     peer: Option<crate::http::app::PeerCertificate>,
     limits: &ConnectionLimits,
     mut stop: watch::Receiver<()>,
@@ -185,19 +197,10 @@ fn serve_http1<S>(
             let req = req.map(RequestBody::new);
             Box::pin(crate::http::router::serve(app.clone(), req))
         });
-    let conn = hyper::server::conn::http1::Builder::new()
-        .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(limits.read_header_timeout)
-        .serve_connection(io, service);
+    let read_header_timeout = limits.read_header_timeout;
     tokio::spawn(async move {
-        let mut conn = std::pin::pin!(conn);
-        tokio::select! {
-            _ = conn.as_mut() => return,
-            _ = stop.changed() => {}
-        }
-        // The server is stopping: the request in flight is answered, then the connection closes.
-        conn.as_mut().graceful_shutdown();
-        let _ = conn.await;
+        // When the server stops, the request in flight is answered, then the connection closes.
+        crate::http::http1::serve(stream, service, read_header_timeout, &mut stop).await;
         // Held until here: the accept loop's shutdown waits for every connection's receiver.
         drop(stop);
     });
@@ -205,7 +208,7 @@ fn serve_http1<S>(
 
 fn serve_http2<S>(
     app: Arc<App>,
-    io: TokioIo<S>,
+    stream: S,
     peer: Option<crate::http::app::PeerCertificate>,
     limits: &ConnectionLimits,
     mut stop: watch::Receiver<()>,
@@ -254,7 +257,7 @@ fn serve_http2<S>(
     };
     // The connection window holds a full stream window for every stream (kube-apiserver's
     // `MaxReceiveBufferPerConnection`), within HTTP/2's largest window.
-    let connection_window = HTTP2_FRAME_AND_STREAM_WINDOW
+    let connection_window = HTTP2_STREAM_WINDOW
         .saturating_mul(max_streams)
         .min((1 << 31) - 1);
     // h2 answers a SETTINGS or PING before it reads the next frame, so a flood of either from a
@@ -263,13 +266,13 @@ fn serve_http2<S>(
     // floods (CVE-2024-27316) end in GOAWAY after the frames the header list size allows.
     let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
         .max_concurrent_streams(max_streams)
-        .max_frame_size(HTTP2_FRAME_AND_STREAM_WINDOW)
-        .initial_stream_window_size(HTTP2_FRAME_AND_STREAM_WINDOW)
+        .max_frame_size(HTTP2_MAX_FRAME_SIZE)
+        .initial_stream_window_size(HTTP2_STREAM_WINDOW)
         .initial_connection_window_size(connection_window)
         .max_header_list_size(HTTP2_MAX_HEADER_LIST_SIZE)
         .max_pending_accept_reset_streams(HTTP2_MAX_PENDING_ACCEPT_RESET_STREAMS)
         .max_local_error_reset_streams(HTTP2_MAX_LOCAL_ERROR_RESET_STREAMS)
-        .serve_connection(io, service);
+        .serve_connection(TokioIo::new(stream), service);
     let idle_timeout = limits.http2_idle_timeout;
     tokio::spawn(async move {
         let mut conn = std::pin::pin!(conn);

@@ -392,24 +392,25 @@ impl Writer<'_> {
         self.open(b'{');
         let mut written = 0usize;
         let mut found = false;
-        let mut emit = |w: &mut Self, k: &str, v: &Value, f: Option<&Field>, written: &mut usize| {
-            w.key(*written == 0, k);
-            *written += 1;
-            match (k, v) {
-                ("metadata", Value::Object(meta)) => {
-                    let ms = match f {
-                        Some(_) => w.table.structs.get(w.table.object_meta),
-                        None => None,
-                    };
-                    w.object(meta, ms, Some(&mut *slot));
-                    found = true;
+        let mut emit =
+            |w: &mut Self, k: &str, v: &Value, f: Option<&Field>, written: &mut usize| {
+                w.key(*written == 0, k);
+                *written += 1;
+                match (k, v) {
+                    ("metadata", Value::Object(meta)) => {
+                        let ms = match f {
+                            Some(_) => w.table.structs.get(w.table.object_meta),
+                            None => None,
+                        };
+                        w.object(meta, ms, Some(&mut *slot));
+                        found = true;
+                    }
+                    _ => match f {
+                        Some(f) => w.value(v, f.node, f.card),
+                        None => w.plain(v),
+                    },
                 }
-                _ => match f {
-                    Some(f) => w.value(v, f.node, f.card),
-                    None => w.plain(v),
-                },
-            }
-        };
+            };
         match s {
             Some(s) => {
                 for f in &s.fields {
@@ -502,6 +503,57 @@ pub fn write_with_slot(out: &mut Vec<u8>, v: &Value) -> Option<RvSlot> {
     }
     .document(v, Some(&mut slot));
     found.then_some(slot)
+}
+
+/// What kube-apiserver's JSON and merge patches produce (evanphx/json-patch v4, which holds the
+/// document as a Go map of raw values): the top-level keys sorted, each value as the encoder of
+/// the patched resource's kind (`api_version`, `kind`) wrote it, which is what the patch left
+/// untouched. A patch's 422 quotes this text.
+pub fn to_vec_patched(v: &Value, api_version: &str, kind: &str) -> Vec<u8> {
+    let table = Table::get();
+    let s = table
+        .for_kind(api_version, kind)
+        .and_then(|i| table.structs.get(i));
+    let Value::Object(m) = v else {
+        return to_vec(v);
+    };
+    let mut out = Vec::with_capacity(1024);
+    let mut w = Writer {
+        out: &mut out,
+        table,
+        indent: None,
+    };
+    w.open(b'{');
+    for (i, (k, e)) in m.iter().enumerate() {
+        w.key(i == 0, k);
+        match s.and_then(|s| s.fields.iter().find(|f| &f.name == k)) {
+            Some(f) => w.value(e, f.node, f.card),
+            None => w.plain(e),
+        }
+    }
+    w.close(b'}', m.is_empty());
+    out
+}
+
+/// `v` as the Go struct `go_type` (`<import path>.<Type>`, e.g.
+/// `k8s.io/apimachinery/pkg/version.Info`) is written; sorted when the table has no such type.
+pub fn to_vec_as(v: &Value, go_type: &str, pretty: bool) -> Vec<u8> {
+    let table = Table::get();
+    let s = table
+        .by_name
+        .get(go_type)
+        .and_then(|&i| table.structs.get(i));
+    let mut out = Vec::with_capacity(256);
+    let mut w = Writer {
+        out: &mut out,
+        table,
+        indent: pretty.then_some(0),
+    };
+    match v {
+        Value::Object(m) => w.object(m, s, None),
+        v => w.plain(v),
+    }
+    out
 }
 
 /// Compact JSON (as this module writes it) indented as [`to_vec_pretty`] would, keys in the

@@ -46,7 +46,10 @@ fn custom_resources_and_unknown_kinds_are_sorted() {
     );
     // A CRD group that shares a built-in kind's name is not that kind.
     let other = json!({"kind": "Role", "apiVersion": "rbac.example.com/v1", "rules": []});
-    assert_eq!(s(&other), r#"{"apiVersion":"rbac.example.com/v1","kind":"Role","rules":[]}"#);
+    assert_eq!(
+        s(&other),
+        r#"{"apiVersion":"rbac.example.com/v1","kind":"Role","rules":[]}"#
+    );
 }
 
 #[test]
@@ -119,7 +122,12 @@ fn check_slot(v: &Value, expected: &str) {
     let spliced = String::from_utf8(slot.splice(&out, "7").unwrap()).unwrap();
     assert_eq!(spliced, expected);
     // Bytes of unknown origin in that order give the same slot.
-    assert_eq!(stored_slot(&out), Some(slot), "{}", String::from_utf8_lossy(&out));
+    assert_eq!(
+        stored_slot(&out),
+        Some(slot),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
     let mut with = v.clone();
     with["metadata"]["resourceVersion"] = json!("7");
     assert_eq!(s(&with), expected);
@@ -172,7 +180,30 @@ fn bytes_out_of_order_have_no_slot() {
         None
     );
     assert_eq!(
-        stored_slot(br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"resourceVersion":"1"}}"#),
+        stored_slot(
+            br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"resourceVersion":"1"}}"#
+        ),
         None
+    );
+}
+
+#[test]
+fn a_patched_document_has_its_top_level_sorted() {
+    let cm = json!({"apiVersion": "v1", "kind": "Secret", "data": {"a": "1"},
+        "metadata": {"namespace": "n", "name": "c", "uid": "u", "resourceVersion": "1"}});
+    assert_eq!(
+        String::from_utf8(to_vec_patched(&cm, "v1", "ConfigMap")).unwrap(),
+        r#"{"apiVersion":"v1","data":{"a":"1"},"kind":"Secret","metadata":{"name":"c","namespace":"n","uid":"u","resourceVersion":"1"}}"#
+    );
+    let info =
+        json!({"platform": "linux/amd64", "major": "1", "minor": "32", "gitVersion": "v1.32.0"});
+    assert_eq!(
+        String::from_utf8(to_vec_as(
+            &info,
+            "k8s.io/apimachinery/pkg/version.Info",
+            false
+        ))
+        .unwrap(),
+        r#"{"major":"1","minor":"32","gitVersion":"v1.32.0","platform":"linux/amd64"}"#
     );
 }

@@ -70,7 +70,7 @@ impl CachedObject {
                     crest_apiextensions::v1beta1::upgrade_stored(&mut v);
                 }
                 crest_api::meta::set(&mut v, "resourceVersion", mod_revision.to_string());
-                serde_json::to_vec(&v).ok()
+                Some(crest_codec::json::to_vec(&v))
             })
             .map(|v| super::longlived::copy(&v))
             // Not JSON: keep it verbatim so nothing is lost; readers report it as a decode error.
@@ -96,7 +96,7 @@ impl CachedObject {
             return None;
         }
         crest_api::meta::set(&mut v, "resourceVersion", self.mod_revision.to_string());
-        let json = serde_json::to_vec(&v).ok()?;
+        let json = crest_codec::json::to_vec(&v);
         Some(CachedObject {
             key: self.key.clone(),
             json: super::longlived::copy(&json),
@@ -116,45 +116,20 @@ impl CachedObject {
     }
 }
 
-/// `stored` with `"resourceVersion":"<rev>"` inserted at the start of its top-level metadata,
-/// without building a tree: the whole document is still validated, but nothing nested is
-/// allocated. `None` when the fast path does not apply (no metadata object, a resourceVersion
-/// already present, escaped keys): the caller then goes through a full parse.
+/// `stored` with `"resourceVersion":"<rev>"` inserted in its top-level metadata, without
+/// building a tree, when its keys are in the order the served form needs (a built-in kind in
+/// Go's field order, a custom resource sorted; see `crest_codec::json::stored_slot`). `None`
+/// otherwise (no metadata object, a resourceVersion already present, bytes another writer
+/// ordered otherwise): the caller then goes through a full parse and re-encodes.
 fn with_resource_version(stored: &[u8], rev: Revision) -> Option<Vec<u8>> {
-    use serde_json::value::RawValue;
-    use std::collections::HashMap;
-    let top: HashMap<&str, &RawValue> = serde_json::from_slice(stored).ok()?;
-    let raw = top.get("metadata")?.get();
-    let fields: HashMap<&str, &RawValue> = serde_json::from_str(raw).ok()?;
-    if fields.contains_key("resourceVersion") {
-        return None;
-    }
-    // `raw` borrows from `stored`, so its address gives its offset; it starts with '{'.
-    let start = (raw.as_ptr() as usize).checked_sub(stored.as_ptr() as usize)?;
-    let at = Layout {
-        metadata_start: start,
-        metadata_empty: fields.is_empty(),
-    };
+    let at = crest_codec::json::stored_slot(stored)?;
     splice_resource_version(stored, at, rev)
 }
 
-/// `stored` with `"resourceVersion":"<rev>"` inserted right after the `{` at `at`'s
-/// `metadata_start` (the top-level metadata object, which must not hold a resourceVersion
-/// already); `None` when no `{` is there.
+/// `stored` with `"resourceVersion":"<rev>"` inserted at `at` (in the top-level metadata
+/// object, which must not hold a resourceVersion already).
 pub(crate) fn splice_resource_version(stored: &[u8], at: Layout, rev: Revision) -> Option<Vec<u8>> {
-    let start = at.metadata_start;
-    if stored.get(start) != Some(&b'{') {
-        return None;
-    }
-    let rv = format!(
-        "\"resourceVersion\":\"{rev}\"{}",
-        if at.metadata_empty { "" } else { "," }
-    );
-    let mut out = Vec::with_capacity(stored.len() + rv.len());
-    out.extend_from_slice(&stored[..=start]);
-    out.extend_from_slice(rv.as_bytes());
-    out.extend_from_slice(&stored[start + 1..]);
-    Some(out)
+    at.splice(stored, &rev.to_string())
 }
 
 /// A change as the cache applied it.

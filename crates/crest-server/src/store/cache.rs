@@ -787,6 +787,32 @@ mod tests {
     }
 
     #[test]
+    fn bytes_in_another_order_are_served_in_the_encoders_order() {
+        // A built-in kind an older Crest stored with sorted keys: Go's field order.
+        let o = CachedObject::from_stored(
+            "/registry/configmaps/d/a".into(),
+            br#"{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"uid":"u","name":"a"}}"#,
+            1,
+            5,
+        );
+        assert_eq!(
+            std::str::from_utf8(&o.json).unwrap(),
+            r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","uid":"u","resourceVersion":"5"},"data":{"k":"v"}}"#
+        );
+        // A custom resource: sorted, resourceVersion among the metadata keys.
+        let o = CachedObject::from_stored(
+            "/registry/a.io/xs/d/a".into(),
+            br#"{"apiVersion":"a.io/v1","kind":"X","metadata":{"name":"a","uid":"u"}}"#,
+            1,
+            6,
+        );
+        assert_eq!(
+            std::str::from_utf8(&o.json).unwrap(),
+            r#"{"apiVersion":"a.io/v1","kind":"X","metadata":{"name":"a","resourceVersion":"6","uid":"u"}}"#
+        );
+    }
+
+    #[test]
     fn odd_documents_take_the_slow_path_or_stay_verbatim() {
         // An existing resourceVersion is replaced, not duplicated.
         let v = served(r#"{"metadata":{"resourceVersion":"1","name":"a"}}"#, 9);

@@ -64,7 +64,7 @@ fn patch_invalid(patched: &str, detail: &str) -> Value {
 #[tokio::test]
 async fn a_patch_cannot_change_a_builtin_objects_kind() {
     let s = Server::start();
-    let (code, _, b) = s
+    let (code, _, _) = s
         .http(
             "POST",
             CMS,

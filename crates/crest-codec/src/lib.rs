@@ -10,6 +10,7 @@
 //!   refused before the decoder does quadratic or exponential work).
 
 pub mod duplicates;
+pub mod json;
 mod libyaml;
 pub mod negotiate;
 pub mod protobuf;

@@ -222,7 +222,7 @@ impl Columns {
         }
         Columns {
             columns,
-            definitions: Value::Array(defs).to_string(),
+            definitions: definitions_json(&defs),
             need,
         }
     }
@@ -250,8 +250,25 @@ pub fn column_definitions(style: &TableStyle) -> Vec<Value> {
 fn write_definitions(style: &TableStyle, out: &mut Vec<u8>) {
     match style {
         TableStyle::Columns(c) => out.extend_from_slice(c.definitions.as_bytes()),
-        _ => write_value(out, &Value::Array(column_definitions(style))),
+        _ => out.extend_from_slice(definitions_json(&column_definitions(style)).as_bytes()),
     }
+}
+
+/// Column definitions as JSON, each a meta/v1 TableColumnDefinition in Go's field order.
+fn definitions_json(defs: &[Value]) -> String {
+    let mut out = vec![b'['];
+    for (i, d) in defs.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&crest_codec::json::to_vec_as(
+            d,
+            "k8s.io/apimachinery/pkg/apis/meta/v1.TableColumnDefinition",
+            false,
+        ));
+    }
+    out.push(b']');
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// One table cell.
@@ -426,7 +443,8 @@ fn write_row(
             out.extend_from_slice(b",\"metadata\":");
             match (raw_metadata, obj.get("metadata")) {
                 (Some(m), _) => out.extend_from_slice(m.as_bytes()),
-                (None, Some(m)) => write_value(out, m),
+                // A typed PartialObjectMetadata: ObjectMeta in Go's field order.
+                (None, Some(m)) => crest_codec::json::write_object_meta(out, m),
                 (None, None) => out.extend_from_slice(b"{}"),
             }
             out.push(b'}');
@@ -435,7 +453,7 @@ fn write_row(
             out.extend_from_slice(b",\"object\":");
             match raw {
                 Some(b) => out.extend_from_slice(b),
-                None => write_value(out, obj),
+                None => crest_codec::json::write(out, obj),
             }
         }
     }

@@ -256,6 +256,15 @@ struct ApplyInput {
 
 /// Upstream's `gvkWithDefaults` for a built-in kind's body: an empty kind is the endpoint's; an
 /// apiVersion without a version takes the endpoint's (when its group is empty or the same).
+/// Sets the resource's kind and apiVersion, whatever the object said (a strategic merge patch's
+/// result, converted through the Go type as upstream converts it).
+fn default_type_meta_always(obj: &mut Value, a: &crest_api::ApiResource) {
+    if let Some(o) = obj.as_object_mut() {
+        o.insert("kind".into(), a.kind.clone().into());
+        o.insert("apiVersion".into(), a.api_version().into());
+    }
+}
+
 fn default_type_meta(obj: &mut Value, a: &crest_api::ApiResource) {
     let Some(o) = obj.as_object_mut() else {
         return;
@@ -374,9 +383,10 @@ impl Ctx<'_> {
     fn type_error(&self, obj: &Value, e: &str, from_patch: bool) -> ApiError {
         let a = &self.def.api;
         if from_patch {
+            let patched = crest_codec::json::to_vec_patched(obj, &a.api_version(), &a.kind);
             let errs = [crest_api::FieldError::invalid(
                 &crest_api::FieldPath::new("patch"),
-                obj.to_string(),
+                String::from_utf8_lossy(&patched).into_owned(),
                 e,
             )];
             return ApiError::invalid(&crest_api::GroupKind::new("", ""), "", &errs);
@@ -402,6 +412,81 @@ impl Ctx<'_> {
             )];
             ApiError::invalid(&GroupKind::new("", ""), "", &errs)
         })
+    }
+
+    /// A JSON or merge patch may not change the object's kind or apiVersion. A built-in kind's
+    /// patched JSON is decoded into the kind's Go type (apiserver's `jsonPatcher`:
+    /// `runtime.DecodeInto` through the versioning codec): a foreign kind is decoded as its own
+    /// type, which does not convert into the resource's internal type, or is not registered at
+    /// all; either error is a 422 naming the patched JSON. A custom resource's update validation
+    /// (apiextensions-apiserver's `customResourceValidator.ValidateTypeMeta`) refuses both, the
+    /// error's kind being the patched object's own (the unstructured typer reads it from there).
+    fn check_patched_type(&self, doc: &Value, name: &str) -> Result<(), ApiError> {
+        let a = &self.def.api;
+        let want_av = a.api_version();
+        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+        let av = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        if self.def.crd_name.is_some() {
+            let mut errs = vec![];
+            if kind != a.kind {
+                errs.push(FieldError::invalid(
+                    &FieldPath::new("kind"),
+                    kind,
+                    format!("must be {}", a.kind),
+                ));
+            }
+            if av != want_av {
+                errs.push(FieldError::invalid(
+                    &FieldPath::new("apiVersion"),
+                    av,
+                    format!("must be {want_av}"),
+                ));
+            }
+            if errs.is_empty() {
+                return Ok(());
+            }
+            let group = av.rsplit_once('/').map_or("", |(g, _)| g);
+            return Err(ApiError::invalid(&GroupKind::new(group, kind), name, &errs));
+        }
+        // Left out, the decoder takes them from the resource's type (`gvkWithDefaults`).
+        let kind = if kind.is_empty() {
+            a.kind.as_str()
+        } else {
+            kind
+        };
+        let av = if av.is_empty() { want_av.as_str() } else { av };
+        if kind == a.kind && av == want_av {
+            return Ok(());
+        }
+        let (group, version) = av.rsplit_once('/').unwrap_or(("", av));
+        let crd_api = a.group == "apiextensions.k8s.io";
+        let registered =
+            crest_codec::json::is_typed(av, kind) && (!crd_api || group == "apiextensions.k8s.io");
+        let detail = if registered {
+            // The internal (hub) package of the resource: events.k8s.io's Event is core's.
+            let internal = match a.group.as_str() {
+                "" | "events.k8s.io" => "core",
+                g => g.split('.').next().unwrap_or(g),
+            };
+            format!(
+                "converting ({version}.{kind}) to ({internal}.{}): unknown conversion",
+                a.kind
+            )
+        } else {
+            let scheme = if crd_api {
+                "k8s.io/apiextensions-apiserver/pkg/apiserver/apiserver.go:53"
+            } else {
+                "pkg/api/legacyscheme/scheme.go:30"
+            };
+            format!("no kind {kind:?} is registered for version {av:?} in scheme {scheme:?}")
+        };
+        let patched = crest_codec::json::to_vec_patched(doc, &want_av, &a.kind);
+        let errs = [FieldError::invalid(
+            &FieldPath::new("patch"),
+            String::from_utf8_lossy(&patched).into_owned(),
+            detail,
+        )];
+        Err(ApiError::invalid(&GroupKind::new("", ""), "", &errs))
     }
 
     /// Applies `fieldValidation` to what a decode found: the body's duplicate fields (first, as
@@ -688,22 +773,53 @@ impl Ctx<'_> {
                 }
             }
             _ => {
-                // Assembled from the cached bytes: keys in the order serde_json sorts them.
+                // Assembled from the cached bytes. A built-in kind's list is its Go type
+                // (kind, apiVersion, ListMeta, items); a custom resource's is upstream's
+                // UnstructuredList, a map encoded with its keys sorted (ListMeta's too).
                 let total: usize = items.iter().map(Bytes::len).sum::<usize>() + items.len() + 256;
                 let mut buf = BytesMut::with_capacity(total);
-                buf.put_slice(b"{\"apiVersion\":");
-                buf.put_slice(json_str(&self.def.api.api_version()).as_bytes());
-                buf.put_slice(b",\"items\":[");
-                for (i, b) in items.iter().enumerate() {
-                    if i > 0 {
-                        buf.put_u8(b',');
+                let items_json = |buf: &mut BytesMut| {
+                    buf.put_slice(b"\"items\":[");
+                    for (i, b) in items.iter().enumerate() {
+                        if i > 0 {
+                            buf.put_u8(b',');
+                        }
+                        buf.put_slice(b);
                     }
-                    buf.put_slice(b);
+                    buf.put_u8(b']');
+                };
+                let api_version = json_str(&self.def.api.api_version());
+                let kind = json_str(&self.def.api.list_kind);
+                if self.def.crd_name.is_some() {
+                    buf.put_slice(b"{\"apiVersion\":");
+                    buf.put_slice(api_version.as_bytes());
+                    buf.put_u8(b',');
+                    items_json(&mut buf);
+                    buf.put_slice(b",\"kind\":");
+                    buf.put_slice(kind.as_bytes());
+                    buf.put_slice(b",\"metadata\":");
+                    buf.put_slice(&serde_json::to_vec(&list_meta).unwrap_or_default());
+                } else {
+                    buf.put_slice(b"{\"kind\":");
+                    buf.put_slice(kind.as_bytes());
+                    buf.put_slice(b",\"apiVersion\":");
+                    buf.put_slice(api_version.as_bytes());
+                    buf.put_slice(b",\"metadata\":{");
+                    let mut first = true;
+                    for k in ["resourceVersion", "continue", "remainingItemCount"] {
+                        if let Some(v) = list_meta.get(k) {
+                            if !first {
+                                buf.put_u8(b',');
+                            }
+                            first = false;
+                            buf.put_slice(json_str(k).as_bytes());
+                            buf.put_u8(b':');
+                            buf.put_slice(&serde_json::to_vec(v).unwrap_or_default());
+                        }
+                    }
+                    buf.put_slice(b"},");
+                    items_json(&mut buf);
                 }
-                buf.put_slice(b"],\"kind\":");
-                buf.put_slice(json_str(&self.def.api.list_kind).as_bytes());
-                buf.put_slice(b",\"metadata\":");
-                buf.put_slice(&serde_json::to_vec(&list_meta).unwrap_or_default());
                 buf.put_slice(b"}");
                 self.render(200, Payload::Json(buf.freeze()), out)
             }
@@ -796,6 +912,11 @@ impl Ctx<'_> {
             let mut doc = apply_patch(&patch_body, current, self.def.typed)?;
             if fmt == BodyFormat::StrategicMergePatch {
                 self.convert_patched(&mut doc, &patch)?;
+                // Upstream converts the patched object through the kind's Go type, whose
+                // TypeMeta the conversion does not read: a patched kind or apiVersion is lost.
+                default_type_meta_always(&mut doc, &self.def.api);
+            } else {
+                self.check_patched_type(&doc, name)?;
             }
             self.coerce(&mut doc, true, &dups, None)?;
             Ok(doc)

@@ -49,7 +49,7 @@ pub(crate) fn render(
                 // Only kinds with a message negotiate protobuf; anything else stays JSON.
                 (None, Payload::Json(b) | Payload::Protobuf(b)) => (b, "application/json"),
                 (None, Payload::Value(v)) => (
-                    Bytes::from(serde_json::to_vec(&v).unwrap_or_default()),
+                    Bytes::from(crest_codec::json::to_vec(&v)),
                     "application/json",
                 ),
             }
@@ -67,20 +67,20 @@ pub(crate) fn render(
             )
         }
         (_, Payload::Json(b)) if !pretty => (b, "application/json"),
-        (_, Payload::Json(b)) => {
-            let v: Value = serde_json::from_slice(&b).unwrap_or(Value::Null);
-            (
-                Bytes::from(serde_json::to_vec_pretty(&v).unwrap_or_default()),
-                "application/json",
-            )
-        }
+        // Indented as it is: the bytes are already in the order kube-apiserver writes.
+        (_, Payload::Json(b)) => (
+            Bytes::from(crest_codec::json::indent(&b)),
+            "application/json",
+        ),
+        // A built-in kind in Go's field order, anything else sorted, as kube-apiserver's
+        // typed and unstructured encoders write them.
         (_, Payload::Value(v)) => {
             let enc = if pretty {
-                serde_json::to_vec_pretty(&v)
+                crest_codec::json::to_vec_pretty(&v)
             } else {
-                serde_json::to_vec(&v)
+                crest_codec::json::to_vec(&v)
             };
-            (Bytes::from(enc.unwrap_or_default()), "application/json")
+            (Bytes::from(enc), "application/json")
         }
     };
     let mut resp = Response::new(full(bytes));

@@ -375,9 +375,15 @@ async fn route(
         }
         "/version" | "/version/" if is_get => {
             let out = negotiate(accept, Capabilities::default())?;
+            // version.Info's fields in Go's order (it has no kind to look its type up by).
+            let info = crest_codec::json::to_vec_as(
+                &views::version_info(),
+                "k8s.io/apimachinery/pkg/version.Info",
+                false,
+            );
             return Ok(render(
                 StatusCode::OK,
-                Payload::Value(views::version_info()),
+                Payload::Json(bytes::Bytes::from(info)),
                 out,
                 pretty,
             ));

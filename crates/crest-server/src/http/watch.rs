@@ -153,9 +153,7 @@ impl Encoder {
         }
         let object = match self.out {
             Output::Table { v1beta1 } => {
-                let Ok(b) = serde_json::to_vec(&v) else {
-                    return;
-                };
+                let b = crest_codec::json::to_vec(&v);
                 let rv = meta::resource_version(&v).to_string();
                 return self.push_table(buf, kind, &b, &rv, v1beta1);
             }
@@ -178,9 +176,8 @@ impl Encoder {
         // Upstream transforms every event's object but Status, bookmarks included.
         match self.out {
             Output::Table { v1beta1 } => {
-                if let Ok(b) = serde_json::to_vec(&object) {
-                    self.push_table(buf, "BOOKMARK", &b, &rv.to_string(), v1beta1);
-                }
+                let b = crest_codec::json::to_vec(&object);
+                self.push_table(buf, "BOOKMARK", &b, &rv.to_string(), v1beta1);
                 return;
             }
             Output::Metadata { v1beta1, .. } => {
@@ -189,12 +186,6 @@ impl Encoder {
             _ => {}
         }
         push_event(self.out, buf, "BOOKMARK", &object);
-    }
-}
-
-fn push_line(buf: &mut Vec<u8>, v: &Value) {
-    if serde_json::to_writer(&mut *buf, v).is_ok() {
-        buf.push(b'\n');
     }
 }
 
@@ -208,7 +199,12 @@ fn push_event(out: Output, buf: &mut Vec<u8>, kind: &str, object: &Value) {
         }
         return;
     }
-    push_line(buf, &json!({"type": kind, "object": object}));
+    // meta/v1 WatchEvent: type, then object (in its kind's order, crest_codec::json).
+    buf.extend_from_slice(b"{\"type\":");
+    let _ = serde_json::to_writer(&mut *buf, kind);
+    buf.extend_from_slice(b",\"object\":");
+    crest_codec::json::write(buf, object);
+    buf.extend_from_slice(b"}\n");
 }
 
 /// An object a protobuf stream cannot carry: an ERROR event (a Status always encodes) instead

@@ -216,48 +216,24 @@ pub(crate) struct Deleted {
 }
 
 fn to_bytes(obj: &Value) -> Result<Bytes, ApiError> {
-    serde_json::to_vec(obj)
-        .map(|mut v| {
-            // Bytes keeps the Vec's spare capacity; objects live long in the store's queue.
-            v.shrink_to_fit();
-            Bytes::from(v)
-        })
-        .map_err(|e| ApiError::internal(e.to_string()))
+    // Built-in kinds in Go's field order, anything else sorted (crest_codec::json).
+    let mut v = crest_codec::json::to_vec(obj);
+    // Bytes keeps the Vec's spare capacity; objects live long in the store's queue.
+    v.shrink_to_fit();
+    Ok(Bytes::from(v))
 }
 
 /// The stored form (no resourceVersion: it is removed from `obj`, the store's mod revision is
-/// the resourceVersion) plus where its top-level `metadata` object starts and whether it is
-/// empty, so the served form can be made by splicing in the resourceVersion instead of encoding
-/// twice (the response, and the cache's copy: `store::own_writes`).
-/// The bytes equal `serde_json::to_vec` of the same object (maps are key-ordered either way).
+/// the resourceVersion) plus where in its top-level `metadata` the resourceVersion belongs, so
+/// the served form can be made by splicing it in instead of encoding twice (the response, and
+/// the cache's copy: `store::own_writes`). The bytes are what kube-apiserver's encoder writes:
+/// a built-in kind in Go's field order, a custom resource sorted (`crest_codec::json`).
 fn stored_bytes_with_metadata(obj: &mut Value) -> Result<(Bytes, Option<Layout>), ApiError> {
     meta::remove(obj, "resourceVersion");
-    let Some(map) = obj.as_object() else {
-        return Ok((to_bytes(obj)?, None));
-    };
-    let enc = |e: serde_json::Error| ApiError::internal(e.to_string());
     let mut out = Vec::with_capacity(2048);
-    let mut metadata = None;
-    out.push(b'{');
-    for (i, (k, v)) in map.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        serde_json::to_writer(&mut out, k).map_err(enc)?;
-        out.push(b':');
-        if k == "metadata" {
-            if let Some(m) = v.as_object() {
-                metadata = Some(Layout {
-                    metadata_start: out.len(),
-                    metadata_empty: m.is_empty(),
-                });
-            }
-        }
-        serde_json::to_writer(&mut out, v).map_err(enc)?;
-    }
-    out.push(b'}');
+    let slot = crest_codec::json::write_with_slot(&mut out, obj);
     out.shrink_to_fit();
-    Ok((Bytes::from(out), metadata))
+    Ok((Bytes::from(out), slot))
 }
 
 /// Whether a namespace's JSON says it is being deleted (a string `metadata.deletionTimestamp`,
@@ -622,19 +598,22 @@ mod tests {
     }
 
     #[test]
-    fn stored_bytes_match_serde_and_splice_into_metadata() {
+    fn stored_bytes_are_in_the_served_order_and_splice_into_metadata() {
         for obj in [
             json!({"kind": "X", "metadata": {"name": "a", "resourceVersion": "3"}, "spec": {"x": "\"q\""}}),
             json!({"apiVersion": "v1", "metadata": {}, "z": [1, 2.5, null]}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"},
+                "metadata": {"name": "a", "namespace": "n", "uid": "u", "resourceVersion": "3",
+                    "creationTimestamp": "2024-01-01T00:00:00Z"}}),
         ] {
             let mut o = obj.clone();
             let (bytes, md) = stored_bytes_with_metadata(&mut o).expect("encode");
-            assert_eq!(
-                bytes.as_ref(),
-                serde_json::to_vec(&o).expect("json").as_slice()
-            );
+            assert_eq!(bytes.as_ref(), crest_codec::json::to_vec(&o).as_slice());
             let l = md.expect("metadata");
             let spliced = cache::splice_resource_version(&bytes, l, 42).expect("spliced");
+            let mut with_rv = o.clone();
+            meta::set(&mut with_rv, "resourceVersion", "42");
+            assert_eq!(spliced, crest_codec::json::to_vec(&with_rv));
             let served: Value = serde_json::from_slice(&spliced).expect("served json");
             // What the feed makes of this write's event from the layout, without reading it.
             let fed = CachedObject::from_stored_with("/registry/x".into(), &bytes, md, 1, 42);

@@ -70,7 +70,7 @@ impl CachedObject {
                     crest_apiextensions::v1beta1::upgrade_stored(&mut v);
                 }
                 crest_api::meta::set(&mut v, "resourceVersion", mod_revision.to_string());
-                serde_json::to_vec(&v).ok()
+                Some(crest_codec::json::to_vec(&v))
             })
             .map(|v| super::longlived::copy(&v))
             // Not JSON: keep it verbatim so nothing is lost; readers report it as a decode error.
@@ -96,7 +96,7 @@ impl CachedObject {
             return None;
         }
         crest_api::meta::set(&mut v, "resourceVersion", self.mod_revision.to_string());
-        let json = serde_json::to_vec(&v).ok()?;
+        let json = crest_codec::json::to_vec(&v);
         Some(CachedObject {
             key: self.key.clone(),
             json: super::longlived::copy(&json),
@@ -134,7 +134,7 @@ impl CachedObject {
 }
 
 /// The `apiVersion` a JSON object starts with (`{"apiVersion":"..."`, no escapes in it), as
-/// serde_json writes every object this server stores; `None` for any other shape.
+/// custom resources are stored (keys sorted); `None` for any other shape.
 pub(crate) fn leading_api_version(json: &[u8]) -> Option<&str> {
     let rest = json.strip_prefix(b"{\"apiVersion\":\"")?;
     let end = rest.iter().position(|b| *b == b'"' || *b == b'\\')?;
@@ -144,45 +144,20 @@ pub(crate) fn leading_api_version(json: &[u8]) -> Option<&str> {
     std::str::from_utf8(&rest[..end]).ok()
 }
 
-/// `stored` with `"resourceVersion":"<rev>"` inserted at the start of its top-level metadata,
-/// without building a tree: the whole document is still validated, but nothing nested is
-/// allocated. `None` when the fast path does not apply (no metadata object, a resourceVersion
-/// already present, escaped keys): the caller then goes through a full parse.
+/// `stored` with `"resourceVersion":"<rev>"` inserted in its top-level metadata, without
+/// building a tree, when its keys are in the order the served form needs (a built-in kind in
+/// Go's field order, a custom resource sorted; see `crest_codec::json::stored_slot`). `None`
+/// otherwise (no metadata object, a resourceVersion already present, bytes another writer
+/// ordered otherwise): the caller then goes through a full parse and re-encodes.
 fn with_resource_version(stored: &[u8], rev: Revision) -> Option<Vec<u8>> {
-    use serde_json::value::RawValue;
-    use std::collections::HashMap;
-    let top: HashMap<&str, &RawValue> = serde_json::from_slice(stored).ok()?;
-    let raw = top.get("metadata")?.get();
-    let fields: HashMap<&str, &RawValue> = serde_json::from_str(raw).ok()?;
-    if fields.contains_key("resourceVersion") {
-        return None;
-    }
-    // `raw` borrows from `stored`, so its address gives its offset; it starts with '{'.
-    let start = (raw.as_ptr() as usize).checked_sub(stored.as_ptr() as usize)?;
-    let at = Layout {
-        metadata_start: start,
-        metadata_empty: fields.is_empty(),
-    };
+    let at = crest_codec::json::stored_slot(stored)?;
     splice_resource_version(stored, at, rev)
 }
 
-/// `stored` with `"resourceVersion":"<rev>"` inserted right after the `{` at `at`'s
-/// `metadata_start` (the top-level metadata object, which must not hold a resourceVersion
-/// already); `None` when no `{` is there.
+/// `stored` with `"resourceVersion":"<rev>"` inserted at `at` (in the top-level metadata
+/// object, which must not hold a resourceVersion already).
 pub(crate) fn splice_resource_version(stored: &[u8], at: Layout, rev: Revision) -> Option<Vec<u8>> {
-    let start = at.metadata_start;
-    if stored.get(start) != Some(&b'{') {
-        return None;
-    }
-    let rv = format!(
-        "\"resourceVersion\":\"{rev}\"{}",
-        if at.metadata_empty { "" } else { "," }
-    );
-    let mut out = Vec::with_capacity(stored.len() + rv.len());
-    out.extend_from_slice(&stored[..=start]);
-    out.extend_from_slice(rv.as_bytes());
-    out.extend_from_slice(&stored[start + 1..]);
-    Some(out)
+    at.splice(stored, &rev.to_string())
 }
 
 /// A change as the cache applied it.
@@ -862,6 +837,32 @@ mod tests {
         assert!(v["spec"]["metadata"].get("resourceVersion").is_none());
         let v = served(r#"{ "metadata" : { } }"#, 7);
         assert_eq!(v["metadata"], serde_json::json!({"resourceVersion": "7"}));
+    }
+
+    #[test]
+    fn bytes_in_another_order_are_served_in_the_encoders_order() {
+        // A built-in kind an older Crest stored with sorted keys: Go's field order.
+        let o = CachedObject::from_stored(
+            "/registry/configmaps/d/a".into(),
+            br#"{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"uid":"u","name":"a"}}"#,
+            1,
+            5,
+        );
+        assert_eq!(
+            std::str::from_utf8(&o.json).unwrap(),
+            r#"{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","uid":"u","resourceVersion":"5"},"data":{"k":"v"}}"#
+        );
+        // A custom resource: sorted, resourceVersion among the metadata keys.
+        let o = CachedObject::from_stored(
+            "/registry/a.io/xs/d/a".into(),
+            br#"{"apiVersion":"a.io/v1","kind":"X","metadata":{"name":"a","uid":"u"}}"#,
+            1,
+            6,
+        );
+        assert_eq!(
+            std::str::from_utf8(&o.json).unwrap(),
+            r#"{"apiVersion":"a.io/v1","kind":"X","metadata":{"name":"a","resourceVersion":"6","uid":"u"}}"#
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The layout of the bytes this process writes, so that the feed can serve its own writes
 //! without reading them again.
 //!
-//! The registry encodes an object for storage knowing where its top-level `metadata` object
-//! starts. The served form is the stored bytes with `"resourceVersion"` spliced in there, so
+//! The registry encodes an object for storage knowing where `resourceVersion` belongs in its
+//! top-level `metadata` object. The served form is the stored bytes with `"resourceVersion"`
+//! spliced in there, so
 //! when the feed gets the event of that very write it needs nothing else: the parse that
 //! finds `metadata` in bytes of unknown origin (a third of a create's CPU beside the store's)
 //! is skipped.
@@ -21,13 +22,10 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// Where the top-level `metadata` object of some stored bytes starts (the offset of its `{`),
-/// and whether it is empty.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Layout {
-    pub metadata_start: usize,
-    pub metadata_empty: bool,
-}
+/// Where in the top-level `metadata` object of some stored bytes `resourceVersion` belongs
+/// (kube-apiserver's encoders put it after `uid` for a built-in kind, sorted for a custom
+/// resource: `crest_codec::json`).
+pub(crate) type Layout = crest_codec::json::RvSlot;
 
 /// Keys with a write in flight beyond which the table is cleared (its entries are only hints).
 const MAX_ENTRIES: usize = 16 * 1024;
@@ -84,8 +82,9 @@ mod tests {
     use super::*;
 
     const L: Layout = Layout {
-        metadata_start: 11,
-        metadata_empty: false,
+        at: 13,
+        comma_before: false,
+        comma_after: true,
     };
 
     #[test]

@@ -37,7 +37,6 @@ pub(crate) struct Apiserver {
 
 impl Apiserver {
     fn service(&self) -> Value {
-        let family = family(self.service_ip);
         json!({"apiVersion": "v1", "kind": "Service",
                "metadata": {"name": NAME, "namespace": NAMESPACE,
                             "labels": {"component": "apiserver", "provider": "kubernetes"}},
@@ -45,31 +44,30 @@ impl Apiserver {
                                    "targetPort": self.port}],
                         "clusterIP": self.service_ip.to_string(),
                         "clusterIPs": [self.service_ip.to_string()],
-                        "ipFamilies": [family],
+                        "ipFamilies": [family(self.service_ip)],
                         "ipFamilyPolicy": "SingleStack",
                         "sessionAffinity": "None",
                         "type": "ClusterIP"}})
     }
 
-    fn endpoints_labels() -> Value {
-        json!({"endpointslice.kubernetes.io/skip-mirror": "true"})
+    /// endpointsadapter.go `updateEndpoints`: one subset, this server's address and port.
+    fn endpoints(&self) -> Value {
+        json!({"apiVersion": "v1", "kind": "Endpoints",
+               "metadata": {"name": NAME, "namespace": NAMESPACE,
+                            "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+               "subsets": [{"addresses": [{"ip": self.public_ip.to_string()}],
+                            "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}]}]})
     }
 
-    fn subsets(&self) -> Value {
-        json!([{"addresses": [{"ip": self.public_ip.to_string()}],
-                "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}]}])
-    }
-
-    fn slice_labels() -> Value {
-        json!({"kubernetes.io/service-name": NAME})
-    }
-
-    fn slice_endpoints(&self) -> Value {
-        json!([{"addresses": [self.public_ip.to_string()], "conditions": {"ready": true}}])
-    }
-
-    fn slice_ports(&self) -> Value {
-        json!([{"name": "https", "port": self.port, "protocol": "TCP"}])
+    /// endpointsadapter.go `updateEndpointSlice`.
+    fn endpoint_slice(&self) -> Value {
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+               "metadata": {"name": NAME, "namespace": NAMESPACE,
+                            "labels": {"kubernetes.io/service-name": NAME}},
+               "addressType": family(self.public_ip),
+               "endpoints": [{"addresses": [self.public_ip.to_string()],
+                              "conditions": {"ready": true}}],
+               "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}]})
     }
 }
 
@@ -99,144 +97,92 @@ pub(crate) async fn run(
     }
 }
 
-/// One pass: the Service created when missing, the Endpoints and EndpointSlice put back when
-/// they differ. A namespace `default` that is missing or terminating is no error.
+/// One pass: the Service created when missing (never corrected: upstream stopped reconciling
+/// it after creation), the Endpoints and EndpointSlice created or put back when their labels or
+/// the fields the reconciler owns differ. A namespace `default` that is missing or terminating,
+/// or a concurrent write, is no error: the next pass sees it.
 pub(crate) async fn reconcile(registry: &Registry, a: &Apiserver) -> Result<(), ApiError> {
-    let tolerated = |e: ApiError| {
-        if matches!(e.code, 403 | 404 | 409) {
-            Ok(())
-        } else {
-            Err(e)
-        }
-    };
-    let res = registry.resources();
-    if let Some(def) = res.lookup("", "v1", "services") {
-        if registry
-            .reads()
-            .get(&def.key(Some(NAMESPACE), NAME))
-            .is_none()
-        {
-            let created = registry
-                .create(
-                    &def,
-                    Some(NAMESPACE),
-                    a.service(),
-                    &WriteOptions::by(KUBE_APISERVER),
-                )
-                .await;
-            created.map(|_| ()).or_else(tolerated)?;
-        }
-    }
-    if let Some(def) = res.lookup("", "v1", "endpoints") {
-        let (labels, subsets) = (Apiserver::endpoints_labels(), a.subsets());
-        let current = stored(registry, &def.key(Some(NAMESPACE), NAME));
-        match current {
-            None => {
-                let obj = json!({"apiVersion": "v1", "kind": "Endpoints",
-                                 "metadata": {"name": NAME, "namespace": NAMESPACE,
-                                              "labels": labels},
-                                 "subsets": subsets});
-                let created = registry
-                    .create(
-                        &def,
-                        Some(NAMESPACE),
-                        obj,
-                        &WriteOptions::by(KUBE_APISERVER),
-                    )
-                    .await;
-                created.map(|_| ()).or_else(tolerated)?;
-            }
-            Some(cur)
-                if cur.pointer("/metadata/labels") != Some(&labels)
-                    || cur.get("subsets") != Some(&subsets) =>
-            {
-                let updated = registry
-                    .update_with(
-                        &def,
-                        Some(NAMESPACE),
-                        NAME,
-                        UpdateMode::Main,
-                        KUBE_APISERVER,
-                        move |v| {
-                            crest_api::meta::set(v, "labels", labels.clone());
-                            if let Some(o) = v.as_object_mut() {
-                                o.insert("subsets".into(), subsets.clone());
-                            }
-                        },
-                    )
-                    .await;
-                updated.map(|_| ()).or_else(tolerated)?;
-            }
-            Some(_) => {}
-        }
-    }
-    if let Some(def) = res.lookup("discovery.k8s.io", "v1", "endpointslices") {
-        let labels = Apiserver::slice_labels();
-        let (endpoints, ports) = (a.slice_endpoints(), a.slice_ports());
-        let address_type = family(a.public_ip);
-        let current = stored(registry, &def.key(Some(NAMESPACE), NAME));
-        match current {
-            None => {
-                let obj = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-                                 "metadata": {"name": NAME, "namespace": NAMESPACE,
-                                              "labels": labels},
-                                 "addressType": address_type,
-                                 "endpoints": endpoints, "ports": ports});
-                let created = registry
-                    .create(
-                        &def,
-                        Some(NAMESPACE),
-                        obj,
-                        &WriteOptions::by(KUBE_APISERVER),
-                    )
-                    .await;
-                created.map(|_| ()).or_else(tolerated)?;
-            }
-            Some(cur)
-                if cur.pointer("/metadata/labels") != Some(&labels)
-                    || cur.get("endpoints") != Some(&endpoints)
-                    || cur.get("ports") != Some(&ports)
-                    || cur.get("addressType").and_then(Value::as_str) != Some(address_type) =>
-            {
-                // The address type cannot change: a slice of the other family is replaced.
-                if cur.get("addressType").and_then(Value::as_str) != Some(address_type) {
-                    let deleted = registry
-                        .delete(
-                            &def,
-                            Some(NAMESPACE),
-                            NAME,
-                            &Default::default(),
-                            &WriteOptions::by(KUBE_APISERVER),
-                        )
-                        .await;
-                    return deleted.map(|_| ()).or_else(tolerated);
-                }
-                let updated = registry
-                    .update_with(
-                        &def,
-                        Some(NAMESPACE),
-                        NAME,
-                        UpdateMode::Main,
-                        KUBE_APISERVER,
-                        move |v| {
-                            crest_api::meta::set(v, "labels", labels.clone());
-                            if let Some(o) = v.as_object_mut() {
-                                o.insert("endpoints".into(), endpoints.clone());
-                                o.insert("ports".into(), ports.clone());
-                            }
-                        },
-                    )
-                    .await;
-                updated.map(|_| ()).or_else(tolerated)?;
-            }
-            Some(_) => {}
+    let owned = [
+        ("", "services", a.service(), &[][..]),
+        ("", "endpoints", a.endpoints(), &["subsets"][..]),
+        (
+            "discovery.k8s.io",
+            "endpointslices",
+            a.endpoint_slice(),
+            &["addressType", "endpoints", "ports"][..],
+        ),
+    ];
+    for (group, plural, desired, fields) in owned {
+        let Some(def) = registry.resources().lookup(group, "v1", plural) else {
+            continue;
+        };
+        let result = keep(registry, &def, desired, fields).await;
+        match result {
+            Err(e) if !matches!(e.code, 403 | 404 | 409) => return Err(e),
+            _ => {}
         }
     }
     Ok(())
 }
 
-fn stored(registry: &Registry, key: &str) -> Option<Value> {
-    registry.reads().get(key).and_then(|o| o.value().ok())
+/// Creates `desired` when missing; else, when `fields` is not empty and its labels or one of
+/// `fields` differ, writes them over the stored object. An EndpointSlice's `addressType` cannot
+/// change: a slice of the other family is deleted, and the next pass creates it again.
+async fn keep(
+    registry: &Registry,
+    def: &crate::registry::resources::ResourceDef,
+    desired: Value,
+    fields: &[&str],
+) -> Result<(), ApiError> {
+    let opts = WriteOptions::by(KUBE_APISERVER);
+    let current = registry
+        .reads()
+        .get(&def.key(Some(NAMESPACE), NAME))
+        .and_then(|o| o.value().ok());
+    let Some(current) = current else {
+        return registry
+            .create(def, Some(NAMESPACE), desired, &opts)
+            .await
+            .map(|_| ());
+    };
+    let labels = desired.pointer("/metadata/labels").cloned();
+    let differs = |f: &str| current.get(f) != desired.get(f);
+    if fields.is_empty()
+        || (current.pointer("/metadata/labels") == labels.as_ref()
+            && !fields.iter().any(|f| differs(f)))
+    {
+        return Ok(());
+    }
+    if fields.contains(&"addressType") && differs("addressType") {
+        let pre = Default::default();
+        return registry
+            .delete(def, Some(NAMESPACE), NAME, &pre, &opts)
+            .await
+            .map(|_| ());
+    }
+    let update = move |v: &mut Value| {
+        if let Some(l) = &labels {
+            crest_api::meta::set(v, "labels", l.clone());
+        }
+        if let Some(o) = v.as_object_mut() {
+            for f in fields {
+                if let Some(d) = desired.get(*f) {
+                    o.insert((*f).to_string(), d.clone());
+                }
+            }
+        }
+    };
+    registry
+        .update_with(
+            def,
+            Some(NAMESPACE),
+            NAME,
+            UpdateMode::Main,
+            KUBE_APISERVER,
+            update,
+        )
+        .await
+        .map(|_| ())
 }
 
 /// The address a server listening on `listen` publishes: the listen address itself, unless it

@@ -4,6 +4,7 @@
 
 use crate::controllers::managers::{KUBE_APISERVER, KUBE_CONTROLLER_MANAGER};
 use crate::registry::{self, Preconditions, Registry, UpdateMode, WriteOptions};
+use crate::store::keys::NAMESPACE_PREFIX;
 use crest_api::meta;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -275,4 +276,22 @@ fn update_namespace_conditions(
         }
     }
     changed
+}
+
+/// The names of the namespaces that are not terminating (no deletionTimestamp, phase not
+/// `Terminating`): where the per-namespace controllers (ServiceAccounts, the root CA) create.
+pub(crate) fn active_namespaces(registry: &Registry) -> Result<Vec<String>, crest_api::ApiError> {
+    let mut active = vec![];
+    for ns in registry.reads().snapshot(NAMESPACE_PREFIX).objects {
+        let Some(name) = ns.key.strip_prefix(NAMESPACE_PREFIX) else {
+            continue;
+        };
+        let v = ns.value()?;
+        let terminating = meta::deletion_timestamp(&v).is_some()
+            || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
+        if !terminating {
+            active.push(name.to_string());
+        }
+    }
+    Ok(active)
 }

@@ -5,7 +5,6 @@
 
 use super::managers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::{Registry, UpdateMode, WriteOptions};
-use crate::store::keys::NAMESPACE_PREFIX;
 use crest_api::{meta, ApiError};
 use serde_json::{json, Value};
 
@@ -25,16 +24,8 @@ pub(crate) async fn publish(registry: &Registry, root_ca: &str) -> Result<(), Ap
         return Ok(());
     };
     let data = json!({"ca.crt": root_ca});
-    for ns in registry.reads().snapshot(NAMESPACE_PREFIX).objects {
-        let Some(name) = ns.key.strip_prefix(NAMESPACE_PREFIX) else {
-            continue;
-        };
-        let v = ns.value()?;
-        let terminating = meta::deletion_timestamp(&v).is_some()
-            || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
-        if terminating {
-            continue;
-        }
+    for name in super::namespace::active_namespaces(registry)? {
+        let name = name.as_str();
         let current = registry
             .reads()
             .get(&def.key(Some(name), ROOT_CA_CONFIG_MAP))

@@ -4,9 +4,7 @@
 
 use crate::controllers::managers::KUBE_CONTROLLER_MANAGER;
 use crate::registry::{Registry, WriteOptions};
-use crate::store::keys::NAMESPACE_PREFIX;
-use crest_api::meta;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// The ServiceAccount each namespace gets.
 const DEFAULT_SERVICE_ACCOUNT: &str = "default";
@@ -21,21 +19,13 @@ pub(crate) async fn ensure_default_service_accounts(
     let Some(def) = res.lookup("", "v1", "serviceaccounts") else {
         return Ok(());
     };
-    for ns in registry.reads().snapshot(NAMESPACE_PREFIX).objects {
-        let Some(name) = ns.key.strip_prefix(NAMESPACE_PREFIX) else {
-            continue;
-        };
+    for name in super::namespace::active_namespaces(registry)? {
+        let name = name.as_str();
         if registry
             .reads()
             .get(&def.key(Some(name), DEFAULT_SERVICE_ACCOUNT))
             .is_some()
         {
-            continue;
-        }
-        let v = ns.value()?;
-        let terminating = meta::deletion_timestamp(&v).is_some()
-            || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating");
-        if terminating {
             continue;
         }
         let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",

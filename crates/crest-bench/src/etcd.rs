@@ -117,17 +117,25 @@ pub(crate) struct Figures {
     raw: u64,
     /// Server CPU time (user + system) per write, in microseconds.
     pub(crate) cpu_us: f64,
+    /// The system (kernel) part of `cpu_us`.
+    pub(crate) sys_us: f64,
 }
 
 /// CPU time (user + system) process `pid` has used so far, in seconds.
 pub(crate) fn cpu_seconds(pid: u32) -> f64 {
+    let (user, system) = cpu_split(pid);
+    user + system
+}
+
+/// A process's user and system CPU seconds so far (utime and stime of /proc/PID/stat).
+pub(crate) fn cpu_split(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the command (which may hold spaces) end with ')'.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     // utime and stime are fields 14 and 15 of the line: 12 and 13 after the command.
-    (ticks(11) + ticks(12)) / 100.0
+    (ticks(11) / 100.0, ticks(12) / 100.0)
 }
 
 /// N puts of the CronTab JSON from `clients` connections; then compact + defrag and `du`.
@@ -155,7 +163,8 @@ pub(crate) async fn etcd_puts(
                 .expect("etcd connect"),
         );
     }
-    let cpu0 = cpu_seconds(etcd.child.id());
+    let (user0, sys0) = cpu_split(etcd.child.id());
+    let cpu0 = user0 + sys0;
     let t0 = Instant::now();
     let mut tasks = vec![];
     for mut c in conns {
@@ -177,7 +186,9 @@ pub(crate) async fn etcd_puts(
         t.await.expect("etcd client");
     }
     let rate = n as f64 / t0.elapsed().as_secs_f64();
-    let cpu_us = (cpu_seconds(etcd.child.id()) - cpu0) * 1e6 / n as f64;
+    let (user1, sys1) = cpu_split(etcd.child.id());
+    let cpu_us = (user1 + sys1 - cpu0) * 1e6 / n as f64;
+    let sys_us = (sys1 - sys0) * 1e6 / n as f64;
     let mut c = etcd_client::Client::connect([&etcd.endpoint], None)
         .await
         .expect("etcd connect");
@@ -202,6 +213,7 @@ pub(crate) async fn etcd_puts(
         disk,
         raw: raw.load(Ordering::Relaxed) as u64,
         cpu_us,
+        sys_us,
     }
 }
 
@@ -212,13 +224,16 @@ async fn crest_round(binary: &Path, n: usize, clients: usize) -> Figures {
     let (server, _) = crate::start_with(binary, dir.path(), &["--history-retention-seconds", "1"]);
     let client = crate::client(&server.base);
     create_crd(&client, &server.base).await;
-    let cpu0 = cpu_seconds(server.child.id());
+    let (user0, sys0) = cpu_split(server.child.id());
+    let cpu0 = user0 + sys0;
     let rate = load(&server.base, clients, 3600, n - 1, |i| {
         let body = crontab(&format!("ct-{i}"));
         ("POST", COLLECTION.to_string(), Some(body), 201)
     })
     .await;
-    let cpu_us = (cpu_seconds(server.child.id()) - cpu0) * 1e6 / (n - 1) as f64;
+    let (user1, sys1) = cpu_split(server.child.id());
+    let cpu_us = (user1 + sys1 - cpu0) * 1e6 / (n - 1) as f64;
+    let sys_us = (sys1 - sys0) * 1e6 / (n - 1) as f64;
     // The stored objects as served (JSON with metadata), what the data dir holds the latest of.
     let list = client
         .get(format!("{}{COLLECTION}", server.base))
@@ -236,6 +251,7 @@ async fn crest_round(binary: &Path, n: usize, clients: usize) -> Figures {
         disk,
         raw,
         cpu_us,
+        sys_us,
     }
 }
 

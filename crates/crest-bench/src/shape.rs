@@ -12,7 +12,7 @@
 //! `callgrind/profile.sh` runs the same shape against a server under callgrind, for instruction
 //! counts per create that a noisy machine does not disturb.
 
-use crate::etcd::{cpu_seconds, etcd_puts, etcd_version};
+use crate::etcd::{cpu_seconds, cpu_split, etcd_puts, etcd_version};
 use crate::{median, serve_crd, Row};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -111,6 +111,8 @@ async fn open(host: &str, tls: Arc<rustls::ClientConfig>) -> Sender {
 struct CrestFigures {
     rate: f64,
     cpu_us: f64,
+    /// The system (kernel) part of `cpu_us`.
+    sys_us: f64,
     client_cpu_us: f64,
 }
 
@@ -131,7 +133,7 @@ async fn crest_round(binary: &Path, n: usize, clients: usize) -> CrestFigures {
     let next = Arc::new(AtomicUsize::new(0));
     let failed = Arc::new(AtomicUsize::new(0));
     let (pid, me) = (server.child.id(), std::process::id());
-    let (cpu0, me0) = (cpu_seconds(pid), cpu_seconds(me));
+    let ((user0, sys0), me0) = (cpu_split(pid), cpu_seconds(me));
     let t0 = Instant::now();
     let mut tasks = vec![];
     for mut tx in conns {
@@ -169,7 +171,9 @@ async fn crest_round(binary: &Path, n: usize, clients: usize) -> CrestFigures {
         t.await.expect("client task");
     }
     let elapsed = t0.elapsed().as_secs_f64();
-    let cpu_us = (cpu_seconds(pid) - cpu0) * 1e6 / n as f64;
+    let (user1, sys1) = cpu_split(pid);
+    let cpu_us = (user1 + sys1 - user0 - sys0) * 1e6 / n as f64;
+    let sys_us = (sys1 - sys0) * 1e6 / n as f64;
     let client_cpu_us = (cpu_seconds(me) - me0) * 1e6 / n as f64;
     let failed = failed.load(Ordering::Relaxed);
     assert!(failed == 0, "{failed} of {n} creates failed");
@@ -177,6 +181,7 @@ async fn crest_round(binary: &Path, n: usize, clients: usize) -> CrestFigures {
     CrestFigures {
         rate: n as f64 / elapsed,
         cpu_us,
+        sys_us,
         client_cpu_us,
     }
 }
@@ -187,18 +192,20 @@ pub(crate) async fn compare(binary: &Path, n: usize, clients: usize, rounds: usi
     for r in 0..rounds.max(1) {
         let e = etcd_puts(n, clients, body).await;
         eprintln!(
-            "shape round {}: etcd {:.0} puts/s, {:.0} us CPU/put",
+            "shape round {}: etcd {:.0} puts/s, {:.0} us CPU/put ({:.0} us system)",
             r + 1,
             e.rate,
-            e.cpu_us
+            e.cpu_us,
+            e.sys_us
         );
         let c = crest_round(binary, n, clients).await;
         eprintln!(
-            "shape round {}: crest {:.0} creates/s = {:.2}x, {:.0} us CPU/create = {:.2}x etcd's per put (client {:.0} us)",
+            "shape round {}: crest {:.0} creates/s = {:.2}x, {:.0} us CPU/create ({:.0} us system) = {:.2}x etcd's per put (client {:.0} us)",
             r + 1,
             c.rate,
             c.rate / e.rate,
             c.cpu_us,
+            c.sys_us,
             c.cpu_us / e.cpu_us,
             c.client_cpu_us
         );

@@ -18,6 +18,7 @@
 
 use crest_gofmt::go_quote;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::{self, Write as _};
@@ -86,6 +87,82 @@ pub fn duplicate_fields_json(body: &[u8]) -> Vec<String> {
         return Vec::new();
     }
     st.errors
+}
+
+/// A JSON document decoded as `serde_json::from_slice::<Value>` decodes it (the later of two
+/// equal keys wins), and whether some object in it repeats a key. A body with none needs no
+/// [`duplicate_fields_json`] pass: the common case costs one parse, not two; the rare one pays
+/// the second pass for the paths.
+pub fn json_value_noting_duplicates(body: &[u8]) -> serde_json::Result<(Value, bool)> {
+    let mut repeated = false;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let v = Build(&mut repeated).deserialize(&mut de)?;
+    de.end()?;
+    Ok((v, repeated))
+}
+
+/// Builds the `Value` serde_json's own `Deserialize` would, noting a repeated key.
+struct Build<'a>(&'a mut bool);
+
+impl<'de> DeserializeSeed<'de> for Build<'_> {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Build<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let flag = self.0;
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Build(&mut *flag))? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let flag = self.0;
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let v = map.next_value_seed(Build(&mut *flag))?;
+            if out.insert(key, v).is_some() {
+                *flag = true;
+            }
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// The strict errors of decoding a JSON patch into upstream's `[]jsonPatchOp` (fields `op`,
@@ -875,5 +952,37 @@ spec:
             d,
             [format!("line {lines}: key \"key0\" already set in map")]
         );
+    }
+}
+
+#[cfg(test)]
+mod decode_tests {
+    use super::*;
+
+    #[test]
+    fn the_noting_decode_builds_serde_jsons_value_and_notes_repeats() {
+        let docs: [&[u8]; 6] = [
+            br#"{"a":1,"b":[1,-2,3.5,1e300,18446744073709551615,-9223372036854775808,"x\u00e9\n"],"c":{"d":null,"e":true}}"#,
+            br#"{"a":{"b":{"c":[{"d":1},{"d":2}]}}}"#,
+            br#"{}"#,
+            br#"[1,{"a":2}]"#,
+            br#"{"a":1,"a":2}"#,
+            br#"{"x":[{"a":{},"b":1,"a":{"q":1}}]}"#,
+        ];
+        for (i, d) in docs.iter().enumerate() {
+            let (v, rep) = json_value_noting_duplicates(d).unwrap();
+            assert_eq!(v, serde_json::from_slice::<Value>(d).unwrap(), "doc {i}");
+            assert_eq!(rep, !duplicate_fields_json(d).is_empty(), "doc {i}");
+            assert_eq!(rep, i >= 4, "doc {i}");
+        }
+        for bad in [&b"{"[..], b"[1e400]", b"{\"a\":1}x", b"", b"[1,]"] {
+            let ours = json_value_noting_duplicates(bad).unwrap_err().to_string();
+            let theirs = serde_json::from_slice::<Value>(bad)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(ours, theirs);
+        }
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        assert!(json_value_noting_duplicates(deep.as_bytes()).is_err());
     }
 }

@@ -190,12 +190,24 @@ pub fn body_format(content_type: Option<&str>) -> BodyFormat {
 
 /// Decodes a JSON or YAML object body with the decoder's message on failure.
 pub fn decode_object(body: &[u8], yaml: bool) -> Result<Value, ApiError> {
-    let v: Value = if yaml {
-        crate::yaml::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?
-    } else {
-        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(json_error_message(&e)))?
-    };
+    if !yaml {
+        return decode_json_object(body).map(|(v, _)| v);
+    }
+    let v: Value = crate::yaml::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?;
+    object_only(v, body)
+}
+
+/// A JSON request body as [`decode_object`] decodes it, and whether some object in it repeats a
+/// key (false: [`crate::duplicates::Duplicates::json`] would find nothing).
+pub fn decode_json_object(body: &[u8]) -> Result<(Value, bool), ApiError> {
+    let (v, repeated) = crate::duplicates::json_value_noting_duplicates(body)
+        .map_err(|e| ApiError::bad_request(json_error_message(&e)))?;
+    Ok((object_only(v, body)?, repeated))
+}
+
+/// A body that is not a JSON object fails as upstream's TypeMeta decode fails.
+fn object_only(v: Value, body: &[u8]) -> Result<Value, ApiError> {
     if !v.is_object() {
         let snippet = String::from_utf8_lossy(&body[..body.len().min(200)]).to_string();
         return Err(ApiError::bad_request(format!(

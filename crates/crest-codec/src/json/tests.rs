@@ -207,3 +207,28 @@ fn a_patched_document_has_its_top_level_sorted() {
         r#"{"major":"1","minor":"32","gitVersion":"v1.32.0","platform":"linux/amd64"}"#
     );
 }
+
+#[test]
+fn strings_are_escaped_as_serde_json_escapes_them() {
+    // Every ASCII byte and some multi-byte characters, at every offset within an 8-byte word,
+    // in runs long enough for the word-at-a-time skip.
+    let mut cases: Vec<String> = (0u8..0x80).map(|b| (b as char).to_string()).collect();
+    cases.push("héllo \u{2028} \u{1F600} <&> \u{7f}".into());
+    cases.push("a".repeat(40) + "\"" + &"b".repeat(17) + "\\" + "\n\u{1}");
+    let mut all = vec![];
+    for c in &cases {
+        for pad in 0..9 {
+            all.push(format!("{}{c}{}", "x".repeat(pad), "y".repeat(9 - pad)));
+        }
+    }
+    for text in all {
+        let v = json!({"k": [text.clone(), {"n": 1.5, "m": null, "b": true}], text.clone(): -3});
+        let mut ours = vec![];
+        write_compact(&mut ours, &v);
+        assert_eq!(
+            String::from_utf8(ours).unwrap(),
+            serde_json::to_string(&v).unwrap(),
+            "{text:?}"
+        );
+    }
+}

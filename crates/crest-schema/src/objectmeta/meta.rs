@@ -172,7 +172,7 @@ fn convert_field(
     path: &str,
     unknown: &mut Vec<String>,
 ) -> Result<Option<Value>, String> {
-    let name = path.trim_start_matches("metadata.");
+    let name = path.strip_prefix("metadata.").unwrap_or(path);
     let go_field = ["ObjectMeta.", name].concat();
     Ok(match f {
         Field::Str => non_empty_str(string(v, &go_field)?),

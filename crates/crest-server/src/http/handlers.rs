@@ -531,7 +531,18 @@ impl Ctx<'_> {
     /// The duplicate fields of a request body (or patch), unless `fieldValidation=Ignore`
     /// makes them moot.
     fn duplicates(&self, body: &[u8], fmt: BodyFormat) -> Result<Duplicates, ApiError> {
-        if FieldValidation::parse(self.query.field_validation()?) == FieldValidation::Ignore {
+        self.duplicates_if(body, fmt, true)
+    }
+
+    /// [`Self::duplicates`], skipped when the decode already saw none (`may_repeat` false).
+    fn duplicates_if(
+        &self,
+        body: &[u8],
+        fmt: BodyFormat,
+        may_repeat: bool,
+    ) -> Result<Duplicates, ApiError> {
+        let validation = FieldValidation::parse(self.query.field_validation()?);
+        if validation == FieldValidation::Ignore || !may_repeat {
             return Ok(Duplicates::default());
         }
         Ok(match fmt {
@@ -544,6 +555,23 @@ impl Ctx<'_> {
     }
 
     fn decode(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
+        self.decode_noting_duplicates(body, fmt).map(|(v, _)| v)
+    }
+
+    /// The body decoded, and whether it may repeat a field: false when a JSON body's decode saw
+    /// no object repeat a key, so [`Self::duplicates`] need not read it again.
+    fn decode_noting_duplicates(
+        &self,
+        body: &[u8],
+        fmt: BodyFormat,
+    ) -> Result<(Value, bool), ApiError> {
+        match fmt {
+            BodyFormat::Json => crest_codec::negotiate::decode_json_object(body),
+            _ => self.decode_other(body, fmt).map(|v| (v, true)),
+        }
+    }
+
+    fn decode_other(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
         match fmt {
             BodyFormat::Json => decode_object(body, false),
             BodyFormat::Yaml => decode_object(body, true),
@@ -835,10 +863,10 @@ impl Ctx<'_> {
     ) -> Result<Response<Body>, ApiError> {
         // Options are decoded and validated before the body, as upstream does.
         let opts = self.write_options("CreateOptions")?;
-        let mut obj = self.decode(&body, fmt)?;
+        let (mut obj, may_repeat) = self.decode_noting_duplicates(&body, fmt)?;
         self.check_type_meta_types(&obj, &body, fmt)?;
         self.check_type(&mut obj)?;
-        let dups = self.duplicates(&body, fmt)?;
+        let dups = self.duplicates_if(&body, fmt, may_repeat)?;
         let json_body = (fmt == BodyFormat::Json).then_some(&body[..]);
         self.coerce(&mut obj, false, &dups, json_body)?;
         check_namespace(&self.def, ns, &obj)?;
@@ -863,10 +891,10 @@ impl Ctx<'_> {
             return self.update_scale(ns, name, body, fmt, out).await;
         }
         let opts = self.write_options("UpdateOptions")?;
-        let mut obj = self.decode(&body, fmt)?;
+        let (mut obj, may_repeat) = self.decode_noting_duplicates(&body, fmt)?;
         self.check_type_meta_types(&obj, &body, fmt)?;
         self.check_type(&mut obj)?;
-        let dups = self.duplicates(&body, fmt)?;
+        let dups = self.duplicates_if(&body, fmt, may_repeat)?;
         let json_body = (fmt == BodyFormat::Json).then_some(&body[..]);
         self.coerce(&mut obj, false, &dups, json_body)?;
         check_identity(&self.def, ns, name, &obj)?;

@@ -291,7 +291,7 @@ impl PublicKey {
     }
 
     /// Reads the keys of a PEM file as kube-apiserver's `--service-account-key-file`: `PUBLIC
-    /// KEY` and `RSA PUBLIC KEY` blocks, and the public halves of private keys.
+    /// KEY`, `RSA PUBLIC KEY` and `CERTIFICATE` blocks, and the public halves of private keys.
     pub fn many_from_pem(pem_text: &str) -> Result<Vec<PublicKey>, AuthError> {
         let blocks = pem::parse_many(pem_text).map_err(|e| key_error("invalid PEM", e))?;
         let mut keys = Vec::new();
@@ -300,6 +300,12 @@ impl PublicKey {
                 "PUBLIC KEY" => keys.push(Self::from_spki_der(block.contents())?),
                 "RSA PUBLIC KEY" => {
                     keys.push(PublicKey::new(Algorithm::RS256, block.contents().to_vec())?)
+                }
+                // keyutil.ParsePublicKeysPEM takes a certificate's key too (envtest passes
+                // its signing CA's certificate as --service-account-key-file).
+                "CERTIFICATE" => {
+                    let spki = crate::x509::subject_public_key_info(block.contents())?;
+                    keys.push(Self::from_spki_der(&spki)?)
                 }
                 _ => {
                     if let Some(key) = SigningKey::from_block(block) {

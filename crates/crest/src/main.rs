@@ -17,6 +17,7 @@ static JEMALLOC_CONF: &u8 =
     &b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
 
 mod auth;
+mod envtest;
 mod pki;
 mod tls;
 
@@ -38,6 +39,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at startup: the size of the serve variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Serve the Kubernetes API on the embedded store, or on etcd with --etcd-servers.
@@ -103,6 +106,26 @@ enum Command {
         connections: ConnectionFlags,
         #[command(flatten)]
         store: StoreFlags,
+    },
+    /// Run as envtest's kube-apiserver (as when started under that name): kube-apiserver's
+    /// flags; see `crest kube-apiserver --help`.
+    #[command(name = "kube-apiserver", disable_help_flag = true)]
+    KubeApiserver {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run as envtest's etcd (as when started under that name): keeps the data dir the
+    /// kube-apiserver stores in; see `crest etcd --help`.
+    #[command(name = "etcd", disable_help_flag = true)]
+    Etcd {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Lay out a KUBEBUILDER_ASSETS directory for controller-runtime's envtest: kube-apiserver
+    /// and etcd (this binary) and kubectl (the one on PATH).
+    EnvtestAssets {
+        /// The directory to write.
+        dir: PathBuf,
     },
 }
 
@@ -654,7 +677,26 @@ fn main() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let argv: Vec<String> = std::env::args().collect();
+    let invoked_as = argv
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("crest")
+        .to_string();
+    let cli = match invoked_as.as_str() {
+        "kube-apiserver" => Cli {
+            command: Command::KubeApiserver {
+                args: argv[1..].to_vec(),
+            },
+        },
+        "etcd" => Cli {
+            command: Command::Etcd {
+                args: argv[1..].to_vec(),
+            },
+        },
+        _ => Cli::parse(),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -665,7 +707,22 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let with_name =
+        |name: &str, args: Vec<String>| std::iter::once(name.to_string()).chain(args).collect();
     let result = match cli.command {
+        Command::KubeApiserver { args } => {
+            match envtest::parse::<envtest::ApiserverFlags>(with_name("kube-apiserver", args)) {
+                Ok(flags) => runtime.block_on(envtest::run_kube_apiserver(flags)),
+                Err(code) => return code,
+            }
+        }
+        Command::Etcd { args } => {
+            match envtest::parse::<envtest::EtcdShimFlags>(with_name("etcd", args)) {
+                Ok(flags) => runtime.block_on(envtest::run_etcd(flags)),
+                Err(code) => return code,
+            }
+        }
+        Command::EnvtestAssets { dir } => envtest::write_assets(&dir),
         Command::Serve {
             data_dir,
             listen,

@@ -224,3 +224,52 @@ fn ca_params() -> CertificateParams {
     params.not_after = rcgen::date_time_ymd(2124, 1, 1);
     params
 }
+
+/// A self-signed serving certificate and its key (PEM), for localhost, 127.0.0.1, ::1 and
+/// `bind` (unless unspecified): what kube-apiserver generates into an empty `--cert-dir`.
+pub(crate) fn self_signed(bind: std::net::IpAddr) -> Result<(String, String), String> {
+    let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+    if !bind.is_unspecified() && !bind.is_loopback() {
+        names.push(bind.to_string());
+    }
+    let mut params = CertificateParams::new(names)
+        .map_err(|e| format!("cannot build the serving certificate: {e}"))?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "localhost@crest");
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let key = KeyPair::generate().map_err(|e| format!("cannot generate a key: {e}"))?;
+    let cert = params
+        .self_signed(&key)
+        .map_err(|e| format!("cannot sign the serving certificate: {e}"))?;
+    Ok((cert.pem(), key.serialize_pem()))
+}
+
+/// A server configuration serving `cert_pem` (a chain) with `key_pem`; with `client_auth`,
+/// client certificates are asked for (and verified by the authenticator), else not asked for.
+pub(crate) fn from_pems(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+    client_auth: bool,
+) -> Result<Arc<rustls::ServerConfig>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("the serving certificate: {e}"))?;
+    let key =
+        PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("the serving key: {e}"))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS configuration: {e}"))?;
+    let builder = if client_auth {
+        builder.with_client_cert_verifier(client_verifier())
+    } else {
+        builder.with_no_client_auth()
+    };
+    let mut config = builder
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("TLS configuration: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}

@@ -241,7 +241,10 @@ async fn a_configmap_is_written_in_go_field_order_everywhere() {
     let (code, _, watch) = s
         .http(
             "GET",
-            &format!("{CMS}?watch=1&resourceVersion={rv_before}&timeoutSeconds=1"),
+            // Its own ConfigMap's events, not those of the namespace's kube-root-ca.crt.
+            &format!(
+                "{CMS}?watch=1&resourceVersion={rv_before}&timeoutSeconds=1&fieldSelector=metadata.name%3Dcm"
+            ),
             &[],
             None,
         )

@@ -1,0 +1,195 @@
+// Package envtest_test runs controller-runtime's envtest, unchanged, with Crest's binaries as
+// its control plane: KUBEBUILDER_ASSETS is a directory laid out by `crest envtest-assets`.
+package envtest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// TestMain points KUBEBUILDER_ASSETS at Crest's binaries unless it is set already: the crest
+// binary of CREST_BIN, else the workspace's debug build.
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		bin := os.Getenv("CREST_BIN")
+		if bin == "" {
+			bin, _ = filepath.Abs("../../../target/debug/crest")
+		}
+		dir, err := os.MkdirTemp("", "crest-envtest-assets-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		out, err := exec.Command(bin, "envtest-assets", dir).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s envtest-assets: %v\n%s", bin, err, out)
+			os.Exit(1)
+		}
+		os.Setenv("KUBEBUILDER_ASSETS", dir)
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+var cronTabGVK = schema.GroupVersionKind{Group: "stable.example.com", Version: "v1", Kind: "CronTab"}
+
+func cronTab(name string, replicas int64) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cronTabGVK)
+	u.SetNamespace("default")
+	u.SetName(name)
+	_ = unstructured.SetNestedField(u.Object, "* * * * */5", "spec", "cronSpec")
+	_ = unstructured.SetNestedField(u.Object, replicas, "spec", "replicas")
+	return u
+}
+
+func start(t *testing.T) (*envtest.Environment, client.Client) {
+	t.Helper()
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("testdata")},
+		ErrorIfCRDPathMissing: true,
+	}
+	began := time.Now()
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("envtest Start: %v", err)
+	}
+	t.Logf("envtest Start with Crest's binaries: %v", time.Since(began))
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("envtest Stop: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return env, c
+}
+
+func TestEnvironmentStartsAndServesTheCRD(t *testing.T) {
+	env, c := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// The CRD envtest installed is established and served.
+	if err := c.Create(ctx, cronTab("first", 3)); err != nil {
+		t.Fatalf("create CronTab: %v", err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(cronTabGVK)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "first"}, got); err != nil {
+		t.Fatalf("get CronTab: %v", err)
+	}
+	if r, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas"); r != 3 {
+		t.Errorf("spec.replicas = %d, want 3", r)
+	}
+	// The schema is enforced: replicas above the maximum is Invalid.
+	err := c.Create(ctx, cronTab("too-many", 11))
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("create with replicas 11: got %v, want an Invalid error", err)
+	}
+
+	// Typed clientset (protobuf, as client-go negotiates for built-ins).
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"a": "1"}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create ConfigMap: %v", err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("second create: got %v, want AlreadyExists", err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "absent", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("get absent: got %v, want NotFound", err)
+	}
+}
+
+func TestObjectsSurviveAnAPIServerRestart(t *testing.T) {
+	env, c := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := c.Create(ctx, cronTab("kept", 2)); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	// Tests stop and start the API server while etcd keeps running.
+	if err := env.ControlPlane.APIServer.Stop(); err != nil {
+		t.Fatalf("stop the API server: %v", err)
+	}
+	if err := env.ControlPlane.APIServer.Start(); err != nil {
+		t.Fatalf("start the API server again: %v", err)
+	}
+	// A restarted API server with a temporary cert dir serves a new certificate from a new CA
+	// (envtest regenerates them, as for kube-apiserver): a client of the new configuration.
+	admin, err := env.ControlPlane.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := client.New(admin.Config(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(cronTabGVK)
+	if err := c2.Get(ctx, client.ObjectKey{Namespace: "default", Name: "kept"}, got); err != nil {
+		t.Fatalf("get after the restart: %v", err)
+	}
+	if r, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas"); r != 2 {
+		t.Errorf("spec.replicas after the restart = %d, want 2", r)
+	}
+}
+
+func TestUsersAddedWithAddUserAreAuthorizedByRBAC(t *testing.T) {
+	env, _ := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user, err := env.AddUser(envtest.User{Name: "alice", Groups: []string{"dev"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(user.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("alice lists ConfigMaps: got %v, want Forbidden", err)
+	}
+	want := `configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default"`
+	if err.Error() != want {
+		t.Errorf("message %q, want %q", err.Error(), want)
+	}
+}
+
+func TestEnvironmentsStartedInParallelAreIsolated(t *testing.T) {
+	_, a := start(t)
+	_, b := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.Create(ctx, cronTab("only-in-a", 1)); err != nil {
+		t.Fatal(err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(cronTabGVK)
+	if err := b.Get(ctx, client.ObjectKey{Namespace: "default", Name: "only-in-a"}, got); !apierrors.IsNotFound(err) {
+		t.Fatalf("the second environment sees the first's object: %v", err)
+	}
+}

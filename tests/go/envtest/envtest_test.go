@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -191,5 +192,38 @@ func TestEnvironmentsStartedInParallelAreIsolated(t *testing.T) {
 	got.SetGroupVersionKind(cronTabGVK)
 	if err := b.Get(ctx, client.ObjectKey{Namespace: "default", Name: "only-in-a"}, got); !apierrors.IsNotFound(err) {
 		t.Fatalf("the second environment sees the first's object: %v", err)
+	}
+}
+
+func TestTheAPIServerStopsWithinASecondWithAWatchOpen(t *testing.T) {
+	env, _ := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dyn, err := dynamic.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}
+	w, err := dyn.Resource(gvr).Namespace("default").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	defer w.Stop()
+	began := time.Now()
+	// SIGTERM, then envtest waits (up to 20 s before it kills).
+	if err := env.ControlPlane.APIServer.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("the API server took %v to stop with a watch open, want at most 1s", took)
+	}
+	// The watch ends with the server.
+	select {
+	case _, open := <-w.ResultChan():
+		for open {
+			_, open = <-w.ResultChan()
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the watch did not end when the server stopped")
 	}
 }

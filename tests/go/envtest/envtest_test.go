@@ -4,9 +4,7 @@ package envtest_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,33 +18,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/crest-dev/crest/tests/go/internal/crest"
 )
 
-// TestMain points KUBEBUILDER_ASSETS at Crest's binaries unless it is set already: the crest
-// binary of CREST_BIN, else the workspace's debug build.
-func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		bin := os.Getenv("CREST_BIN")
-		if bin == "" {
-			bin, _ = filepath.Abs("../../../target/debug/crest")
-		}
-		dir, err := os.MkdirTemp("", "crest-envtest-assets-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		out, err := exec.Command(bin, "envtest-assets", dir).CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s envtest-assets: %v\n%s", bin, err, out)
-			os.Exit(1)
-		}
-		os.Setenv("KUBEBUILDER_ASSETS", dir)
-		code := m.Run()
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+// TestMain points KUBEBUILDER_ASSETS at Crest's binaries unless it is set already.
+func TestMain(m *testing.M) { os.Exit(crest.RunWithAssets(m)) }
 
 var cronTabGVK = schema.GroupVersionKind{Group: "stable.example.com", Version: "v1", Kind: "CronTab"}
 

@@ -2,9 +2,7 @@ package operator
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,30 +18,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crest-dev/crest/tests/go/internal/crest"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		bin := os.Getenv("CREST_BIN")
-		if bin == "" {
-			bin, _ = filepath.Abs("../../../target/debug/crest")
-		}
-		dir, err := os.MkdirTemp("", "crest-envtest-assets-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		if out, err := exec.Command(bin, "envtest-assets", dir).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "%s envtest-assets: %v\n%s", bin, err, out)
-			os.Exit(1)
-		}
-		os.Setenv("KUBEBUILDER_ASSETS", dir)
-		code := m.Run()
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+// TestMain points KUBEBUILDER_ASSETS at Crest's binaries unless it is set already.
+func TestMain(m *testing.M) { os.Exit(crest.RunWithAssets(m)) }
 
 // eventually polls cond every 50 ms until it holds or 20 s pass.
 func eventually(t *testing.T, what string, cond func() (bool, error)) {

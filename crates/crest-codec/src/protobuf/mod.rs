@@ -112,7 +112,8 @@ pub fn decode_object(
     kind: &str,
 ) -> Result<Value, ApiError> {
     // The kinds whose Go pointer fields the table records (see tools/gen_protobuf_messages.py);
-    // the rest (CustomResourceDefinition) answer as unsupported.
+    // the rest answer as unsupported. CustomResourceDefinitions come as protobuf from
+    // apiextensions-apiserver's clientset (client-go 1.35 on), as kube-apiserver accepts them.
     let decodable = matches!(
         (group, kind),
         (
@@ -129,6 +130,7 @@ pub fn decode_object(
             | ("events.k8s.io", "Event")
             | ("storagemigration.k8s.io", "StorageVersionMigration")
             | ("autoscaling", "Scale")
+            | ("apiextensions.k8s.io", "CustomResourceDefinition")
             | ("authentication.k8s.io", "TokenRequest")
             | (
                 "rbac.authorization.k8s.io",

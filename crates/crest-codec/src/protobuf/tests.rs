@@ -686,6 +686,19 @@ fn crds_and_partial_metadata_encode() {
         json!({"type": "string"})
     );
     assert_eq!(back["status"]["storedVersions"], json!(["v1"]));
+    // A create body of apiextensions' clientset decodes, kind and apiVersion set.
+    let decoded = decode_object(
+        &body,
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+    )
+    .unwrap();
+    assert_eq!(decoded["kind"], "CustomResourceDefinition");
+    assert_eq!(
+        decoded["spec"]["versions"][0]["schema"],
+        back["spec"]["versions"][0]["schema"]
+    );
 
     let list = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
         "metadata": {"resourceVersion": "5", "continue": "c"},

@@ -44,6 +44,8 @@ fn invalid() -> ASN1Error {
 /// The parts of a certificate authentication needs, as raw DER elements.
 pub(crate) struct CertParts {
     pub subject: Vec<u8>,
+    /// The SubjectPublicKeyInfo element.
+    pub spki: Vec<u8>,
     /// The SubjectKeyIdentifier extension's value, when present.
     pub subject_key_id: Option<Vec<u8>>,
 }
@@ -58,7 +60,7 @@ pub(crate) fn parse_certificate(der: &[u8]) -> ASN1Result<CertParts> {
                 r.next().read_der()?; // issuer
                 r.next().read_der()?; // validity
                 let subject = r.next().read_der()?;
-                r.next().read_der()?; // subjectPublicKeyInfo
+                let spki = r.next().read_der()?;
                 let mut subject_key_id = None;
                 while let Some(elem) = r.read_optional(|r| r.read_tagged_der())? {
                     if elem.tag() == Tag::context(3) {
@@ -67,6 +69,7 @@ pub(crate) fn parse_certificate(der: &[u8]) -> ASN1Result<CertParts> {
                 }
                 Ok(CertParts {
                     subject,
+                    spki,
                     subject_key_id,
                 })
             })?;

@@ -304,8 +304,9 @@ impl PublicKey {
                 // keyutil.ParsePublicKeysPEM takes a certificate's key too (envtest passes
                 // its signing CA's certificate as --service-account-key-file).
                 "CERTIFICATE" => {
-                    let spki = crate::x509::subject_public_key_info(block.contents())?;
-                    keys.push(Self::from_spki_der(&spki)?)
+                    let cert = crate::der::parse_certificate(block.contents())
+                        .map_err(|e| key_error("invalid certificate", e))?;
+                    keys.push(Self::from_spki_der(&cert.spki)?)
                 }
                 _ => {
                     if let Some(key) = SigningKey::from_block(block) {
@@ -570,5 +571,23 @@ mod tests {
     fn rejects_garbage() {
         assert!(SigningKey::from_pem("nothing").is_err());
         assert!(PublicKey::many_from_pem("").is_err());
+    }
+
+    #[test]
+    fn a_certificate_gives_its_public_key_as_a_service_account_key_file() {
+        // envtest passes its signing CA's certificate as --service-account-key-file.
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(Vec::<String>::new())
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let signer = SigningKey::from_pem(&key.serialize_pem()).unwrap();
+        let keys = PublicKey::many_from_pem(&cert.pem()).unwrap();
+        assert_eq!(keys.len(), 1);
+        assert_eq!(keys[0].to_pem(), signer.public_key().to_pem());
+        assert!(PublicKey::many_from_pem(
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+        )
+        .is_err());
     }
 }

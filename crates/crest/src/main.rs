@@ -697,10 +697,13 @@ fn main() -> std::process::ExitCode {
         },
         _ => Cli::parse(),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // The etcd stand-in only answers /health: one thread, for a small footprint per envtest
+    // environment.
+    let mut builder = match cli.command {
+        Command::Etcd { .. } => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("crest: cannot start the runtime: {e}");

@@ -258,7 +258,7 @@ fn kubeconfig_for(addr: SocketAddr, tls: Option<&tls::Tls>, token: &str) -> Stri
     kubeconfig(&server, tls, token)
 }
 
-/// A kubeconfig written and synced beside its place (`kubeconfig.tmp`), not in it yet: removed
+/// A kubeconfig written beside its place (`kubeconfig.tmp`), not in it yet: removed
 /// again unless [`Staged::publish`] puts it there, so that none is left behind.
 struct Staged {
     tmp: PathBuf,
@@ -272,9 +272,10 @@ impl Staged {
             path: dir.join("kubeconfig"),
         };
         // Owner-only, as kubeadm's admin.conf: it holds the admin's token (and client key). A
-        // new file, so that a leftover one's wider permissions do not carry over.
+        // new file, so that a leftover one's wider permissions do not carry over. Not synced:
+        // every start writes it again (a sync cost 1-20 ms of the start here).
         let _ = std::fs::remove_file(&staged.tmp);
-        pki::write_new(&staged.tmp, contents.as_bytes(), 0o600)?;
+        pki::write_new_unsynced(&staged.tmp, contents.as_bytes(), 0o600)?;
         Ok(staged)
     }
 
@@ -515,7 +516,7 @@ async fn serve(o: ServeOptions) -> Result<(), String> {
     let (running, (tls, admin_token, pki_took)) = running;
     phases.push(("pki_overlapped", pki_took));
     if let Some((_, took)) = &staged {
-        phases.push(("kubeconfig_sync_overlapped", *took));
+        phases.push(("kubeconfig_write_overlapped", *took));
     }
     phases.extend(running.phases.iter().copied());
     let t = Instant::now();

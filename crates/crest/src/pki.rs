@@ -106,6 +106,16 @@ pub(crate) fn read_or_create_mode(
 
 /// Writes a new file with `mode`, synced.
 pub(crate) fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    write_new_file(path, bytes, mode)?.sync_all()
+}
+
+/// Writes a new file with `mode`, not synced: for what every start writes again (the
+/// kubeconfig), which a power loss may take but the next start puts back.
+pub(crate) fn write_new_unsynced(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    write_new_file(path, bytes, mode).map(drop)
+}
+
+fn write_new_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<std::fs::File> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -118,7 +128,7 @@ pub(crate) fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result
     let _ = mode;
     let mut file = options.open(path)?;
     file.write_all(bytes)?;
-    file.sync_all()
+    Ok(file)
 }
 
 #[cfg(test)]

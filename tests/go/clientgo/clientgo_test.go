@@ -523,3 +523,90 @@ func TestInformersWithWatchListOff(t *testing.T) {
 		t.Fatalf("with WatchListClient off: %v\n%s", err, out)
 	}
 }
+
+func TestAnExpiredResourceVersionIsGoneAndBookmarksEndTheInitialEvents(t *testing.T) {
+	// A server of its own whose history is compacted after a second.
+	cfg, stop, err := serve("--history-retention-seconds", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := ctxT(t)
+	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "churn"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := cm.ResourceVersion
+	for i := 0; i < 5; i++ {
+		cm.Data = map[string]string{"i": fmt.Sprint(i)}
+		if cm, err = cs.CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Once compacted past it, a watch from the old resourceVersion gets one ERROR event: 410
+	// Expired, which a reflector answers with a relist.
+	var gone error
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: old})
+		if err != nil {
+			gone = err
+			return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
+		}
+		defer w.Stop()
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type == "ERROR" {
+				gone = apierrors.FromObject(ev.Object)
+				return true, nil
+			}
+		case <-time.After(2 * time.Second):
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("the old resourceVersion never expired (last: %v)", gone)
+	}
+	if !apierrors.IsResourceExpired(gone) {
+		t.Errorf("watch from a compacted resourceVersion: %v, want 410 Expired", gone)
+	}
+	// A list at exactly that resourceVersion is 410 too.
+	_, err = cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{ResourceVersion: old, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Errorf("list at a compacted resourceVersion: %v, want 410", err)
+	}
+	// The WatchList protocol: initial events, then a bookmark annotated as their end.
+	w, err := cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{
+		SendInitialEvents:    ptr.To(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		AllowWatchBookmarks:  true,
+	})
+	if err != nil {
+		t.Fatalf("watch-list: %v", err)
+	}
+	defer w.Stop()
+	seen := map[string]bool{}
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended before the bookmark")
+			}
+			o, _ := meta.Accessor(ev.Object)
+			if ev.Type == "BOOKMARK" {
+				if o.GetAnnotations()["k8s.io/initial-events-end"] != "true" {
+					t.Fatalf("a bookmark without initial-events-end: %v", o.GetAnnotations())
+				}
+				if !seen["churn"] {
+					t.Errorf("initial events before the bookmark: %v", seen)
+				}
+				return
+			}
+			if ev.Type != "ADDED" {
+				t.Fatalf("initial event %s", ev.Type)
+			}
+			seen[o.GetName()] = true
+		case <-time.After(10 * time.Second):
+			t.Fatal("no initial-events-end bookmark")
+		}
+	}
+}

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+	eventsv1 "k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/pager"
@@ -608,5 +609,55 @@ func TestAnExpiredResourceVersionIsGoneAndBookmarksEndTheInitialEvents(t *testin
 		case <-time.After(10 * time.Second):
 			t.Fatal("no initial-events-end bookmark")
 		}
+	}
+}
+
+func TestTheEventsV1BroadcasterAndUnstructuredApply(t *testing.T) {
+	cs := kubernetes.NewForConfigOrDie(config)
+	ctx := ctxT(t)
+	ns := namespace(t, cs, "events-v1")
+	cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "regarding"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := eventsv1.NewBroadcaster(&eventsv1.EventSinkImpl{Interface: cs.EventsV1()})
+	stop := make(chan struct{})
+	defer close(stop)
+	b.StartRecordingToSink(stop)
+	rec := b.NewRecorder(scheme.Scheme, "clientgo-events-v1")
+	rec.Eventf(cm, nil, corev1.EventTypeWarning, "Checked", "Checking", "checked %s", cm.Name)
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		return err == nil && len(l.Items) == 1 && l.Items[0].Reason == "Checked" && l.Items[0].Action == "Checking" &&
+			l.Items[0].ReportingController == "clientgo-events-v1" && l.Items[0].Regarding.Name == "regarding", nil
+	}); err != nil {
+		t.Errorf("the events/v1 Event was not listed: %v", err)
+	}
+	// The core/v1 view of it.
+	core, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(core.Items) != 1 || core.Items[0].Message != "checked regarding" || core.Items[0].Type != corev1.EventTypeWarning {
+		t.Errorf("core/v1 view: %v %+v", err, core)
+	}
+
+	// Server-side apply of an unstructured object through the dynamic client.
+	dyn := dynamic.NewForConfigOrDie(config)
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	u := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]interface{}{"name": "applied", "namespace": ns},
+		"data":     map[string]interface{}{"a": "1"},
+	}}
+	got, err := dyn.Resource(gvr).Namespace(ns).Apply(ctx, "applied", u, metav1.ApplyOptions{FieldManager: "dyn"})
+	if err != nil {
+		t.Fatalf("dynamic apply: %v", err)
+	}
+	mf := got.GetManagedFields()
+	if len(mf) != 1 || mf[0].Manager != "dyn" || mf[0].Operation != metav1.ManagedFieldsOperationApply {
+		t.Errorf("managedFields after apply: %+v", mf)
+	}
+	u.Object["data"] = map[string]interface{}{"a": "2"}
+	_, err = dyn.Resource(gvr).Namespace(ns).Apply(ctx, "applied", u, metav1.ApplyOptions{FieldManager: "other"})
+	if !apierrors.IsConflict(err) {
+		t.Errorf("a second manager's apply: %v, want Conflict", err)
 	}
 }

@@ -459,6 +459,14 @@ pub fn subject_public_key_info(cert_der: &[u8]) -> Result<Vec<u8>, AuthError> {
     Ok(cert.public_key().raw.to_vec())
 }
 
+/// A certificate's validity period, as unix seconds (notBefore, notAfter).
+pub fn validity(cert_der: &[u8]) -> Result<(i64, i64), AuthError> {
+    let (_, cert) = x509_parser::parse_x509_certificate(cert_der)
+        .map_err(|e| AuthError::invalid(format!("x509: malformed certificate: {e}")))?;
+    let v = cert.validity();
+    Ok((v.not_before.timestamp(), v.not_after.timestamp()))
+}
+
 /// A certificate issued by [`issue_client_cert`]: the certificate (PEM and DER) and its new
 /// private key (PKCS#8 PEM).
 #[derive(Clone, Debug)]

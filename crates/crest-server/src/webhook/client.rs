@@ -54,14 +54,104 @@ pub(crate) fn tls_config(ca_bundle: &[u8]) -> Result<Arc<rustls::ClientConfig>, 
                 .map_err(|e| format!("unable to load root certificates: {e}"))?;
         }
     }
+    let pinned: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(ca_bundle)
+        .flatten()
+        .collect();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chains = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .map_err(|e| format!("unable to load root certificates: {e}"))?;
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(BundleVerifier { chains, pinned }))
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// Go's certificate verification, which the webhook configuration's `caBundle` means: a chain
+/// to one of the bundle's certificates, or the server's certificate itself in the bundle (Go's
+/// `x509.Verify` takes a leaf found in the roots as its own chain; envtest's webhook server
+/// relies on it, its `caBundle` being the serving certificate). Either way the name and the
+/// validity period are checked.
+#[derive(Debug)]
+struct BundleVerifier {
+    chains: Arc<rustls::client::WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl rustls::client::danger::ServerCertVerifier for BundleVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        let chained = self.chains.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
+        match chained {
+            Err(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer))
+                if self
+                    .pinned
+                    .iter()
+                    .any(|c| c.as_ref() == end_entity.as_ref()) =>
+            {
+                let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+                rustls::client::verify_server_name(&parsed, server_name)?;
+                let (not_before, not_after) = crest_auth::x509::validity(end_entity.as_ref())
+                    .map_err(|_| {
+                        rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding)
+                    })?;
+                let at = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+                if at < not_before {
+                    return Err(rustls::Error::InvalidCertificate(
+                        rustls::CertificateError::NotValidYet,
+                    ));
+                }
+                if at > not_after {
+                    return Err(rustls::Error::InvalidCertificate(
+                        rustls::CertificateError::Expired,
+                    ));
+                }
+                Ok(rustls::client::danger::ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.chains.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.chains.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.chains.supported_verify_schemes()
+    }
 }
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;

@@ -237,6 +237,8 @@ async fn serve_shim(listener: tokio::net::TcpListener, answer: Arc<String>) {
     use hyper::body::Bytes;
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors, say: wait instead of spinning.
+            tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
         let answer = answer.clone();

@@ -48,11 +48,7 @@ pub(crate) fn prepare(pki: &Path, listen: SocketAddr) -> Result<Tls, String> {
         Ok(ca_cert.pem().into_bytes())
     })?;
 
-    let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
-    if !listen.ip().is_unspecified() && !listen.ip().is_loopback() {
-        names.push(listen.ip().to_string());
-    }
-    let mut params = CertificateParams::new(names)
+    let mut params = CertificateParams::new(serving_names(listen.ip()))
         .map_err(|e| format!("cannot build the serving certificate: {e}"))?;
     params
         .distinguished_name
@@ -84,17 +80,8 @@ pub(crate) fn prepare(pki: &Path, listen: SocketAddr) -> Result<Tls, String> {
 
     let chain: Vec<CertificateDer<'static>> = vec![cert.der().clone()];
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS configuration: {e}"))?
-        .with_client_cert_verifier(client_verifier())
-        .with_single_cert(chain, key)
-        .map_err(|e| format!("TLS configuration: {e}"))?;
-    // As kube-apiserver: h2 first, so Go and kubectl multiplex every request over one connection.
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Tls {
-        config: Arc::new(config),
+        config: server_config(chain, key, true)?,
         ca_pem,
         client_cert_pem: client_cert.pem(),
         client_key_pem: client_key.serialize_pem(),
@@ -228,11 +215,7 @@ fn ca_params() -> CertificateParams {
 /// A self-signed serving certificate and its key (PEM), for localhost, 127.0.0.1, ::1 and
 /// `bind` (unless unspecified): what kube-apiserver generates into an empty `--cert-dir`.
 pub(crate) fn self_signed(bind: std::net::IpAddr) -> Result<(String, String), String> {
-    let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
-    if !bind.is_unspecified() && !bind.is_loopback() {
-        names.push(bind.to_string());
-    }
-    let mut params = CertificateParams::new(names)
+    let mut params = CertificateParams::new(serving_names(bind))
         .map_err(|e| format!("cannot build the serving certificate: {e}"))?;
     params
         .distinguished_name
@@ -258,6 +241,28 @@ pub(crate) fn from_pems(
         .map_err(|e| format!("the serving certificate: {e}"))?;
     let key =
         PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("the serving key: {e}"))?;
+    server_config(chain, key, client_auth)
+}
+
+/// The names a serving certificate is issued for: localhost, 127.0.0.1, ::1 and `ip` unless it
+/// is unspecified or loopback.
+fn serving_names(ip: std::net::IpAddr) -> Vec<String> {
+    let mut names = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+    if !ip.is_unspecified() && !ip.is_loopback() {
+        names.push(ip.to_string());
+    }
+    names
+}
+
+/// The server configuration serving `chain` with `key`: with `client_auth`, client
+/// certificates are asked for (taken whoever issued them; the authenticator verifies them),
+/// else not asked for. As kube-apiserver: h2 first, so Go and kubectl multiplex every request
+/// over one connection.
+fn server_config(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    client_auth: bool,
+) -> Result<Arc<rustls::ServerConfig>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

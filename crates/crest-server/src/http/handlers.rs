@@ -565,15 +565,8 @@ impl Ctx<'_> {
         body: &[u8],
         fmt: BodyFormat,
     ) -> Result<(Value, bool), ApiError> {
-        match fmt {
-            BodyFormat::Json => crest_codec::negotiate::decode_json_object(body),
-            _ => self.decode_other(body, fmt).map(|v| (v, true)),
-        }
-    }
-
-    fn decode_other(&self, body: &[u8], fmt: BodyFormat) -> Result<Value, ApiError> {
-        match fmt {
-            BodyFormat::Json => decode_object(body, false),
+        let v = match fmt {
+            BodyFormat::Json => return crest_codec::negotiate::decode_json_object(body),
             BodyFormat::Yaml => decode_object(body, true),
             // Built-in kinds also take protobuf; custom resources do not (415, as upstream).
             BodyFormat::Protobuf => {
@@ -584,7 +577,8 @@ impl Ctx<'_> {
                 "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
             )),
             _ => Err(crest_codec::protobuf::unsupported_for_kind()),
-        }
+        }?;
+        Ok((v, true))
     }
 
     /// The decoder reads apiVersion and kind first (`SimpleMetaFactory.Interpret`: encoding/json
